@@ -1,0 +1,88 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import { jetstreamManager, jetstream, RetentionPolicy, StorageType, DiscardPolicy, type JetStreamManager, type JetStreamClient } from "@nats-io/jetstream";
+import { Kvm, type KV } from "@nats-io/kv";
+
+/**
+ * Names of every stream, bucket and subject, derived from one namespace so that test
+ * runs (and several deployments) can share a NATS server without meeting.
+ */
+export function topologyNames(ns: string) {
+  const upper = ns.toUpperCase();
+  return {
+    logsStream: `${upper}_LOGS`,
+    /** `{ns}.log.{organization}.{project}.{patient}`: a patient's history is one subject filter away. */
+    logSubject: (org: string, project: string, patient: string) => `${ns}.log.${org}.${project}.${patient}`,
+    logSubjectsOfProject: (org: string, project: string) => `${ns}.log.${org}.${project}.*`,
+    logSubjectsAll: `${ns}.log.>`,
+    buckets: {
+      config: `${ns}_config`,
+      orgs: `${ns}_orgs`,
+      projects: `${ns}_projects`,
+      slugs: `${ns}_slugs`,
+      apiKeys: `${ns}_api_keys`,
+      apiKeyHashes: `${ns}_api_key_hashes`,
+      patients: `${ns}_patients`,
+      externalIds: `${ns}_external_ids`,
+      idempotency: `${ns}_idempotency`,
+    },
+  } as const;
+}
+
+export type TopologyNames = ReturnType<typeof topologyNames>;
+export type BucketName = keyof TopologyNames["buckets"];
+
+export interface Topology {
+  names: TopologyNames;
+  jsm: JetStreamManager;
+  js: JetStreamClient;
+  kv: Record<BucketName, KV>;
+}
+
+/**
+ * Creates (or finds) every stream and bucket. Idempotent, so every start runs it; an
+ * existing stream keeps its data and gets its config brought up to date.
+ */
+export async function ensureTopology(nc: NatsConnection, ns: string): Promise<Topology> {
+  const names = topologyNames(ns);
+  const jsm = await jetstreamManager(nc);
+  const logsConfig = {
+    name: names.logsStream,
+    subjects: [names.logSubjectsAll],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    discard: DiscardPolicy.Old,
+    // Logs are the system of record: nothing expires, nothing is capped.
+    max_age: 0,
+    max_msgs: -1,
+    max_bytes: -1,
+    max_msg_size: 16 * 1024 * 1024,
+    duplicate_window: 120_000_000_000, // 2 min in ns: covers client retries of one batch
+  };
+  try {
+    await jsm.streams.info(names.logsStream);
+    await jsm.streams.update(names.logsStream, logsConfig);
+  } catch (err) {
+    if (!String((err as Error).message).includes("stream not found")) throw err;
+    await jsm.streams.add(logsConfig);
+  }
+  const kvm = new Kvm(nc);
+  const kv = {} as Record<BucketName, KV>;
+  for (const [key, bucket] of Object.entries(names.buckets) as [BucketName, string][]) {
+    kv[key] = await kvm.create(bucket, { history: 1, storage: StorageType.File });
+  }
+  return { names, jsm, js: jetstream(nc), kv };
+}
+
+/** Removes everything ensureTopology made: for tests and `PSS_NAMESPACE` clean-up only. */
+export async function destroyTopology(nc: NatsConnection, ns: string): Promise<void> {
+  const names = topologyNames(ns);
+  const jsm = await jetstreamManager(nc);
+  const streams = [names.logsStream, ...Object.values(names.buckets).map((b) => `KV_${b}`)];
+  for (const s of streams) {
+    try {
+      await jsm.streams.delete(s);
+    } catch {
+      // already gone
+    }
+  }
+}

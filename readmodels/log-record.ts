@@ -1,0 +1,26 @@
+import type { LogType } from "../src/catalog/log-types.js";
+
+/** A log's trace: a free string, or a typed link to a client object. */
+export type Trace = string | { object_type: string; object_id: string };
+
+/**
+ * A log as stored in JetStream and folded by the reducers. Everything a reducer needs
+ * (time, ids) is here, so reducers never read the clock or a server.
+ */
+export interface LogRecord {
+  /** Service-assigned id, unique and time-sortable (`log_` + ULID). */
+  id: string;
+  /** Canonical catalog type (aliases are resolved before storage). */
+  log_type: LogType;
+  organization_id: string;
+  project_id: string;
+  patient_id: string;
+  /** Event time, ISO 8601 UTC: the order in which logs are applied. */
+  timestamp: string;
+  /** When the service accepted the log, ISO 8601 UTC. */
+  ingested_at: string;
+  payload: Record<string, unknown>;
+  idempotency_key?: string;
+  trace?: Trace;
+  metadata?: Record<string, unknown>;
+}

@@ -1,0 +1,104 @@
+/**
+ * Configuration from the environment, validated once at start. Names and defaults
+ * follow the contract's "Start and configuration"; the PSS_* tuning knobs are this
+ * service's own and documented in the README.
+ */
+export interface Config {
+  /** @default 8080 */
+  port: number;
+  /** @default "127.0.0.1" */
+  host: string;
+  /** @default "nats://127.0.0.1:4222" */
+  natsUrl: string;
+  /** @default "redis://127.0.0.1:6379" */
+  redisUrl: string;
+  /** Unset: embedded ClickHouse (chdb) with data under dataDir. */
+  clickhouseUrl: string | undefined;
+  /** @default "./data" */
+  dataDir: string;
+  /** Bootstrap org-wide key holding every scope; unset: no bootstrap. */
+  adminKey: string | undefined;
+  /** Secret for HS256 JWTs; unset: one is generated once and kept in the config KV bucket. */
+  jwtSecret: string | undefined;
+  /** Lifetime of /auth/token JWTs in seconds. @default 900 (15 min) */
+  jwtTtlSeconds: number;
+  /** Prefix of every stream, KV bucket, subject root and Redis key; lets runs share servers. @default "pss" */
+  namespace: string;
+  /** Largest request body in bytes; larger bodies get 413. @default 10_485_760 (10 MiB) */
+  maxBodyBytes: number;
+  /** Most logs in one POST /v1/logs/batch; more is 422. @default 5_000 */
+  maxBatchLogs: number;
+  /** How long a JetStream publish may wait for its ack, in ms. @default 5_000 */
+  publishTimeoutMs: number;
+  /** Pino level. @default "info" */
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+  constructor(readonly variable: string, message: string) {
+    super(`${variable}: ${message}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(name, `must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+function url(env: Env, name: string, fallback: string | undefined, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `is not a valid URL: "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(" or ")}, got "${parsed.protocol}"`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const namespace = env.PSS_NAMESPACE || "pss";
+  if (!/^[a-z][a-z0-9_]{0,30}$/.test(namespace)) {
+    throw new ConfigError("PSS_NAMESPACE", "must be lowercase letters, digits or _ (start with a letter, at most 31)");
+  }
+  const adminKey = env.PSS_ADMIN_KEY || undefined;
+  if (adminKey !== undefined && adminKey.length < 16) {
+    throw new ConfigError("PSS_ADMIN_KEY", "must be at least 16 characters");
+  }
+  const jwtSecret = env.PSS_JWT_SECRET || undefined;
+  if (jwtSecret !== undefined && jwtSecret.length < 32) {
+    throw new ConfigError("PSS_JWT_SECRET", "must be at least 32 characters");
+  }
+  const logLevel = env.LOG_LEVEL || "info";
+  if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel)) {
+    throw new ConfigError("LOG_LEVEL", `must be one of fatal, error, warn, info, debug, trace, silent`);
+  }
+  return {
+    port: int(env, "PORT", 8080, 0, 65535),
+    host: env.HOST || "127.0.0.1",
+    natsUrl: url(env, "NATS_URL", "nats://127.0.0.1:4222", ["nats:", "tls:"])!,
+    redisUrl: url(env, "REDIS_URL", "redis://127.0.0.1:6379", ["redis:", "rediss:"])!,
+    clickhouseUrl: url(env, "CLICKHOUSE_URL", undefined, ["http:", "https:"]),
+    dataDir: env.DATA_DIR || "./data",
+    adminKey,
+    jwtSecret,
+    jwtTtlSeconds: int(env, "PSS_JWT_TTL_SECONDS", 900, 30, 86_400),
+    namespace,
+    maxBodyBytes: int(env, "PSS_MAX_BODY_BYTES", 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxBatchLogs: int(env, "PSS_MAX_BATCH_LOGS", 5_000, 1, 100_000),
+    publishTimeoutMs: int(env, "PSS_PUBLISH_TIMEOUT_MS", 5_000, 100, 120_000),
+    logLevel,
+  };
+}

@@ -1,0 +1,158 @@
+import { isKvConflict, type JsonKv } from "../../infra/nats/json-kv.js";
+import { AppError } from "../errors.js";
+import { digest } from "./hash.js";
+
+export interface ExternalIdentifier {
+  system: string;
+  value: string;
+}
+
+export interface Patient {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  first_name: string | null;
+  last_name: string | null;
+  email: string | null;
+  phone_number: string | null;
+  date_of_birth: string | null;
+  sex: string | null;
+  /** IANA zone; daily rollups of device data use it. */
+  timezone: string;
+  status: "active" | "deleted";
+  external_identifiers: ExternalIdentifier[];
+  metadata: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+interface Claim {
+  patient_id: string;
+  claimed_at: string;
+}
+
+/** A claim older than this whose patient never appeared was left by a crash: take it over. */
+const ORPHAN_CLAIM_MS = 30_000;
+
+/**
+ * Patients of a project, and the external-identifier index. Uniqueness of an identifier
+ * within a project is a KV create() on its digest, so two concurrent creations of the
+ * same identifier give one patient and one 409, across any number of instances.
+ */
+export class PatientStore {
+  private readonly cache = new Map<string, Patient>();
+
+  constructor(
+    private readonly patients: JsonKv<Patient>,
+    private readonly claims: JsonKv<Claim>,
+  ) {}
+
+  static key(project: string, id: string): string {
+    return `${project}.${id}`;
+  }
+
+  private claimKey(project: string, e: ExternalIdentifier): string {
+    return `${project}.${digest(e.system, e.value)}`;
+  }
+
+  invalidate(kvKey: string): void {
+    this.cache.delete(kvKey);
+  }
+
+  async get(project: string, id: string): Promise<Patient | null> {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return null;
+    const k = PatientStore.key(project, id);
+    const cached = this.cache.get(k);
+    if (cached) return cached;
+    const p = (await this.patients.get(k))?.value ?? null;
+    if (p) this.cache.set(k, p);
+    return p;
+  }
+
+  async getActive(project: string, id: string): Promise<Patient | null> {
+    const p = await this.get(project, id);
+    return p && p.status === "active" ? p : null;
+  }
+
+  async findByExternalId(project: string, e: ExternalIdentifier): Promise<Patient | null> {
+    const c = await this.claims.get(this.claimKey(project, e));
+    return c ? this.getActive(project, c.value.patient_id) : null;
+  }
+
+  /**
+   * Claims each identifier for `patientId`. On conflict, claims made here are released
+   * and a 409 names the identifier. Claims already held by this patient are kept.
+   */
+  async claimIdentifiers(project: string, patientId: string, ids: ExternalIdentifier[], now: string): Promise<void> {
+    const made: ExternalIdentifier[] = [];
+    for (const e of ids) {
+      const key = this.claimKey(project, e);
+      try {
+        await this.claims.create(key, { patient_id: patientId, claimed_at: now });
+        made.push(e);
+      } catch (err) {
+        if (!isKvConflict(err)) throw err;
+        if (await this.takeOverOrphan(project, key, patientId, now)) {
+          made.push(e);
+          continue;
+        }
+        await this.releaseIdentifiers(project, made);
+        throw new AppError("conflict", `external identifier ${e.system}|${e.value} already belongs to another patient`, [
+          { type: "conflict", message: "external identifier already in use", field: "external_identifiers", input_value: e },
+        ]);
+      }
+    }
+  }
+
+  private async takeOverOrphan(project: string, key: string, patientId: string, now: string): Promise<boolean> {
+    const cur = await this.claims.get(key);
+    if (!cur) return false;
+    if (cur.value.patient_id === patientId) return true;
+    const holder = await this.get(project, cur.value.patient_id);
+    // Free when its holder never appeared (a crash mid-create) or has been deleted.
+    const orphan = !holder && Date.now() - Date.parse(cur.value.claimed_at) > ORPHAN_CLAIM_MS;
+    if (!orphan && holder?.status !== "deleted") return false;
+    try {
+      await this.claims.update(key, { patient_id: patientId, claimed_at: now }, cur.revision);
+      return true;
+    } catch (err) {
+      if (isKvConflict(err)) return false;
+      throw err;
+    }
+  }
+
+  async releaseIdentifiers(project: string, ids: ExternalIdentifier[]): Promise<void> {
+    for (const e of ids) await this.claims.delete(this.claimKey(project, e));
+  }
+
+  async create(p: Patient): Promise<void> {
+    await this.claimIdentifiers(p.project_id, p.id, p.external_identifiers, p.created_at);
+    try {
+      await this.patients.create(PatientStore.key(p.project_id, p.id), p);
+    } catch (err) {
+      await this.releaseIdentifiers(p.project_id, p.external_identifiers);
+      throw err;
+    }
+    this.cache.set(PatientStore.key(p.project_id, p.id), p);
+  }
+
+  /** Read-modify-write with CAS; returns null when the patient does not exist. */
+  async modify(project: string, id: string, change: (p: Patient) => Patient | undefined): Promise<Patient | null> {
+    const k = PatientStore.key(project, id);
+    const r = await this.patients.modify(k, change);
+    this.cache.delete(k);
+    return r?.value ?? null;
+  }
+
+  async list(project: string): Promise<string[]> {
+    return (await this.patients.keys(`${project}.*`)).map((k) => k.slice(project.length + 1));
+  }
+
+  async erase(project: string, id: string): Promise<void> {
+    const k = PatientStore.key(project, id);
+    const p = await this.get(project, id);
+    if (p) await this.releaseIdentifiers(project, p.external_identifiers);
+    await this.patients.delete(k);
+    this.cache.delete(k);
+  }
+}

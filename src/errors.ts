@@ -1,0 +1,74 @@
+/**
+ * The one catalogue of errors. Every failure the service answers with is an AppError
+ * carrying one of these codes; the Fastify error handler (src/http/error-handler.ts)
+ * turns it into the spec's error body.
+ */
+export const ERROR_CATALOGUE = {
+  bad_request: { status: 400, error_type: "bad_request_error" },
+  authentication: { status: 401, error_type: "authentication_error" },
+  authorization: { status: 403, error_type: "authorization_error" },
+  not_found: { status: 404, error_type: "not_found_error" },
+  method_not_allowed: { status: 405, error_type: "bad_request_error" },
+  conflict: { status: 409, error_type: "conflict_error" },
+  payload_too_large: { status: 413, error_type: "payload_too_large" },
+  unsupported_media_type: { status: 415, error_type: "bad_request_error" },
+  validation: { status: 422, error_type: "validation_error" },
+  rate_limited: { status: 429, error_type: "server_error" },
+  internal: { status: 500, error_type: "internal_server_error" },
+  unavailable: { status: 503, error_type: "server_error" },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** One item of an error body's `details`. Validation items carry field, location and input_value. */
+export interface ErrorDetail {
+  type: string;
+  message: string;
+  field?: string;
+  location?: (string | number)[];
+  input_value?: unknown;
+  [extra: string]: unknown;
+}
+
+export class AppError extends Error {
+  override name = "AppError";
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: ErrorDetail[] = [],
+    options?: { cause?: unknown; headers?: Record<string, string> },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.headers = options?.headers;
+  }
+  readonly headers: Record<string, string> | undefined;
+  get status(): number {
+    return ERROR_CATALOGUE[this.code].status;
+  }
+}
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}
+
+export const notFound = (what: string, id?: string) =>
+  new AppError("not_found", id === undefined ? `${what} not found` : `${what} ${id} not found`);
+
+/** A validation detail for one field, located from the request root (e.g. ["body","logs",3,"payload","score"]). */
+export function fieldIssue(location: (string | number)[], message: string, input_value?: unknown): ErrorDetail {
+  const field = location.filter((p) => p !== "body" && p !== "query" && p !== "params").join(".");
+  return { type: "value_error", message, field, location, input_value };
+}
+
+export interface ErrorBody {
+  error: true;
+  status_code: number;
+  error_type: string;
+  message: string;
+  details: ErrorDetail[];
+  timestamp: string;
+}
+
+export function errorBody(status: number, error_type: string, message: string, details: ErrorDetail[] = []): ErrorBody {
+  return { error: true, status_code: status, error_type, message, details, timestamp: new Date().toISOString() };
+}

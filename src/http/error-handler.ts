@@ -1,0 +1,92 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { AppError, ERROR_CATALOGUE, errorBody, fieldIssue, type ErrorCode, type ErrorDetail } from "../errors.js";
+
+interface AjvIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+function pathParts(pointer: string): (string | number)[] {
+  if (pointer === "") return [];
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+}
+
+function valueAt(root: unknown, parts: (string | number)[]): unknown {
+  let v: unknown = root;
+  for (const p of parts) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<string | number, unknown>)[p];
+  }
+  return v;
+}
+
+/** Fastify's schema failures (ajv) as the spec's located validation items. */
+function schemaDetails(req: FastifyRequest, err: FastifyError): ErrorDetail[] {
+  const context = (err.validationContext ?? "body") as "body" | "querystring" | "params" | "headers";
+  const root = context === "body" ? req.body : context === "querystring" ? req.query : context === "params" ? req.params : req.headers;
+  const where = context === "querystring" ? "query" : context === "params" ? "path" : context;
+  return ((err.validation ?? []) as AjvIssue[]).map((v) => {
+    const parts = pathParts(v.instancePath);
+    if (v.keyword === "required" && typeof v.params.missingProperty === "string") {
+      return fieldIssue([where, ...parts, v.params.missingProperty], "is required", undefined);
+    }
+    if (v.keyword === "additionalProperties" && typeof v.params.additionalProperty === "string") {
+      return fieldIssue([where, ...parts, v.params.additionalProperty], "is not an allowed field", valueAt(root, [...parts, v.params.additionalProperty]));
+    }
+    const allowed = Array.isArray(v.params.allowedValues) ? `: ${(v.params.allowedValues as unknown[]).join(", ")}` : "";
+    return fieldIssue([where, ...parts], `${v.message ?? "is invalid"}${allowed}`, valueAt(root, parts));
+  });
+}
+
+/** Fastify's own error codes that are the client's fault, mapped onto the catalogue. */
+function fastifyCode(err: FastifyError): ErrorCode | undefined {
+  switch (err.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return "payload_too_large";
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return "unsupported_media_type";
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return "bad_request";
+  }
+  if (err instanceof SyntaxError || err.statusCode === 400) return "bad_request";
+  if (err.statusCode === 429) return "rate_limited";
+  return undefined;
+}
+
+/** The one place where failures become the spec's error body. */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError | AppError, req: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof AppError) {
+      const { status, error_type } = ERROR_CATALOGUE[err.code];
+      if (err.headers) reply.headers(err.headers);
+      if (status >= 500) req.log.error({ err }, err.message);
+      return reply.status(status).send(errorBody(status, error_type, err.message, err.details));
+    }
+    if (err.validation) {
+      const details = schemaDetails(req, err);
+      const first = details[0];
+      const message = first ? `${first.field || err.validationContext} ${first.message}` : err.message;
+      return reply.status(422).send(errorBody(422, "validation_error", `request validation failed: ${message}`, details));
+    }
+    const code = fastifyCode(err);
+    if (code !== undefined) {
+      const { status, error_type } = ERROR_CATALOGUE[code];
+      const message = code === "bad_request" && err.code?.startsWith("FST_ERR_CTP") ? `malformed JSON body: ${err.message}` : err.message;
+      return reply.status(status).send(errorBody(status, error_type, message, [{ type: code, message }]));
+    }
+    req.log.error({ err }, "unhandled error");
+    return reply.status(500).send(errorBody(500, "internal_server_error", "unexpected failure; it has been logged"));
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const message = `no route ${req.method} ${req.url.split("?")[0]}`;
+    return reply.status(404).send(errorBody(404, "not_found_error", message, [{ type: "route_not_found", message }]));
+  });
+}

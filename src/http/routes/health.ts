@@ -1,0 +1,43 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "@sinclair/typebox";
+import type { Services } from "../../services.js";
+
+const Status = Type.Object({ status: Type.Union([Type.Literal("up"), Type.Literal("down")]), error: Type.Optional(Type.String()) });
+
+async function probe(check: () => Promise<unknown>): Promise<{ status: "up" | "down"; error?: string }> {
+  try {
+    await Promise.race([check(), new Promise((_, reject) => setTimeout(() => reject(new Error("no answer within 2 s")), 2_000).unref())]);
+    return { status: "up" };
+  } catch (err) {
+    return { status: "down", error: (err as Error).message };
+  }
+}
+
+export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services: s }) => {
+  app.get(
+    "/healthz",
+    {
+      config: { scope: false },
+      schema: {
+        summary: "Liveness and backend status (no auth)",
+        tags: ["health"],
+        response: {
+          200: Type.Object({ status: Type.String(), nats: Status, redis: Status, clickhouse: Status }),
+          503: Type.Object({ status: Type.String(), nats: Status, redis: Status, clickhouse: Status }),
+        },
+      },
+    },
+    async (_req, reply) => {
+      const [nats, redis, clickhouse] = await Promise.all([
+        probe(() => s.nc.rtt()),
+        probe(() => s.redis.ping()),
+        probe(async () => {
+          const r = await s.clickhouse.client.ping();
+          if (!r.success) throw r.error;
+        }),
+      ]);
+      const ok = nats.status === "up" && redis.status === "up" && clickhouse.status === "up";
+      return reply.status(ok ? 200 : 503).send({ status: ok ? "ok" : "degraded", nats, redis, clickhouse });
+    },
+  );
+};

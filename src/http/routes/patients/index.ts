@@ -1,0 +1,153 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "@sinclair/typebox";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { AppError, notFound } from "../../../errors.js";
+import { assertTimeZone, newPatient, publicPatient, uniqueIdentifiers } from "../../../control/patient-records.js";
+import type { Patient } from "../../../control/patients.js";
+import type { Services } from "../../../services.js";
+import { responses } from "../../schemas.js";
+import { IdentifiersBody, PatientCreateSchema, PatientIdParams, PatientSchema, PatientUpdateSchema } from "./schemas.js";
+import { patientMaintenanceRoutes } from "./maintenance.js";
+
+const checkPatientCreate = TypeCompiler.Compile(PatientCreateSchema);
+
+const PatientRef = Type.Unsafe<typeof PatientSchema.static>(Type.Ref("Patient"));
+
+export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services: s }) => {
+  const config = { scope: "api:manage-patients" as const };
+  const tags = ["patients"];
+
+  /** The patient of the caller's project, or 404 (also for another project's patient). */
+  async function load(project: string, id: string, onlyPatient?: string): Promise<Patient> {
+    const p = onlyPatient !== undefined && onlyPatient !== id ? null : await s.patients.getActive(project, id);
+    if (!p) throw notFound("patient", id);
+    return p;
+  }
+
+  app.post(
+    "/v1/patients",
+    { config, schema: { summary: "Create a patient", tags, body: PatientCreateSchema, response: responses({ 201: PatientRef }) } },
+    async (req, reply) => {
+      assertTimeZone(req.body.timezone, ["body", "timezone"]);
+      const p = newPatient(req.body, req.principal, new Date().toISOString());
+      await s.patients.create(p);
+      return reply.status(201).send(publicPatient(p));
+    },
+  );
+
+  app.get(
+    "/v1/patients",
+    {
+      config,
+      schema: {
+        summary: "List patients, or find one by external identifier (system and value)",
+        tags,
+        querystring: Type.Object({
+          limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
+          offset: Type.Integer({ minimum: 0, default: 0 }),
+          system: Type.Optional(Type.String({ minLength: 1 })),
+          value: Type.Optional(Type.String({ minLength: 1 })),
+        }),
+        response: responses({ 200: Type.Object({ patients: Type.Array(PatientRef), total: Type.Integer(), has_more: Type.Boolean() }) }),
+      },
+    },
+    async (req) => {
+      const { limit, offset, system, value } = req.query;
+      const project = req.principal.project_id;
+      let all: Patient[];
+      if (value !== undefined) {
+        const systems = system !== undefined ? [system] : undefined;
+        const found = systems ? await s.patients.findByExternalId(project, { system: systems[0]!, value }) : null;
+        all = found ? [found] : systems ? [] : await scanByValue(project, value);
+      } else {
+        const ids = (await s.patients.list(project)).sort();
+        all = (await Promise.all(ids.map((id) => s.patients.getActive(project, id)))).filter((p): p is Patient => p !== null);
+        if (system !== undefined) all = all.filter((p) => p.external_identifiers.some((e) => e.system === system));
+      }
+      const page = all.slice(offset, offset + limit);
+      return { patients: page.map(publicPatient), total: all.length, has_more: offset + page.length < all.length };
+    },
+  );
+
+  async function scanByValue(project: string, value: string): Promise<Patient[]> {
+    const ids = (await s.patients.list(project)).sort();
+    const ps = await Promise.all(ids.map((id) => s.patients.getActive(project, id)));
+    return ps.filter((p): p is Patient => p !== null && p.external_identifiers.some((e) => e.value === value));
+  }
+
+  app.post(
+    "/v1/patients/batch",
+    {
+      config,
+      schema: {
+        summary: "Create many patients; each succeeds or fails on its own",
+        tags,
+        body: Type.Object({ patients: Type.Array(Type.Unknown(), { minItems: 1, maxItems: 1000 }) }),
+        response: responses({
+          200: Type.Object({
+            count: Type.Integer(),
+            items: Type.Array(Type.Object({ index: Type.Integer(), id: Type.String() })),
+            errors: Type.Array(Type.Object({ index: Type.Integer(), code: Type.String(), message: Type.String() })),
+          }),
+        }),
+      },
+    },
+    async (req) => {
+      const items: { index: number; id: string }[] = [];
+      const errors: { index: number; code: string; message: string }[] = [];
+      const now = new Date().toISOString();
+      await Promise.all(
+        req.body.patients.map(async (raw, index) => {
+          try {
+            const input = parsePatientInput(raw, index);
+            const p = newPatient(input, req.principal, now);
+            await s.patients.create(p);
+            items.push({ index, id: p.id });
+          } catch (err) {
+            if (!(err instanceof AppError)) throw err;
+            errors.push({ index, code: err.code === "conflict" ? "conflict" : "validation_error", message: err.message });
+          }
+        }),
+      );
+      items.sort((a, b) => a.index - b.index);
+      errors.sort((a, b) => a.index - b.index);
+      return { count: items.length, items, errors };
+    },
+  );
+
+  app.get(
+    "/v1/patients/:id",
+    { config, schema: { summary: "Get a patient", tags, params: PatientIdParams, response: responses({ 200: PatientRef }) } },
+    async (req) => publicPatient(await load(req.principal.project_id, req.params.id, req.principal.patient_id)),
+  );
+
+  app.put(
+    "/v1/patients/:id",
+    {
+      config,
+      schema: { summary: "Update a patient (partial: only the fields sent change)", tags, params: PatientIdParams, body: PatientUpdateSchema, response: responses({ 200: PatientRef }) },
+    },
+    async (req) => {
+      const project = req.principal.project_id;
+      await load(project, req.params.id, req.principal.patient_id);
+      assertTimeZone(req.body.timezone, ["body", "timezone"]);
+      const now = new Date().toISOString();
+      const updated = await s.patients.modify(project, req.params.id, (p) => (p.status === "active" ? { ...p, ...req.body, updated_at: now } : undefined));
+      if (!updated || updated.status !== "active") throw notFound("patient", req.params.id);
+      return publicPatient(updated);
+    },
+  );
+
+  app.register(patientMaintenanceRoutes, { services: s, load });
+
+  function parsePatientInput(raw: unknown, index: number) {
+    if (!checkPatientCreate.Check(raw)) {
+      const first = checkPatientCreate.Errors(raw).First();
+      const where = first ? `${first.path || "patient"}: ${first.message}` : "invalid patient";
+      throw new AppError("validation", `patients[${index}] ${where}`);
+    }
+    const input = raw as typeof PatientCreateSchema.static;
+    assertTimeZone(input.timezone, ["body", "patients", index, "timezone"]);
+    return { ...input, external_identifiers: uniqueIdentifiers(input.external_identifiers ?? []) };
+  }
+};

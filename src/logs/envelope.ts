@@ -1,0 +1,91 @@
+import { resolveLogType, validatePayload } from "../catalog/index.js";
+import type { LogType } from "../catalog/log-types.js";
+import { fieldIssue, type ErrorDetail } from "../errors.js";
+import type { Trace } from "../../readmodels/log-record.js";
+
+/** A submitted log that passed envelope and payload validation (patient not yet checked). */
+export interface ValidLogInput {
+  log_type: LogType;
+  patient_id: string;
+  /** Normalised to ISO 8601 UTC with milliseconds. */
+  timestamp: string;
+  payload: Record<string, unknown>;
+  idempotency_key?: string;
+  trace?: Trace;
+  metadata?: Record<string, unknown>;
+}
+
+export type EnvelopeResult =
+  | { ok: true; log: ValidLogInput }
+  | { ok: false; code: "validation_error" | "unknown_log_type"; message: string; details: ErrorDetail[] };
+
+const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/;
+const PATIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Parses an ISO 8601 datetime that names its offset; returns canonical UTC or null. */
+export function canonicalTimestamp(v: unknown): string | null {
+  if (typeof v !== "string" || !ISO_DATETIME.test(v)) return null;
+  const ms = Date.parse(v);
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+}
+
+function checkTrace(v: unknown): boolean {
+  if (typeof v === "string") return v.length > 0 && v.length <= 256;
+  return isObject(v) && typeof v.object_type === "string" && typeof v.object_id === "string" && v.object_type !== "" && v.object_id !== "";
+}
+
+/**
+ * Validates one log of a batch. `at` locates it in the request (["body","logs",3]) so
+ * every detail points at the exact field, as the contract's validation item requires.
+ */
+export function validateEnvelope(raw: unknown, at: (string | number)[]): EnvelopeResult {
+  if (!isObject(raw)) {
+    return { ok: false, code: "validation_error", message: "log must be an object", details: [fieldIssue(at, "must be an object", raw)] };
+  }
+  const details: ErrorDetail[] = [];
+  const issue = (field: string, message: string) => details.push(fieldIssue([...at, field], message, raw[field]));
+
+  const rawType = raw.log_type ?? raw.event_type;
+  const logType = typeof rawType === "string" ? resolveLogType(rawType) : undefined;
+  if (typeof rawType !== "string") issue("log_type", "is required and must be a string");
+  else if (!logType) {
+    return {
+      ok: false,
+      code: "unknown_log_type",
+      message: `unknown log type "${rawType}"`,
+      details: [fieldIssue([...at, "log_type"], `unknown log type "${rawType}"; GET /v1/log-types lists the catalog`, rawType)],
+    };
+  }
+  if (typeof raw.patient_id !== "string" || !PATIENT_ID.test(raw.patient_id)) issue("patient_id", "is required: a patient id of letters, digits, _ or -");
+  const timestamp = canonicalTimestamp(raw.timestamp);
+  if (timestamp === null) issue("timestamp", "is required: an ISO 8601 datetime with a UTC offset, e.g. 2026-01-31T09:30:00Z");
+  if (!isObject(raw.payload)) issue("payload", "is required and must be an object");
+  if (raw.idempotency_key !== undefined && (typeof raw.idempotency_key !== "string" || raw.idempotency_key.length === 0 || raw.idempotency_key.length > 255)) {
+    issue("idempotency_key", "must be a string of 1 to 255 characters");
+  }
+  if (raw.trace !== undefined && raw.trace !== null && !checkTrace(raw.trace)) issue("trace", 'must be a string or {"object_type","object_id"}');
+  if (raw.metadata !== undefined && raw.metadata !== null && !isObject(raw.metadata)) issue("metadata", "must be an object");
+
+  if (logType && isObject(raw.payload)) {
+    for (const p of validatePayload(logType, raw.payload)) {
+      details.push(fieldIssue([...at, "payload", ...p.path], p.message, p.value));
+    }
+  }
+  if (details.length > 0) {
+    const first = details[0]!;
+    const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
+    return { ok: false, code: "validation_error", message: `${first.field} ${first.message}${more}`, details };
+  }
+  const log: ValidLogInput = {
+    log_type: logType!,
+    patient_id: raw.patient_id as string,
+    timestamp: timestamp!,
+    payload: raw.payload as Record<string, unknown>,
+  };
+  if (typeof raw.idempotency_key === "string") log.idempotency_key = raw.idempotency_key;
+  if (raw.trace !== undefined && raw.trace !== null) log.trace = raw.trace as Trace;
+  if (isObject(raw.metadata)) log.metadata = raw.metadata;
+  return { ok: true, log };
+}

@@ -1,0 +1,233 @@
+import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import type { JetStreamPublisher } from "../../infra/nats/jetstream-publisher.js";
+import { readSubject } from "../../infra/nats/log-history.js";
+import type { TopologyNames } from "../../infra/nats/topology.js";
+import type { LogRecord } from "../../readmodels/log-record.js";
+import type { PatientStore } from "../control/patients.js";
+import { AppError, type ErrorDetail, fieldIssue } from "../errors.js";
+import { newId } from "../ids.js";
+import { validateEnvelope, type ValidLogInput } from "./envelope.js";
+import type { IdempotencyIndex } from "./idempotency.js";
+
+export interface WriteScope {
+  organization_id: string;
+  project_id: string;
+  /** A patient token writes only for its patient; any other patient is "not found". */
+  only_patient_id?: string;
+}
+
+export type LogStatus = "accepted" | "duplicate" | "failed";
+
+export interface BatchAnswer {
+  accepted: number;
+  failed: number;
+  duplicates: number;
+  errors: { index: number; code: string; message: string; details: ErrorDetail[] }[];
+  results: { index: number; id: string | null; status: LogStatus }[];
+}
+
+/** What one patient's part of a batch looks like on the wire: one JetStream message. */
+export interface PatientLogMessage {
+  logs: LogRecord[];
+}
+
+interface Pending {
+  index: number;
+  log: LogRecord;
+  kvKey?: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The write path of POST /v1/logs/batch (and of device feeds): validate each log, claim
+ * idempotency keys, then store each patient's logs of the batch as one JetStream
+ * message on that patient's subject. Returns only after JetStream acknowledged every
+ * stored log, so an accepted log is never lost.
+ */
+export class LogWriter {
+  private readonly encoder = new TextEncoder();
+
+  constructor(
+    private readonly deps: {
+      publisher: JetStreamPublisher;
+      names: TopologyNames;
+      js: JetStreamClient;
+      jsm: JetStreamManager;
+      patients: PatientStore;
+      idempotency: IdempotencyIndex;
+      /** How long a claim may be in flight before a duplicate checks the history: publish time-out plus margin. */
+      claimLeaseMs: number;
+      /** Called with each patient's highest stored stream sequence (read-your-writes). */
+      onStored?: (scope: WriteScope, patientId: string, seq: number) => void;
+    },
+  ) {}
+
+  async writeBatch(scope: WriteScope, raw: unknown[], opts: { atomic: boolean; at: (string | number)[] }): Promise<BatchAnswer> {
+    const answer: BatchAnswer = { accepted: 0, failed: 0, duplicates: 0, errors: [], results: new Array(raw.length) };
+    const valid: { index: number; log: ValidLogInput }[] = [];
+    const fail = (index: number, code: string, message: string, details: ErrorDetail[]) => {
+      answer.errors.push({ index, code, message, details });
+      answer.results[index] = { index, id: null, status: "failed" };
+      answer.failed++;
+    };
+
+    for (let i = 0; i < raw.length; i++) {
+      const r = validateEnvelope(raw[i], [...opts.at, i]);
+      if (r.ok) valid.push({ index: i, log: r.log });
+      else fail(i, r.code, r.message, r.details);
+    }
+    await this.checkPatients(scope, valid, opts.at, fail);
+    if (opts.atomic && answer.errors.length > 0) {
+      throw new AppError("validation", `${answer.errors.length} of ${raw.length} logs are invalid; nothing was written (atomic)`, answer.errors.flatMap((e) => e.details));
+    }
+    const toStore = await this.claimKeys(scope, valid, answer);
+    await this.store(scope, toStore, answer);
+    answer.results = answer.results.filter(Boolean);
+    answer.results.sort((a, b) => a.index - b.index);
+    answer.errors.sort((a, b) => a.index - b.index);
+    return answer;
+  }
+
+  private async checkPatients(
+    scope: WriteScope,
+    valid: { index: number; log: ValidLogInput }[],
+    at: (string | number)[],
+    fail: (index: number, code: string, message: string, details: ErrorDetail[]) => void,
+  ): Promise<void> {
+    const ids = [...new Set(valid.map((v) => v.log.patient_id))];
+    const found = new Set<string>();
+    await Promise.all(
+      ids.map(async (id) => {
+        if (scope.only_patient_id !== undefined && id !== scope.only_patient_id) return;
+        if (await this.deps.patients.getActive(scope.project_id, id)) found.add(id);
+      }),
+    );
+    for (let i = valid.length - 1; i >= 0; i--) {
+      const { index, log } = valid[i]!;
+      if (found.has(log.patient_id)) continue;
+      const msg = `patient ${log.patient_id} not found`;
+      fail(index, "patient_not_found", msg, [{ ...fieldIssue([...at, index, "patient_id"], msg, log.patient_id), type: "patient_not_found" }]);
+      valid.splice(i, 1);
+    }
+  }
+
+  /** Claims every idempotency key; logs whose key is already held become duplicates. */
+  private async claimKeys(scope: WriteScope, valid: { index: number; log: ValidLogInput }[], answer: BatchAnswer): Promise<Pending[]> {
+    const ingestedAt = new Date().toISOString();
+    const firstInBatch = new Map<string, Pending>();
+    const pending: Pending[] = [];
+    for (const { index, log } of valid) {
+      const record: LogRecord = {
+        id: newId("log"),
+        log_type: log.log_type,
+        organization_id: scope.organization_id,
+        project_id: scope.project_id,
+        patient_id: log.patient_id,
+        timestamp: log.timestamp,
+        ingested_at: ingestedAt,
+        payload: log.payload,
+      };
+      if (log.idempotency_key !== undefined) record.idempotency_key = log.idempotency_key;
+      if (log.trace !== undefined) record.trace = log.trace;
+      if (log.metadata !== undefined) record.metadata = log.metadata;
+      const p: Pending = { index, log: record };
+      if (log.idempotency_key !== undefined) {
+        p.kvKey = this.deps.idempotency.kvKey(scope.project_id, log.idempotency_key);
+        const twin = firstInBatch.get(p.kvKey);
+        if (twin) {
+          // The same key twice in one batch: the first one wins, without a round trip.
+          answer.results[index] = { index, id: twin.log.id, status: "duplicate" };
+          answer.duplicates++;
+          continue;
+        }
+        firstInBatch.set(p.kvKey, p);
+      }
+      pending.push(p);
+    }
+    const outcomes = await Promise.all(
+      pending.map(async (p) =>
+        p.kvKey === undefined
+          ? ({ won: true } as const)
+          : this.deps.idempotency.claim(p.kvKey, { log_id: p.log.id, patient_id: p.log.patient_id, claimed_at: Date.now() }),
+      ),
+    );
+    const toStore: Pending[] = [];
+    await Promise.all(
+      pending.map(async (p, i) => {
+        const o = outcomes[i]!;
+        if (o.won || (await this.retakeIfOrphan(scope, p, o.existing, o.revision))) {
+          toStore.push(p);
+          return;
+        }
+        answer.results[p.index] = { index: p.index, id: o.existing.log_id, status: "duplicate" };
+        answer.duplicates++;
+      }),
+    );
+    return toStore;
+  }
+
+  /**
+   * A held key is a duplicate once its log is known stored. While the holder may still
+   * be publishing (inside the lease) we wait for its commit; after the lease, the
+   * patient's history decides, and a claim whose log never landed is taken over.
+   */
+  private async retakeIfOrphan(scope: WriteScope, p: Pending, existing: { log_id: string; patient_id: string; claimed_at: number }, revision: number): Promise<boolean> {
+    const idem = this.deps.idempotency;
+    const leaseEnd = existing.claimed_at + this.deps.claimLeaseMs;
+    while (true) {
+      if (await idem.isMarkedCommitted(p.kvKey!)) return false;
+      if (Date.now() >= leaseEnd) break;
+      await sleep(Math.min(50, Math.max(1, leaseEnd - Date.now())));
+    }
+    if (await this.historyHas(scope, existing.patient_id, existing.log_id)) {
+      await idem.markCommitted([p.kvKey!]);
+      return false;
+    }
+    return idem.takeOver(p.kvKey!, { log_id: p.log.id, patient_id: p.log.patient_id, claimed_at: Date.now() }, revision);
+  }
+
+  private async historyHas(scope: WriteScope, patientId: string, logId: string): Promise<boolean> {
+    const { names, js, jsm } = this.deps;
+    const subject = names.logSubject(scope.organization_id, scope.project_id, patientId);
+    for await (const m of readSubject<PatientLogMessage>(js, jsm, names.logsStream, subject)) {
+      if (m.data.logs.some((l) => l.id === logId)) return true;
+    }
+    return false;
+  }
+
+  private async store(scope: WriteScope, toStore: Pending[], answer: BatchAnswer): Promise<void> {
+    const byPatient = new Map<string, Pending[]>();
+    for (const p of toStore) {
+      const list = byPatient.get(p.log.patient_id);
+      if (list) list.push(p);
+      else byPatient.set(p.log.patient_id, [p]);
+    }
+    const committed: string[] = [];
+    const released: string[] = [];
+    await Promise.all(
+      [...byPatient].map(async ([patientId, group]) => {
+        const msg: PatientLogMessage = { logs: group.map((g) => g.log) };
+        const subject = this.deps.names.logSubject(scope.organization_id, scope.project_id, patientId);
+        try {
+          const ack = await this.deps.publisher.publish(subject, this.encoder.encode(JSON.stringify(msg)));
+          this.deps.onStored?.(scope, patientId, ack.seq);
+          for (const g of group) {
+            answer.results[g.index] = { index: g.index, id: g.log.id, status: "accepted" };
+            answer.accepted++;
+            if (g.kvKey) committed.push(g.kvKey);
+          }
+        } catch (err) {
+          for (const g of group) {
+            const message = `log could not be stored: ${(err as Error).message}; retry it`;
+            answer.errors.push({ index: g.index, code: "storage_error", message, details: [{ type: "storage_error", message }] });
+            answer.results[g.index] = { index: g.index, id: null, status: "failed" };
+            answer.failed++;
+            if (g.kvKey) released.push(g.kvKey);
+          }
+        }
+      }),
+    );
+    await Promise.all([this.deps.idempotency.markCommitted(committed).catch(() => undefined), this.deps.idempotency.release(released)]);
+  }
+}

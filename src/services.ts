@@ -1,0 +1,93 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { ClickHouseClient } from "@clickhouse/client";
+import { connectNats } from "../infra/nats/connection.js";
+import { ensureTopology, type Topology } from "../infra/nats/topology.js";
+import { createJetStreamPublisher, type JetStreamPublisher } from "../infra/nats/jetstream-publisher.js";
+import { JsonKv, isKvConflict } from "../infra/nats/json-kv.js";
+import { watchKeys } from "../infra/nats/kv-invalidation.js";
+import { connectRedis, type Redis } from "../infra/redis.js";
+import { createClickHouse } from "../infra/clickhouse.js";
+import type { Config } from "./config.js";
+import { OrganizationStore } from "./control/organizations.js";
+import { ProjectStore } from "./control/projects.js";
+import { ApiKeyStore } from "./control/api-keys.js";
+import { PatientStore } from "./control/patients.js";
+import { generateJwtSecret, TokenService } from "./auth/tokens.js";
+import { IdempotencyIndex } from "./logs/idempotency.js";
+import { LogWriter } from "./logs/log-writer.js";
+import { bootstrapAdmin } from "./control/bootstrap.js";
+
+/** Everything the HTTP app and the workers need, built once and passed in (no singletons). */
+export interface Services {
+  config: Config;
+  nc: NatsConnection;
+  topology: Topology;
+  publisher: JetStreamPublisher;
+  redis: Redis;
+  clickhouse: { client: ClickHouseClient; embedded: boolean };
+  orgs: OrganizationStore;
+  projects: ProjectStore;
+  apiKeys: ApiKeyStore;
+  patients: PatientStore;
+  tokens: TokenService;
+  logWriter: LogWriter;
+  close(): Promise<void>;
+}
+
+async function jwtSecret(config: Config, kv: JsonKv<{ secret: string }>): Promise<string> {
+  if (config.jwtSecret) return config.jwtSecret;
+  // One secret shared by every instance and kept across restarts, so tokens stay valid.
+  const existing = await kv.get("jwt_secret");
+  if (existing) return existing.value.secret;
+  try {
+    await kv.create("jwt_secret", { secret: generateJwtSecret() });
+  } catch (err) {
+    if (!isKvConflict(err)) throw err;
+  }
+  return (await kv.get("jwt_secret"))!.value.secret;
+}
+
+export async function createServices(config: Config): Promise<Services> {
+  const nc = await connectNats(config.natsUrl);
+  const stops: (() => void)[] = [];
+  try {
+    const topology = await ensureTopology(nc, config.namespace);
+    const publisher = createJetStreamPublisher(nc, { timeoutMs: config.publishTimeoutMs });
+    const redis = await connectRedis(config.redisUrl);
+    const clickhouse = createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
+    const kv = topology.kv;
+    const orgs = new OrganizationStore(new JsonKv(kv.orgs));
+    const projects = new ProjectStore(new JsonKv(kv.projects), new JsonKv(kv.slugs));
+    const apiKeys = new ApiKeyStore(new JsonKv(kv.apiKeys), new JsonKv(kv.apiKeyHashes));
+    const patients = new PatientStore(new JsonKv(kv.patients), new JsonKv(kv.externalIds));
+    stops.push(await watchKeys(kv.apiKeys, (k) => apiKeys.invalidate(k)));
+    stops.push(await watchKeys(kv.projects, (k) => projects.invalidate(k)));
+    stops.push(await watchKeys(kv.patients, (k) => patients.invalidate(k)));
+    const tokens = new TokenService(await jwtSecret(config, new JsonKv(kv.config)));
+    const idempotency = new IdempotencyIndex(kv.idempotency, topology.names.buckets.idempotency, publisher, redis, config.namespace);
+    const logWriter = new LogWriter({
+      publisher,
+      names: topology.names,
+      js: topology.js,
+      jsm: topology.jsm,
+      patients,
+      idempotency,
+      claimLeaseMs: config.publishTimeoutMs * 2 + 1_000,
+    });
+    if (config.adminKey) await bootstrapAdmin({ orgs, projects, apiKeys }, config.adminKey);
+    return {
+      config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, logWriter,
+      async close() {
+        for (const s of stops) s();
+        publisher.close();
+        await clickhouse.client.close().catch(() => undefined);
+        await redis.quit().catch(() => undefined);
+        await nc.drain().catch(() => undefined);
+      },
+    };
+  } catch (err) {
+    for (const s of stops) s();
+    await nc.close();
+    throw err;
+  }
+}

@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStack, type TestStack } from "../support/stack.js";
+import { readSubject } from "../../infra/nats/log-history.js";
+import type { PatientLogMessage } from "../../src/logs/log-writer.js";
+import type { LogRecord } from "../../readmodels/log-record.js";
+
+let t: TestStack;
+let patient: string;
+beforeAll(async () => {
+  t = await startStack({ PSS_PUBLISH_TIMEOUT_MS: "200", PSS_MAX_BODY_BYTES: "65536" });
+  patient = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: { first_name: "Logs" } })).json().id;
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const batch = (payload: unknown, headers: Record<string, string> = t.auth) =>
+  t.app.inject({ method: "POST", url: "/v1/logs/batch", headers, payload: payload as object });
+
+const symptom = (score: number, extra: Record<string, unknown> = {}) => ({
+  log_type: "symptom_report",
+  patient_id: patient,
+  timestamp: "2026-03-01T10:00:00Z",
+  payload: { instrument: "esas_r", symptoms: [{ name: "pain", score }] },
+  ...extra,
+});
+
+async function storedLogs(pid = patient): Promise<LogRecord[]> {
+  const { js, jsm, names } = t.services.topology;
+  const out: LogRecord[] = [];
+  for await (const m of readSubject<PatientLogMessage>(js, jsm, names.logsStream, names.logSubject("org_default", "prj_default", pid))) out.push(...m.data.logs);
+  return out;
+}
+
+describe("POST /v1/logs/batch", () => {
+  it("stores valid logs in JetStream on the patient's subject and answers with their ids", async () => {
+    const r = await batch({ logs: [symptom(4), { log_type: "user_login", patient_id: patient, timestamp: "2026-03-01T11:00:00+02:00", payload: {}, trace: "visit-1" }] });
+    expect(r.statusCode).toBe(200);
+    const a = r.json();
+    expect(a).toMatchObject({ accepted: 2, failed: 0, duplicates: 0, errors: [] });
+    expect(a.results.map((x: any) => x.status)).toEqual(["accepted", "accepted"]);
+    const stored = await storedLogs();
+    const ids = stored.map((l) => l.id);
+    expect(ids).toEqual(expect.arrayContaining(a.results.map((x: any) => x.id)));
+    const login = stored.find((l) => l.log_type === "user_login")!;
+    expect(login).toMatchObject({ timestamp: "2026-03-01T09:00:00.000Z", trace: "visit-1", organization_id: "org_default", project_id: "prj_default" });
+  });
+
+  it("stores the valid logs and reports each invalid one with a located detail", async () => {
+    const before = (await storedLogs()).length;
+    const r = await batch({ logs: [symptom(3), symptom(11), { log_type: "nope", patient_id: patient, timestamp: "2026-03-01T10:00:00Z", payload: {} }] });
+    const a = r.json();
+    expect(a).toMatchObject({ accepted: 1, failed: 2 });
+    expect(a.errors[0]).toMatchObject({ index: 1, code: "validation_error" });
+    expect(a.errors[0].details[0]).toMatchObject({
+      location: ["body", "logs", 1, "payload", "symptoms", 0, "score"],
+      field: "logs.1.payload.symptoms.0.score",
+      input_value: 11,
+    });
+    expect(a.errors[1]).toMatchObject({ index: 2, code: "unknown_log_type" });
+    expect(a.results.map((x: any) => x.status)).toEqual(["accepted", "failed", "failed"]);
+    expect((await storedLogs()).length).toBe(before + 1);
+  });
+
+  it("writes nothing and answers 422 with every problem in atomic mode", async () => {
+    const before = (await storedLogs()).length;
+    const r = await batch({ atomic: true, logs: [symptom(3), symptom(-1), { ...symptom(2), timestamp: "yesterday" }] });
+    expect(r.statusCode).toBe(422);
+    const body = r.json();
+    expect(body.error_type).toBe("validation_error");
+    expect(body.details.map((d: any) => d.location.slice(0, 3))).toEqual([
+      ["body", "logs", 1],
+      ["body", "logs", 2],
+    ]);
+    expect((await storedLogs()).length).toBe(before);
+  });
+
+  it("fails a log for an unknown patient with code patient_not_found", async () => {
+    const r = await batch({ logs: [{ ...symptom(1), patient_id: "pat_00000000000000000000000000" }] });
+    expect(r.json().errors[0]).toMatchObject({ index: 0, code: "patient_not_found" });
+  });
+
+  it("treats a repeated idempotency key as a duplicate of the first log, in the same batch and later", async () => {
+    const first = (await batch({ logs: [symptom(5, { idempotency_key: "k-1" }), symptom(5, { idempotency_key: "k-1" })] })).json();
+    expect(first.results.map((x: any) => x.status)).toEqual(["accepted", "duplicate"]);
+    expect(first.results[1].id).toBe(first.results[0].id);
+    const again = (await batch({ logs: [symptom(6, { idempotency_key: "k-1" })] })).json();
+    expect(again).toMatchObject({ accepted: 0, duplicates: 1 });
+    expect(again.results[0]).toEqual({ index: 0, id: first.results[0].id, status: "duplicate" });
+    expect((await storedLogs()).filter((l) => l.idempotency_key === "k-1")).toHaveLength(1);
+  });
+
+  it("still detects duplicates after the Redis cache is lost, from the JetStream history", async () => {
+    const first = (await batch({ logs: [symptom(2, { idempotency_key: "k-flush" })] })).json();
+    const keys: string[] = [];
+    for await (const b of t.services.redis.scanIterator({ MATCH: `${t.config.namespace}:idem:*` })) keys.push(...(Array.isArray(b) ? b : [b]));
+    await t.services.redis.del(keys);
+    const again = (await batch({ logs: [symptom(2, { idempotency_key: "k-flush" })] })).json();
+    expect(again.results[0]).toEqual({ index: 0, id: first.results[0].id, status: "duplicate" });
+  });
+
+  it("takes over a claim a crash left behind, so the retried log is stored", async () => {
+    const { idempotency } = t.services.topology.kv;
+    const kvKey = `prj_default.${(await import("../../src/control/hash.js")).digest("k-orphan")}`;
+    await idempotency.create(kvKey, JSON.stringify({ log_id: "log_lost", patient_id: patient, claimed_at: Date.now() - 60_000 }));
+    const r = (await batch({ logs: [symptom(7, { idempotency_key: "k-orphan" })] })).json();
+    expect(r.results[0].status).toBe("accepted");
+    expect((await storedLogs()).some((l) => l.id === r.results[0].id)).toBe(true);
+  });
+
+  it("gives one acceptance when two requests race with the same key", async () => {
+    const rs = await Promise.all([1, 2, 3].map(() => batch({ logs: [symptom(1, { idempotency_key: "k-race" })] })));
+    const statuses = rs.map((r) => r.json().results[0].status).sort();
+    expect(statuses).toEqual(["accepted", "duplicate", "duplicate"]);
+  });
+
+  it("maps legacy aliases to their canonical type", async () => {
+    const r = (await batch({ logs: [{ ...symptom(2), log_type: "symptom_reported" }] })).json();
+    expect(r.accepted).toBe(1);
+    const stored = (await storedLogs()).find((l) => l.id === r.results[0].id)!;
+    expect(stored.log_type).toBe("symptom_report");
+  });
+
+  it("answers 422 for a body without a logs array", async () => {
+    const r = await batch({ entries: [] });
+    expect(r.statusCode).toBe(422);
+    expect(r.json().details[0]).toMatchObject({ location: ["body", "logs"] });
+  });
+
+  it("answers 400 with the error body for malformed JSON", async () => {
+    const r = await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: { ...t.auth, "content-type": "application/json" }, payload: '{"logs": [' });
+    expect(r.statusCode).toBe(400);
+    expect(r.json()).toMatchObject({ error: true, status_code: 400 });
+  });
+
+  it("answers 413 payload_too_large over the configured body size", async () => {
+    const logs = Array.from({ length: 400 }, () => symptom(1, { metadata: { pad: "x".repeat(200) } }));
+    const r = await batch({ logs });
+    expect(r.statusCode).toBe(413);
+    expect(r.json()).toMatchObject({ error: true, status_code: 413, error_type: "payload_too_large" });
+  });
+
+  it("answers 404 with the error body for an unknown route", async () => {
+    const r = await t.app.inject({ method: "GET", url: "/v1/nothing-here", headers: t.auth });
+    expect(r.statusCode).toBe(404);
+    expect(r.json()).toMatchObject({ error: true, error_type: "not_found_error" });
+  });
+});

@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStack, type TestStack } from "../support/stack.js";
+
+let t: TestStack;
+beforeAll(async () => {
+  t = await startStack();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const post = (url: string, payload: unknown) => t.app.inject({ method: "POST", url, headers: t.auth, payload: payload as object });
+const get = (url: string) => t.app.inject({ method: "GET", url, headers: t.auth });
+
+describe("patients", () => {
+  it("creates a patient with the contract's shape and defaults the timezone to UTC", async () => {
+    const r = await post("/v1/patients", {
+      first_name: "Ada",
+      last_name: "Lovelace",
+      email: "ada@example.org",
+      date_of_birth: "1815-12-10",
+      external_identifiers: [{ system: "mrn", value: "A-1" }],
+      metadata: { cohort: "pilot" },
+    });
+    expect(r.statusCode).toBe(201);
+    const p = r.json();
+    expect(Object.keys(p).sort()).toEqual(
+      ["id", "first_name", "last_name", "email", "phone_number", "date_of_birth", "sex", "timezone", "status", "external_identifiers", "metadata", "created_at"].sort(),
+    );
+    expect(p).toMatchObject({ id: expect.stringMatching(/^pat_/), timezone: "UTC", status: "active", phone_number: null, metadata: { cohort: "pilot" } });
+    expect((await get(`/v1/patients/${p.id}`)).json()).toEqual(p);
+  });
+
+  it("rejects an unknown timezone with 422 naming the field", async () => {
+    const r = await post("/v1/patients", { timezone: "Mars/Olympus" });
+    expect(r.statusCode).toBe(422);
+    expect(r.json().details[0]).toMatchObject({ field: "timezone", location: ["body", "timezone"], input_value: "Mars/Olympus" });
+  });
+
+  it("rejects a schema-invalid body with 422 and located details", async () => {
+    const r = await post("/v1/patients", { first_name: 42, external_identifiers: [{ system: "mrn" }] });
+    expect(r.statusCode).toBe(422);
+    const fields = r.json().details.map((d: any) => d.field);
+    expect(fields).toContain("first_name");
+    expect(fields).toContain("external_identifiers.0.value");
+  });
+
+  it("answers 409 when an external identifier already belongs to another patient", async () => {
+    await post("/v1/patients", { external_identifiers: [{ system: "mrn", value: "DUP-1" }] });
+    const r = await post("/v1/patients", { external_identifiers: [{ system: "mrn", value: "DUP-1" }] });
+    expect(r.statusCode).toBe(409);
+    expect(r.json()).toMatchObject({ error_type: "conflict_error" });
+  });
+
+  it("gives one patient and one 409 per extra attempt when the same identifier is created concurrently", async () => {
+    const rs = await Promise.all(Array.from({ length: 6 }, () => post("/v1/patients", { external_identifiers: [{ system: "mrn", value: "RACE-1" }] })));
+    const codes = rs.map((r) => r.statusCode).sort();
+    expect(codes).toEqual([201, 409, 409, 409, 409, 409]);
+    const found = (await get("/v1/patients?system=mrn&value=RACE-1")).json();
+    expect(found.total).toBe(1);
+  });
+
+  it("updates only the fields sent", async () => {
+    const p = (await post("/v1/patients", { first_name: "Grace", last_name: "Hopper" })).json();
+    const r = await t.app.inject({ method: "PUT", url: `/v1/patients/${p.id}`, headers: t.auth, payload: { last_name: "Murray", timezone: "America/New_York" } });
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toMatchObject({ first_name: "Grace", last_name: "Murray", timezone: "America/New_York" });
+  });
+
+  it("lists patients with total and has_more, and finds one by system and value", async () => {
+    const page = (await get("/v1/patients?limit=2&offset=0")).json();
+    expect(page.patients).toHaveLength(2);
+    expect(page.total).toBeGreaterThanOrEqual(4);
+    expect(page.has_more).toBe(true);
+    const byId = (await get("/v1/patients?system=mrn&value=A-1")).json();
+    expect(byId.patients.map((p: any) => p.first_name)).toEqual(["Ada"]);
+    const byValue = (await get("/v1/patients?value=A-1")).json();
+    expect(byValue.total).toBe(1);
+  });
+
+  it("creates patients in batch, reporting each failure by index", async () => {
+    const r = await post("/v1/patients/batch", {
+      patients: [{ first_name: "B1" }, { timezone: "Nowhere/Zone" }, { external_identifiers: [{ system: "mrn", value: "A-1" }] }, { first_name: 7 }],
+    });
+    expect(r.statusCode).toBe(200);
+    const b = r.json();
+    expect(b.count).toBe(1);
+    expect(b.items).toEqual([{ index: 0, id: expect.stringMatching(/^pat_/) }]);
+    expect(b.errors.map((e: any) => [e.index, e.code])).toEqual([
+      [1, "validation_error"],
+      [2, "conflict"],
+      [3, "validation_error"],
+    ]);
+  });
+
+  it("adds and removes external identifiers, skipping what needs no change", async () => {
+    const p = (await post("/v1/patients", { external_identifiers: [{ system: "mrn", value: "E-1" }] })).json();
+    const add = await post(`/v1/patients/${p.id}/external-identifiers`, {
+      external_identifiers: [{ system: "mrn", value: "E-1" }, { system: "nhs", value: "943" }],
+    });
+    expect(add.json()).toMatchObject({ patient_id: p.id, added: [{ system: "nhs", value: "943" }], skipped: [{ system: "mrn", value: "E-1" }] });
+    const del = await t.app.inject({
+      method: "DELETE",
+      url: `/v1/patients/${p.id}/external-identifiers`,
+      headers: t.auth,
+      payload: { external_identifiers: [{ system: "mrn", value: "E-1" }, { system: "x", value: "y" }] },
+    });
+    expect(del.json()).toMatchObject({ removed: [{ system: "mrn", value: "E-1" }], skipped: [{ system: "x", value: "y" }], external_identifiers: [{ system: "nhs", value: "943" }] });
+    // The released identifier is free for another patient.
+    expect((await post("/v1/patients", { external_identifiers: [{ system: "mrn", value: "E-1" }] })).statusCode).toBe(201);
+  });
+
+  it("soft-deletes a patient: later reads answer 404", async () => {
+    const p = (await post("/v1/patients", { first_name: "Gone" })).json();
+    const d = await t.app.inject({ method: "DELETE", url: `/v1/patients/${p.id}`, headers: t.auth });
+    expect(d.json()).toEqual({ id: p.id, status: "deleted", permanent: false });
+    expect((await get(`/v1/patients/${p.id}`)).statusCode).toBe(404);
+  });
+
+  it("erases a patient's logs on permanent delete", async () => {
+    const p = (await post("/v1/patients", { first_name: "Erase" })).json();
+    const logs = [{ log_type: "user_login", patient_id: p.id, timestamp: "2026-01-01T00:00:00Z", payload: {} }];
+    expect((await post("/v1/logs/batch", { logs })).json().accepted).toBe(1);
+    const { jsm, names } = t.services.topology;
+    const subject = names.logSubject("org_default", "prj_default", p.id);
+    const before = await jsm.streams.info(names.logsStream, { subjects_filter: subject });
+    expect(before.state.subjects?.[subject]).toBe(1);
+    await t.app.inject({ method: "DELETE", url: `/v1/patients/${p.id}?permanent=true`, headers: t.auth });
+    const after = await jsm.streams.info(names.logsStream, { subjects_filter: subject });
+    expect(after.state.subjects?.[subject]).toBeUndefined();
+    expect((await get(`/v1/patients/${p.id}`)).statusCode).toBe(404);
+  });
+});

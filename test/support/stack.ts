@@ -1,0 +1,49 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import { loadConfig, type Config } from "../../src/config.js";
+import { createServices, type Services } from "../../src/services.js";
+import { buildApp } from "../../src/http/app.js";
+import { destroyTopology } from "../../infra/nats/topology.js";
+
+export interface TestStack {
+  config: Config;
+  services: Services;
+  app: FastifyInstance;
+  adminKey: string;
+  /** Authorization header for the bootstrap key. */
+  auth: { authorization: string };
+  close(): Promise<void>;
+}
+
+/**
+ * The real service against the machine's NATS and Redis and an embedded ClickHouse, in
+ * a namespace of its own (streams, buckets, subjects, Redis keys), removed on close.
+ */
+export async function startStack(env: Record<string, string> = {}): Promise<TestStack> {
+  const ns = `t${randomBytes(5).toString("hex")}`;
+  const dataDir = mkdtempSync(join(tmpdir(), "pss-test-"));
+  const adminKey = `admin-${randomBytes(16).toString("hex")}`;
+  const config = loadConfig({ PSS_NAMESPACE: ns, DATA_DIR: dataDir, PSS_ADMIN_KEY: adminKey, LOG_LEVEL: "silent", ...env });
+  const services = await createServices(config);
+  const app = await buildApp(services, { logger: false });
+  await app.ready();
+  return {
+    config,
+    services,
+    app,
+    adminKey,
+    auth: { authorization: `Bearer ${adminKey}` },
+    async close() {
+      await app.close();
+      const keys: string[] = [];
+      for await (const batch of services.redis.scanIterator({ MATCH: `${ns}:*`, COUNT: 1000 })) keys.push(...(Array.isArray(batch) ? batch : [batch]));
+      if (keys.length > 0) await services.redis.del(keys);
+      await destroyTopology(services.nc, ns);
+      await services.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
