@@ -42,5 +42,6 @@ export const LIFECYCLE_TRACKED: ReadonlySet<LogType> = new Set<LogType>([
 ]);
 
 export function isLogType(name: string): name is LogType {
-  return (GROUP_OF as Record<string, LogGroup | undefined>)[name] !== undefined;
+  // Own keys only: inherited names such as "toString" or "constructor" are not log types.
+  return Object.hasOwn(GROUP_OF, name);
 }
