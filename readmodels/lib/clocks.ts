@@ -1,0 +1,173 @@
+import { isObj, type Obj } from "./payload.js";
+import { cmpTime } from "./time.js";
+
+/**
+ * Per-leaf write clocks: the event timestamp of the last write of each leaf path, kept
+ * beside a module's document (never inside the payload clients read). With them a patch
+ * or an `extensions` leaf from an older log never overwrites a newer one, even when the
+ * older log is applied later, so patch-style state does not depend on arrival order.
+ * Keys are JSON-encoded paths (unambiguous whatever the segments contain). Equal
+ * timestamps: the write applied later wins, which is acceptance order in a sorted fold.
+ */
+export type Clocks = Readonly<Record<string, string>>;
+export type Path = readonly string[];
+
+export interface Versioned<T> {
+  value: T;
+  clocks: Clocks;
+}
+
+const keyOf = (p: Path): string => JSON.stringify(p);
+const childPrefix = (p: Path): string => (p.length === 0 ? "[" : keyOf(p).slice(0, -1) + ",");
+const newer = (clock: string | undefined, ts: string): boolean => clock !== undefined && cmpTime(clock, ts) > 0;
+
+/** A mutable working copy; the inputs are never touched, and are returned when nothing changed. */
+class Draft {
+  doc: Obj;
+  clocks: Record<string, string>;
+  changed = false;
+  clocksChanged = false;
+
+  constructor(
+    private readonly root: Obj,
+    private readonly rootClocks: Clocks,
+    private readonly base: Path,
+  ) {
+    this.doc = structuredClone(root);
+    this.clocks = { ...rootClocks };
+  }
+
+  result(): Versioned<Obj> {
+    return { value: this.changed ? this.doc : this.root, clocks: this.clocksChanged ? this.clocks : this.rootClocks };
+  }
+
+  private setClock(p: Path, ts: string | undefined): void {
+    const k = keyOf([...this.base, ...p]);
+    if (this.clocks[k] === ts) return;
+    if (ts === undefined) delete this.clocks[k];
+    else this.clocks[k] = ts;
+    this.clocksChanged = true;
+  }
+
+  private set(p: Path, value: unknown): void {
+    let node = this.doc;
+    for (const seg of p.slice(0, -1)) {
+      if (!isObj(node[seg])) node[seg] = {};
+      node = node[seg] as Obj;
+    }
+    const leaf = p[p.length - 1];
+    if (JSON.stringify(node[leaf]) === JSON.stringify(value)) return;
+    node[leaf] = structuredClone(value);
+    this.changed = true;
+  }
+
+  private get(p: Path): unknown {
+    let node: unknown = this.doc;
+    for (const seg of p) node = isObj(node) ? node[seg] : undefined;
+    return node;
+  }
+
+  /** Deletes a leaf and prunes parents left empty, so "set then cleared" equals "never set". */
+  private delete(p: Path): void {
+    const chain: Obj[] = [this.doc];
+    for (const seg of p.slice(0, -1)) {
+      const next = chain[chain.length - 1][seg];
+      if (!isObj(next)) return;
+      chain.push(next);
+    }
+    const leaf = p[p.length - 1];
+    if (!(leaf in chain[chain.length - 1])) return;
+    delete chain[chain.length - 1][leaf];
+    this.changed = true;
+    // Top-level containers (`extensions`) stay, as every document starts with them.
+    for (let i = chain.length - 1; i > 1 && Object.keys(chain[i]).length === 0; i--) delete chain[i - 1][p[i - 1]];
+  }
+
+  /**
+   * Writes one leaf (null deletes) at `p` with timestamp `ts`. The clocks are a register per
+   * path holding the latest write time (so they merge by max, in any order), and the
+   * document shows exactly the leaves whose write is newer than every write above and
+   * below them: a later write to `a` hides an older `a.c`, and a later write to `a.c`
+   * supersedes an older scalar `a`. Both rules hold whatever order the writes come in.
+   */
+  leaf(p: Path, value: unknown, ts: string): void {
+    const full = [...this.base, ...p];
+    if (newer(this.clocks[keyOf(full)], ts)) return;
+    this.setClock(p, ts);
+    for (let i = this.base.length + 1; i < full.length; i++) if (newer(this.clocks[keyOf(full.slice(0, i))], ts)) return;
+    for (let i = 1; i < p.length; i++) {
+      const above = this.get(p.slice(0, i));
+      if (above !== undefined && !isObj(above)) this.delete(p.slice(0, i));
+    }
+    const prefix = childPrefix(full);
+    let newerBelow = false;
+    for (const k of Object.keys(this.clocks)) {
+      if (!k.startsWith(prefix)) continue;
+      if (newer(this.clocks[k], ts)) newerBelow = true;
+      else this.delete((JSON.parse(k) as string[]).slice(this.base.length));
+    }
+    if (newerBelow) return;
+    if (value === null || value === undefined) this.delete(p);
+    else this.set(p, value);
+  }
+
+  /** Merges a plain object at leaf level: each non-object value is one leaf (null deletes it). */
+  tree(p: Path, incoming: Obj, ts: string): void {
+    for (const [k, v] of Object.entries(incoming)) {
+      // An empty object merges nothing (as in JSON merge patch); it is not a value to store.
+      if (v === undefined || (isObj(v) && Object.keys(v).length === 0)) continue;
+      if (isObj(v)) this.tree([...p, k], v, ts);
+      else this.leaf([...p, k], v, ts);
+    }
+  }
+}
+
+/**
+ * Applies a patch to `root`: each listed field present in `patch` is one leaf write (null
+ * clears it); fields named in `treeFields` (always `extensions`) merge at leaf level.
+ * `base` prefixes the clock paths, so several entries can share one clock map.
+ */
+export function patchObject(
+  root: Obj,
+  clocks: Clocks,
+  base: Path,
+  patch: Obj,
+  fields: readonly string[],
+  ts: string,
+  treeFields: readonly string[] = [],
+): Versioned<Obj> {
+  const d = new Draft(root, clocks, base);
+  for (const f of [...fields, "extensions", ...treeFields]) {
+    const v = patch[f];
+    if (v === undefined) continue;
+    if (f === "extensions" || treeFields.includes(f)) {
+      if (isObj(v)) d.tree([f], v, ts);
+    } else d.leaf([f], v, ts);
+  }
+  return d.result();
+}
+
+/** Forgets the clocks under `base` (an entry that was removed). */
+export function dropClocks(clocks: Clocks, base: Path): Clocks {
+  const prefix = childPrefix(base);
+  const keys = Object.keys(clocks).filter((k) => k.startsWith(prefix));
+  if (keys.length === 0) return clocks;
+  const out = { ...clocks };
+  for (const k of keys) delete out[k];
+  return out;
+}
+
+/** Moves the clocks under `from` to `to` (an entry whose identity key improved, e.g. gained a code). */
+export function moveClocks(clocks: Clocks, from: Path, to: Path): Clocks {
+  if (keyOf(from) === keyOf(to)) return clocks;
+  const prefix = childPrefix(from);
+  const keys = Object.keys(clocks).filter((k) => k.startsWith(prefix));
+  if (keys.length === 0) return clocks;
+  const out = { ...clocks };
+  for (const k of keys) {
+    const rest = (JSON.parse(k) as string[]).slice(from.length);
+    out[keyOf([...to, ...rest])] = out[k];
+    delete out[k];
+  }
+  return out;
+}

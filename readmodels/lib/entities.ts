@@ -1,0 +1,67 @@
+import type { LogRecord } from "../log-record.js";
+import { dropClocks, moveClocks, patchObject, type Clocks } from "./clocks.js";
+import { addSource, removeAt, replaceAt, type SourceRef } from "./lists.js";
+import { str, type Obj } from "./payload.js";
+import { maxTime } from "./time.js";
+
+/** Multi-entry actions; "delete" is the medication list's spelling of remove. Default add. */
+export type Action = "add" | "update" | "remove";
+
+export function actionOf(o: Obj): Action {
+  const a = str(o, "action");
+  return a === "remove" || a === "delete" ? "remove" : a === "update" ? "update" : "add";
+}
+
+/** Bookkeeping every keyed entry carries: when it last changed (event time) and who said so. */
+export interface EntryMeta {
+  updated_at: string;
+  sources: SourceRef[];
+  extensions: Obj;
+}
+
+export interface EntryWrite<E extends EntryMeta> {
+  list: readonly E[];
+  clocks: Clocks;
+  /** Clock namespace of this list inside its module. */
+  ns: string;
+  /** Index of the entry the write is about, or -1. */
+  index: number;
+  /** The entry's identity key, used for its clock paths. */
+  keyOf: (e: E) => string;
+  action: Action;
+  /** Field values of this write (absent fields are left alone; null clears). */
+  patch: Obj;
+  fields: readonly string[];
+  /** The entry created when none matches (every field present, unknowns null). */
+  blank: Omit<E, keyof EntryMeta>;
+  log: LogRecord;
+  source?: unknown;
+  treeFields?: readonly string[];
+}
+
+/**
+ * One add/update/remove on a keyed list. Add and update are both upserts (an update of an
+ * unknown entry creates it; an add of a known one updates it) since the sender's intent is
+ * the same; fields merge one by one under per-field clocks. Remove of an unknown entry is
+ * a no-op.
+ */
+export function applyEntry<E extends EntryMeta>(w: EntryWrite<E>): { list: readonly E[]; clocks: Clocks } {
+  const existing = w.index >= 0 ? w.list[w.index] : undefined;
+  if (w.action === "remove") {
+    if (!existing) return { list: w.list, clocks: w.clocks };
+    return { list: removeAt(w.list, w.index), clocks: dropClocks(w.clocks, [w.ns, w.keyOf(existing)]) };
+  }
+  const ts = w.log.timestamp;
+  const start = (existing ?? { ...w.blank, extensions: {}, updated_at: ts, sources: [] }) as E;
+  const oldKey = existing ? w.keyOf(existing) : "\u0000new";
+  const r = patchObject(start as unknown as Obj, w.clocks, [w.ns, oldKey], w.patch, w.fields, ts, w.treeFields);
+  // Cleared fields read as null, like fields never given, so the entry keeps one shape.
+  const nulls = Object.fromEntries(Object.keys(w.blank).map((k) => [k, null]));
+  const next = {
+    ...nulls,
+    ...(r.value as unknown as E),
+    updated_at: existing ? maxTime(existing.updated_at, ts) : ts,
+    sources: addSource(existing?.sources, w.log, w.source),
+  };
+  return { list: replaceAt(w.list, w.index, next), clocks: moveClocks(r.clocks, [w.ns, oldKey], [w.ns, w.keyOf(next)]) };
+}

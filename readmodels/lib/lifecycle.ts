@@ -1,0 +1,61 @@
+import type { LogRecord } from "../log-record.js";
+import type { Clocks } from "./clocks.js";
+import { actionOf, applyEntry, type EntryMeta } from "./entities.js";
+import { findByIdentity, identityKey, type Identity } from "./identity.js";
+import { HISTORY, insertSorted } from "./lists.js";
+import type { Obj } from "./payload.js";
+import { maxTime, minTime, type Stamped } from "./time.js";
+
+/** Bookkeeping of a lifecycle-tracked entity: first and last report, and its report history. */
+export interface Lifecycle<H extends Stamped> extends EntryMeta {
+  first_reported_at: string;
+  last_reported_at: string;
+  /** Sorted by (timestamp, log_id); the last HISTORY reports. */
+  history: H[];
+}
+
+export interface LifecycleWrite<E extends Lifecycle<H>, H extends Stamped> {
+  list: readonly E[];
+  clocks: Clocks;
+  ns: string;
+  item: Obj;
+  probe: Identity;
+  identityOf: (e: E) => Identity;
+  fields: readonly string[];
+  /** Object fields merged at leaf level like extensions. */
+  treeFields?: readonly string[];
+  blank: Omit<E, keyof Lifecycle<H>>;
+  history: H;
+  log: LogRecord;
+  /** Derives fields from the latest history item (status, current score), so the current
+   * value is the one of the latest report by event time, not of the last applied. */
+  settle?: (e: E) => E;
+}
+
+/**
+ * Upserts (or removes, on action remove) one lifecycle-tracked entity: its fields merge
+ * like any keyed entry, then the report joins its history.
+ */
+export function applyLifecycle<E extends Lifecycle<H>, H extends Stamped>(w: LifecycleWrite<E, H>): { list: readonly E[]; clocks: Clocks } {
+  const index = findByIdentity(w.list, w.probe, w.identityOf);
+  const keyOf = (e: E) => identityKey(w.identityOf(e));
+  const action = actionOf(w.item);
+  const blank = { ...w.blank, first_reported_at: w.log.timestamp, last_reported_at: w.log.timestamp, history: [] };
+  const r = applyEntry<E>({
+    list: w.list, clocks: w.clocks, ns: w.ns, index, keyOf, action, patch: w.item, fields: w.fields,
+    blank: blank as unknown as Omit<E, keyof EntryMeta>, log: w.log, source: w.log.payload.source, treeFields: w.treeFields,
+  });
+  if (action === "remove") return r;
+  const at = index >= 0 ? index : r.list.length - 1;
+  const e = r.list[at];
+  let next: E = {
+    ...e,
+    first_reported_at: minTime(e.first_reported_at, w.log.timestamp),
+    last_reported_at: maxTime(e.last_reported_at, w.log.timestamp),
+    history: insertSorted(e.history, w.history, HISTORY),
+  };
+  if (w.settle) next = w.settle(next);
+  const list = [...r.list];
+  list[at] = next;
+  return { list, clocks: r.clocks };
+}

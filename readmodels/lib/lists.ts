@@ -1,0 +1,53 @@
+import { cmpStamped, type Stamped } from "./time.js";
+import type { LogRecord } from "../log-record.js";
+
+/** Default bound of a recent window. */
+export const RECENT = 50;
+/** Default bound of one entity's history. */
+export const HISTORY = 50;
+/** Default number of days kept in a daily rollup. */
+export const DAYS = 90;
+/** Sources kept per fact. */
+export const SOURCES = 10;
+
+/**
+ * Inserts an item into a list sorted by (timestamp, log_id) and keeps the last `max`.
+ * Items with equal keys (several items of one log) keep their payload order. Because the
+ * list is sorted and truncated from the old end, its content is the `max` latest items
+ * whatever order they were inserted in.
+ */
+export function insertSorted<T extends Stamped>(list: readonly T[], item: T, max: number): T[] {
+  let i = list.length;
+  while (i > 0 && cmpStamped(list[i - 1], item) > 0) i--;
+  const out = [...list.slice(0, i), item, ...list.slice(i)];
+  return out.length > max ? out.slice(out.length - max) : out;
+}
+
+/** The last item of a sorted list: the latest by event time. */
+export function last<T>(list: readonly T[]): T | undefined {
+  return list[list.length - 1];
+}
+
+/** Who asserted a fact, and through which log. `source` is the payload's own source, or null. */
+export interface SourceRef {
+  source: unknown;
+  log_id: string;
+  timestamp: string;
+}
+
+export function addSource(list: readonly SourceRef[] | undefined, log: LogRecord, source?: unknown): SourceRef[] {
+  const ref: SourceRef = { source: source ?? log.payload.source ?? null, log_id: log.id, timestamp: log.timestamp };
+  return insertSorted(list ?? [], ref, SOURCES);
+}
+
+/** Replaces item i (or appends when i < 0), without touching the input. */
+export function replaceAt<T>(list: readonly T[], i: number, item: T): T[] {
+  if (i < 0) return [...list, item];
+  const out = [...list];
+  out[i] = item;
+  return out;
+}
+
+export function removeAt<T>(list: readonly T[], i: number): T[] {
+  return i < 0 ? [...list] : [...list.slice(0, i), ...list.slice(i + 1)];
+}

@@ -1,0 +1,58 @@
+import type { LogType } from "../src/catalog/log-types.js";
+import type { Clocks } from "./lib/clocks.js";
+import type { LogRecord } from "./log-record.js";
+import type { ModulePayloads } from "./payloads.js";
+
+/** Stable modules: slow-changing facts (GET /v1/state/{pid}/stable). */
+export const STABLE_MODULES = [
+  "demographics", "condition_diagnosis", "medications", "user_preferences", "emergency_contact", "care_team",
+  "insurance", "social", "pharmacy", "procedures", "allergies", "immunizations", "devices", "family_history",
+] as const;
+
+/** Event-state modules: rolling regions (GET /v1/state/{pid}/event-modules/{module_type}). */
+export const EVENT_MODULES = [
+  "symptoms", "emotional_state", "adherence", "physical_activity", "engagement", "heart", "sleep", "lab_results",
+  "vitals", "clinical_context", "questionnaires", "conversations", "glucose",
+] as const;
+
+export type StableKey = (typeof STABLE_MODULES)[number];
+export type EventKey = (typeof EVENT_MODULES)[number];
+export type ModuleKey = StableKey | EventKey;
+export type ModuleKind = "stable" | "event";
+
+/** What a module's evolve folds: its document (the payload clients read) and its write clocks. */
+export interface ModuleState<D> {
+  readonly doc: D;
+  readonly clocks: Clocks;
+}
+
+/**
+ * What a module may know besides its own state and the log. Reads return other modules'
+ * payloads as they stood before the current log, so a module's result never depends on
+ * the order modules are visited within one log.
+ */
+export interface ModuleContext {
+  readonly patient_id: string;
+  /** IANA zone: the day of a reading that has no local_date. */
+  readonly timezone: string;
+  read<K extends ModuleKey>(key: K): Readonly<ModulePayloads[K]> | undefined;
+}
+
+export interface ReadModel<K extends ModuleKey, D> {
+  readonly key: K;
+  readonly kind: K extends StableKey ? "stable" : "event";
+  /** Bump when the document shape or the rules change: the module is then rebuilt by replay. */
+  readonly version: number;
+  /** Log types this module reacts to; must equal what routing.ts sends it (a test checks). */
+  readonly handles: readonly LogType[];
+  /** Modules it reads through the context: rebuilding one of them rebuilds this one too. */
+  readonly reads: readonly ModuleKey[];
+  initial(): D;
+  /** Pure: no clock, randomness or I/O; never mutates its inputs; returns `state` when nothing changed. */
+  evolve(state: ModuleState<D>, log: LogRecord, ctx: ModuleContext): ModuleState<D>;
+}
+
+/** Wraps a new document, keeping the state object when the document did not change. */
+export function withDoc<D>(state: ModuleState<D>, doc: D, clocks: Clocks = state.clocks): ModuleState<D> {
+  return doc === state.doc && clocks === state.clocks ? state : { doc, clocks };
+}

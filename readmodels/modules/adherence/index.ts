@@ -1,0 +1,139 @@
+import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogRecord } from "../../log-record.js";
+import { findByIdentity, type Identity } from "../../lib/identity.js";
+import { insertSorted, RECENT, replaceAt } from "../../lib/lists.js";
+import { num, objs, str } from "../../lib/payload.js";
+import { maxTime, timeMs } from "../../lib/time.js";
+import { withDoc, type ModuleContext, type ModuleState, type ReadModel } from "../../module.js";
+import { DEFAULT_ADHERENCE_WINDOW_MINUTES, findMedication } from "../medications/index.js";
+
+export interface Dose {
+  /** When the dose was reported taken or skipped: the log's timestamp. */
+  timestamp: string;
+  log_id: string;
+  medication_name: string | null;
+  rxnorm_cui: string | null;
+  status: "taken" | "skipped";
+  scheduled_time: string | null;
+  dose_amount: number | null;
+  dose_unit: string | null;
+  /** Minutes after (+) or before (-) scheduled_time; null without one. */
+  deviation_minutes: number | null;
+  /** The medication's adherence_window_minutes at the time of the dose. @default 60 */
+  window_minutes: number;
+  /** Taken within ± window of scheduled_time; null when skipped or unscheduled. */
+  on_time: boolean | null;
+}
+
+/** Counts per medication, identified by rxnorm_cui else normalized name. */
+export interface MedicationAdherence {
+  medication_name: string | null;
+  rxnorm_cui: string | null;
+  taken: number;
+  skipped: number;
+  on_time: number;
+  /** Taken with a scheduled_time but outside the window. */
+  late: number;
+  last_status: "taken" | "skipped";
+  last_event_at: string;
+  last_taken_at: string | null;
+}
+
+export interface AdverseEvent {
+  timestamp: string;
+  log_id: string;
+  medication_identifier: string;
+  /** The listed medication it names, when one matches (by RxNorm CUI or name). */
+  medication_name: string | null;
+  rxnorm_cui: string | null;
+  description: string | null;
+  severity: string | null;
+  onset_date: string | null;
+  recorded_at: string | null;
+}
+
+export interface AdherenceDoc {
+  medications: MedicationAdherence[];
+  /** The last 50 doses by event time. */
+  recent: Dose[];
+  /** medication_adverse_event reports, the last 50. */
+  adverse_events: AdverseEvent[];
+}
+
+const identityOf = (m: Pick<MedicationAdherence, "rxnorm_cui" | "medication_name">): Identity => ({
+  codes: [m.rxnorm_cui],
+  name: m.medication_name,
+});
+
+function applyDoses(s: ModuleState<AdherenceDoc>, log: LogRecord, ctx: ModuleContext): ModuleState<AdherenceDoc> {
+  const meds = ctx.read("medications");
+  let { medications, recent } = s.doc;
+  for (const d of objs(log.payload, "medication_adherence")) {
+    const status = str(d, "status");
+    if (status !== "taken" && status !== "skipped") continue;
+    const ref = { rxnorm_cui: str(d, "rxnorm_cui") ?? null, medication_name: str(d, "medication_name") ?? null };
+    if (!ref.rxnorm_cui && !ref.medication_name) continue;
+    const listed = findMedication(meds, ref);
+    const rxnorm_cui = ref.rxnorm_cui ?? listed?.rxnorm_cui ?? null;
+    const medication_name = ref.medication_name ?? listed?.medication_name ?? null;
+    const window = listed?.adherence_window_minutes ?? DEFAULT_ADHERENCE_WINDOW_MINUTES;
+    const scheduled = str(d, "scheduled_time") ?? null;
+    const deviationMs = scheduled === null ? NaN : timeMs(log.timestamp) - timeMs(scheduled);
+    const deviation = Number.isNaN(deviationMs) ? null : Math.round(deviationMs / 60_000);
+    const on_time = status === "taken" && deviation !== null ? Math.abs(deviationMs) <= window * 60_000 : null;
+    const dose: Dose = {
+      timestamp: log.timestamp, log_id: log.id, medication_name, rxnorm_cui, status, scheduled_time: scheduled,
+      dose_amount: num(d, "dose_amount") ?? null, dose_unit: str(d, "dose_unit") ?? null,
+      deviation_minutes: deviation, window_minutes: window, on_time,
+    };
+    recent = insertSorted(recent, dose, RECENT);
+    const at = findByIdentity(medications, identityOf({ rxnorm_cui, medication_name }), identityOf);
+    const prev: MedicationAdherence = at >= 0 ? medications[at] : {
+      medication_name, rxnorm_cui, taken: 0, skipped: 0, on_time: 0, late: 0, last_status: status,
+      last_event_at: log.timestamp, last_taken_at: null,
+    };
+    const isLast = at < 0 || maxTime(prev.last_event_at, log.timestamp) === log.timestamp;
+    medications = replaceAt(medications, at, {
+      medication_name: prev.medication_name ?? medication_name,
+      rxnorm_cui: prev.rxnorm_cui ?? rxnorm_cui,
+      taken: prev.taken + (status === "taken" ? 1 : 0),
+      skipped: prev.skipped + (status === "skipped" ? 1 : 0),
+      on_time: prev.on_time + (on_time === true ? 1 : 0),
+      late: prev.late + (on_time === false ? 1 : 0),
+      last_status: isLast ? status : prev.last_status,
+      last_event_at: maxTime(prev.last_event_at, log.timestamp),
+      last_taken_at: status === "taken" ? maxTime(prev.last_taken_at ?? log.timestamp, log.timestamp) : prev.last_taken_at,
+    });
+  }
+  return withDoc(s, recent === s.doc.recent ? s.doc : { ...s.doc, medications, recent });
+}
+
+function applyAdverse(s: ModuleState<AdherenceDoc>, log: LogRecord, ctx: ModuleContext): ModuleState<AdherenceDoc> {
+  const meds = ctx.read("medications");
+  let adverse_events = s.doc.adverse_events;
+  for (const e of objs(log.payload, "events")) {
+    const id = str(e, "medication_identifier");
+    if (id === undefined) continue;
+    // The identifier is a CUI or a name; try it as both.
+    const listed = findMedication(meds, { rxnorm_cui: id }) ?? findMedication(meds, { medication_name: id });
+    adverse_events = insertSorted(adverse_events, {
+      timestamp: log.timestamp, log_id: log.id, medication_identifier: id,
+      medication_name: listed?.medication_name ?? null, rxnorm_cui: listed?.rxnorm_cui ?? null,
+      description: str(e, "description") ?? null, severity: str(e, "severity") ?? null,
+      onset_date: str(e, "onset_date") ?? null, recorded_at: str(e, "recorded_at") ?? null,
+    }, RECENT);
+  }
+  return withDoc(s, adverse_events === s.doc.adverse_events ? s.doc : { ...s.doc, adverse_events });
+}
+
+export const handles: readonly LogType[] = ["medication_adherence", "medication_adverse_event"];
+
+export const adherence: ReadModel<"adherence", AdherenceDoc> = {
+  key: "adherence",
+  kind: "event",
+  version: 1,
+  handles,
+  reads: ["medications"],
+  initial: () => ({ medications: [], recent: [], adverse_events: [] }),
+  evolve: (s, log, ctx) => (log.log_type === "medication_adherence" ? applyDoses(s, log, ctx) : applyAdverse(s, log, ctx)),
+};

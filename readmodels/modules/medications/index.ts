@@ -1,0 +1,91 @@
+import type { LogType } from "../../../src/catalog/log-types.js";
+import { actionOf, applyEntry, type EntryMeta } from "../../lib/entities.js";
+import { findByIdentity, identityKey, type Identity } from "../../lib/identity.js";
+import { objs, str } from "../../lib/payload.js";
+import { withDoc, type ReadModel } from "../../module.js";
+
+/** The contract's medication entry, plus ndc_code, therapeutic_class, extensions and sources. */
+export interface Medication extends EntryMeta {
+  medication_name: string | null;
+  rxnorm_cui: string | null;
+  dose: string | null;
+  dose_unit: string | null;
+  frequency: string | null;
+  route: string | null;
+  form: string | null;
+  /** Daily times "HH:MM"; adherence is tracked against them. */
+  schedule_times: string[] | null;
+  /** Minutes either side of a scheduled time that count as on time. @default 60 */
+  adherence_window_minutes: number | null;
+  /** ISO 8601 date */
+  start_date: string | null;
+  prescribed_by: { name?: string; npi?: string } | null;
+  ndc_code: string | null;
+  therapeutic_class: string | null;
+}
+
+/** Current medication list; a deleted medication is no longer listed. */
+export interface MedicationsDoc {
+  medications: Medication[];
+}
+
+export const DEFAULT_ADHERENCE_WINDOW_MINUTES = 60;
+
+const FIELDS = [
+  "medication_name", "rxnorm_cui", "dose", "dose_unit", "frequency", "route", "form", "schedule_times",
+  "adherence_window_minutes", "start_date", "prescribed_by", "ndc_code", "therapeutic_class",
+] as const;
+
+const identityOf = (m: Pick<Medication, "rxnorm_cui" | "medication_name">): Identity => ({
+  codes: [m.rxnorm_cui],
+  name: m.medication_name,
+});
+const keyOf = (m: Medication) => identityKey(identityOf(m));
+
+/** The listed medication a dose or adverse event refers to: by RxNorm CUI, else normalized name. */
+export function findMedication(
+  doc: Readonly<MedicationsDoc> | undefined,
+  ref: { rxnorm_cui?: string | null; medication_name?: string | null },
+): Medication | undefined {
+  if (!doc) return undefined;
+  const i = findByIdentity(doc.medications, identityOf({ rxnorm_cui: ref.rxnorm_cui ?? null, medication_name: ref.medication_name ?? null }), identityOf);
+  return i >= 0 ? doc.medications[i] : undefined;
+}
+
+export const handles: readonly LogType[] = ["medication_list_update"];
+
+export const medications: ReadModel<"medications", MedicationsDoc> = {
+  key: "medications",
+  kind: "stable",
+  version: 1,
+  handles,
+  reads: [],
+  initial: () => ({ medications: [] }),
+  evolve: (s, log) => {
+    let list: readonly Medication[] = s.doc.medications;
+    let clocks = s.clocks;
+    for (const m of objs(log.payload, "medications")) {
+      const rxnorm_cui = str(m, "rxnorm_cui") ?? null;
+      const medication_name = str(m, "medication_name") ?? null;
+      if (rxnorm_cui === null && medication_name === null) continue; // nothing to identify it by
+      ({ list, clocks } = applyEntry<Medication>({
+        list,
+        clocks,
+        ns: "medications",
+        index: findByIdentity(list, identityOf({ rxnorm_cui, medication_name }), identityOf),
+        keyOf,
+        action: actionOf(m),
+        patch: m,
+        fields: FIELDS,
+        blank: {
+          medication_name, rxnorm_cui, dose: null, dose_unit: null, frequency: null, route: null, form: null,
+          schedule_times: [], adherence_window_minutes: DEFAULT_ADHERENCE_WINDOW_MINUTES, start_date: null,
+          prescribed_by: null, ndc_code: null, therapeutic_class: null,
+        },
+        log,
+        source: log.payload.source,
+      }));
+    }
+    return withDoc(s, list === s.doc.medications ? s.doc : { medications: [...list] }, clocks);
+  },
+};

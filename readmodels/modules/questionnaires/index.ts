@@ -1,0 +1,136 @@
+import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogRecord } from "../../log-record.js";
+import { HISTORY, insertSorted, last, RECENT, replaceAt } from "../../lib/lists.js";
+import { bool, normName, num, obj, objs, round, str, type Obj } from "../../lib/payload.js";
+import { withDoc, type ModuleState, type ReadModel } from "../../module.js";
+
+export interface ScoreEntry {
+  timestamp: string;
+  log_id: string;
+  total_score: number | null;
+  total_score_max: number | null;
+  severity_category: string | null;
+  clinically_significant: boolean | null;
+  domain_scores: Obj | null;
+  /** The client's own change classification for this administration (improved, stable, worsened), if sent. */
+  change_classification: string | null;
+  minimally_important_difference: number | null;
+}
+
+/**
+ * Change of the latest total score against the one before it (both by event time).
+ * `direction` is arithmetic only: whether a higher score is better depends on the
+ * instrument (PHQ-9: worse; FACT-G: better), so `classification` is only the client's.
+ */
+export interface ScoreChange {
+  prior_score: number;
+  prior_date: string;
+  change: number;
+  direction: "increased" | "decreased" | "unchanged";
+  /** |change| ≥ the minimally important difference sent with the latest administration. */
+  exceeds_mid: boolean | null;
+  classification: string | null;
+}
+
+/** One instrument, identified by instrument_id (case-insensitive). */
+export interface Instrument {
+  instrument_id: string;
+  instrument_type: string | null;
+  instrument_version: string | null;
+  administrations: number;
+  latest: ScoreEntry;
+  /** Item responses of the latest administration. */
+  latest_item_responses: Obj[];
+  change: ScoreChange | null;
+  /** The last 50 administrations by event time. */
+  history: ScoreEntry[];
+}
+
+export interface ItemResponse {
+  timestamp: string;
+  log_id: string;
+  instrument_id: string | null;
+  item_number: number | null;
+  question: string;
+  response_value: unknown;
+  response_label: string | null;
+  response_scale_max: number | null;
+  context: string | null;
+}
+
+export interface QuestionnairesDoc {
+  instruments: Instrument[];
+  /** Standalone questionnaire_item_response answers, the last 50. */
+  item_responses: ItemResponse[];
+}
+
+function changeOf(history: readonly ScoreEntry[]): ScoreChange | null {
+  const scored = history.filter((h) => h.total_score !== null);
+  const latest = last(scored);
+  const prior = scored[scored.length - 2];
+  if (!latest || !prior || latest !== last(history)) return null;
+  const change = round((latest.total_score as number) - (prior.total_score as number), 4);
+  const mid = latest.minimally_important_difference;
+  return {
+    prior_score: prior.total_score as number, prior_date: prior.timestamp, change,
+    direction: change > 0 ? "increased" : change < 0 ? "decreased" : "unchanged",
+    exceeds_mid: mid === null ? null : Math.abs(change) >= mid,
+    classification: latest.change_classification,
+  };
+}
+
+function applyResponse(s: ModuleState<QuestionnairesDoc>, log: LogRecord): ModuleState<QuestionnairesDoc> {
+  const p = log.payload;
+  const instrument = obj(p, "instrument") ?? {};
+  const id = str(instrument, "instrument_id");
+  if (id === undefined) return s;
+  const scores = obj(p, "scores") ?? {};
+  const change = obj(p, "change") ?? {};
+  const entry: ScoreEntry = {
+    timestamp: log.timestamp, log_id: log.id, total_score: num(scores, "total_score") ?? null,
+    total_score_max: num(scores, "total_score_max") ?? null, severity_category: str(scores, "severity_category") ?? null,
+    clinically_significant: bool(scores, "clinically_significant") ?? null, domain_scores: obj(scores, "domain_scores") ?? null,
+    change_classification: str(change, "change_classification") ?? null,
+    minimally_important_difference: num(change, "minimally_important_difference") ?? null,
+  };
+  const at = s.doc.instruments.findIndex((i) => normName(i.instrument_id) === normName(id));
+  const prev = at >= 0 ? s.doc.instruments[at] : undefined;
+  const history = insertSorted(prev?.history ?? [], entry, HISTORY);
+  const isLatest = last(history) === entry;
+  const next: Instrument = {
+    instrument_id: isLatest ? id : (prev?.instrument_id ?? id),
+    instrument_type: (isLatest ? str(instrument, "instrument_type") : undefined) ?? prev?.instrument_type ?? null,
+    instrument_version: (isLatest ? str(instrument, "instrument_version") : undefined) ?? prev?.instrument_version ?? null,
+    administrations: (prev?.administrations ?? 0) + 1,
+    latest: last(history) as ScoreEntry,
+    latest_item_responses: isLatest ? objs(p, "item_responses") : (prev?.latest_item_responses ?? []),
+    change: changeOf(history),
+    history,
+  };
+  return withDoc(s, { ...s.doc, instruments: replaceAt(s.doc.instruments, at, next) });
+}
+
+function applyItem(s: ModuleState<QuestionnairesDoc>, log: LogRecord): ModuleState<QuestionnairesDoc> {
+  const p = log.payload;
+  const question = str(p, "question");
+  if (question === undefined || p.response_value === undefined) return s;
+  const item: ItemResponse = {
+    timestamp: log.timestamp, log_id: log.id, instrument_id: str(p, "instrument_id") ?? null,
+    item_number: num(p, "item_number") ?? null, question, response_value: p.response_value,
+    response_label: str(p, "response_label") ?? null, response_scale_max: num(p, "response_scale_max") ?? null,
+    context: str(p, "context") ?? null,
+  };
+  return withDoc(s, { ...s.doc, item_responses: insertSorted(s.doc.item_responses, item, RECENT) });
+}
+
+export const handles: readonly LogType[] = ["questionnaire_response", "questionnaire_item_response"];
+
+export const questionnaires: ReadModel<"questionnaires", QuestionnairesDoc> = {
+  key: "questionnaires",
+  kind: "event",
+  version: 1,
+  handles,
+  reads: [],
+  initial: () => ({ instruments: [], item_responses: [] }),
+  evolve: (s, log) => (log.log_type === "questionnaire_response" ? applyResponse(s, log) : applyItem(s, log)),
+};

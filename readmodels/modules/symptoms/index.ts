@@ -1,0 +1,142 @@
+import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogRecord } from "../../log-record.js";
+import { findByIdentity, type Identity } from "../../lib/identity.js";
+import { applyLifecycle } from "../../lib/lifecycle.js";
+import { addSource, HISTORY, insertSorted, last, replaceAt, SOURCES } from "../../lib/lists.js";
+import { normName, num, objs, str, without } from "../../lib/payload.js";
+import { withDoc, type ModuleState, type ReadModel } from "../../module.js";
+import type { HealthMetric, MetricReading, PendingDetail, Symptom, SymptomReport, SymptomsDoc } from "./types.js";
+
+export type * from "./types.js";
+
+const DETAILS = 20;
+const FREE_TEXT = 20;
+/** Scales the catalog fills in when the instrument is a standard one. */
+const SCALES: Record<string, [number, number]> = { esas_r: [0, 10], pro_ctcae: [0, 4], ctcae: [0, 5], custom: [0, 10] };
+const ATTRIBUTES = [
+  "frequency", "interference", "relatedness_to_treatment", "onset_date", "resolution_date", "resolution_status",
+  "action_taken", "seriousness", "suspected_agent", "requires_hospitalization",
+];
+
+const identityOf = (e: Pick<Symptom, "snomed_code" | "meddra_code" | "name">): Identity => ({
+  codes: [e.snomed_code, e.meddra_code],
+  name: e.name,
+});
+
+/** The current values come from the latest report by event time, not the last one applied. */
+function settle(e: Symptom): Symptom {
+  const latest = last(e.history) as SymptomReport;
+  return { ...e, current_score: latest.score, instrument: latest.instrument, status: latest.score === 0 ? "resolved" : "active" };
+}
+
+/** Moves pending details that match `e` into it (a detail sent before its symptom's first report). */
+function adopt(doc: SymptomsDoc, list: Symptom[], at: number): SymptomsDoc {
+  const e = list[at];
+  const matches = (d: PendingDetail) => findByIdentity([e], { codes: [d.snomed_code, d.meddra_code], name: d.symptom_type }, identityOf) === 0;
+  const mine = doc.pending_details.filter(matches);
+  if (mine.length === 0) return { ...doc, symptoms: list };
+  let adopted = e;
+  for (const d of mine) {
+    adopted = {
+      ...adopted,
+      details: insertSorted(adopted.details, { timestamp: d.timestamp, log_id: d.log_id, detail_type: d.detail_type, question: d.question, response: d.response }, DETAILS),
+      sources: insertSorted(adopted.sources, { source: d.source, log_id: d.log_id, timestamp: d.timestamp }, SOURCES),
+    };
+  }
+  return { ...doc, symptoms: replaceAt(list, at, adopted), pending_details: doc.pending_details.filter((d) => !matches(d)) };
+}
+
+function applyReport(s: ModuleState<SymptomsDoc>, log: LogRecord): ModuleState<SymptomsDoc> {
+  const instrument = str(log.payload, "instrument") ?? "custom";
+  let doc = s.doc;
+  let clocks = s.clocks;
+  for (const item of objs(log.payload, "symptoms")) {
+    const name = str(item, "name");
+    const score = num(item, "score");
+    if (name === undefined || score === undefined) continue;
+    const probe = { name, snomed_code: str(item, "snomed_code") ?? null, meddra_code: str(item, "meddra_code") ?? null };
+    const [min, max] = SCALES[instrument] ?? [null, null];
+    const patch = {
+      ...probe, type: str(item, "type"), scale_min: num(item, "scale_min") ?? min, scale_max: num(item, "scale_max") ?? max,
+      attributes: Object.fromEntries(ATTRIBUTES.filter((k) => item[k] !== undefined).map((k) => [k, item[k]])),
+      extensions: item.extensions,
+    };
+    const before = doc.symptoms.length;
+    const r = applyLifecycle<Symptom, SymptomReport>({
+      list: doc.symptoms, clocks, ns: "symptoms", log, item: without(patch, ["action"]), probe: identityOf(probe), identityOf,
+      fields: ["name", "snomed_code", "meddra_code", "type", "scale_min", "scale_max"], treeFields: ["attributes"], settle,
+      blank: { ...probe, status: "active", current_score: score, instrument, type: null, scale_min: null, scale_max: null, attributes: {}, details: [] },
+      history: { timestamp: log.timestamp, score, instrument, log_id: log.id },
+    });
+    clocks = r.clocks;
+    doc = r.list.length > before ? adopt(doc, [...r.list], r.list.length - 1) : { ...doc, symptoms: [...r.list] };
+  }
+  return withDoc(s, doc, clocks);
+}
+
+function applyDetail(s: ModuleState<SymptomsDoc>, log: LogRecord): ModuleState<SymptomsDoc> {
+  const p = log.payload;
+  const symptom_type = str(p, "symptom_type");
+  const detail_type = str(p, "detail_type");
+  const response = str(p, "response");
+  if (symptom_type === undefined || detail_type === undefined || response === undefined) return s;
+  const detail = { timestamp: log.timestamp, log_id: log.id, detail_type, question: str(p, "question") ?? null, response };
+  const codes = { snomed_code: str(p, "snomed_code") ?? null, meddra_code: str(p, "meddra_code") ?? null };
+  const at = findByIdentity(s.doc.symptoms, { codes: [codes.snomed_code, codes.meddra_code], name: symptom_type }, identityOf);
+  if (at < 0) {
+    const pending: PendingDetail = { ...detail, symptom_type, ...codes, source: p.source ?? null };
+    return withDoc(s, { ...s.doc, pending_details: insertSorted(s.doc.pending_details, pending, HISTORY) });
+  }
+  const e = s.doc.symptoms[at];
+  const next = { ...e, details: insertSorted(e.details, detail, DETAILS), sources: addSource(e.sources, log) };
+  return withDoc(s, { ...s.doc, symptoms: replaceAt(s.doc.symptoms, at, next) });
+}
+
+function applyFreeText(s: ModuleState<SymptomsDoc>, log: LogRecord): ModuleState<SymptomsDoc> {
+  const text = str(log.payload, "text");
+  if (text === undefined) return s;
+  const associated_symptoms = objs(log.payload, "associated_symptoms").flatMap((a) => {
+    const name = str(a, "name");
+    return name === undefined ? [] : [{ name, snomed_code: str(a, "snomed_code") ?? null, meddra_code: str(a, "meddra_code") ?? null }];
+  });
+  const report = { timestamp: log.timestamp, log_id: log.id, text, associated_symptoms };
+  return withDoc(s, { ...s.doc, free_text: insertSorted(s.doc.free_text, report, FREE_TEXT) });
+}
+
+function applyMetric(s: ModuleState<SymptomsDoc>, log: LogRecord): ModuleState<SymptomsDoc> {
+  const metric_type = str(log.payload, "metric_type");
+  const score = num(log.payload, "score");
+  if (metric_type === undefined || score === undefined) return s;
+  const reading: MetricReading = {
+    timestamp: log.timestamp, log_id: log.id, score,
+    scale_min: num(log.payload, "scale_min") ?? null, scale_max: num(log.payload, "scale_max") ?? null,
+  };
+  const at = s.doc.health_metrics.findIndex((m) => normName(m.metric_type) === normName(metric_type));
+  const history = insertSorted(at >= 0 ? s.doc.health_metrics[at].history : [], reading, HISTORY);
+  const latest = last(history) as MetricReading;
+  const metric: HealthMetric = { metric_type: at >= 0 ? s.doc.health_metrics[at].metric_type : metric_type, latest, history };
+  return withDoc(s, { ...s.doc, health_metrics: replaceAt(s.doc.health_metrics, at, metric) });
+}
+
+export const handles: readonly LogType[] = ["symptom_report", "symptom_detail", "symptom_free_text", "health_metric"];
+
+export const symptoms: ReadModel<"symptoms", SymptomsDoc> = {
+  key: "symptoms",
+  kind: "event",
+  version: 1,
+  handles,
+  reads: [],
+  initial: () => ({ symptoms: [], pending_details: [], free_text: [], health_metrics: [] }),
+  evolve: (s, log) => {
+    switch (log.log_type) {
+      case "symptom_detail":
+        return applyDetail(s, log);
+      case "symptom_free_text":
+        return applyFreeText(s, log);
+      case "health_metric":
+        return applyMetric(s, log);
+      default:
+        return applyReport(s, log);
+    }
+  },
+};

@@ -1,0 +1,58 @@
+import type { AdherenceDoc } from "./modules/adherence/index.js";
+import type { AllergiesDoc } from "./modules/allergies/index.js";
+import type { CareTeamDoc } from "./modules/care_team/index.js";
+import type { ClinicalContextDoc } from "./modules/clinical_context/types.js";
+import type { ConditionDiagnosisDoc } from "./modules/condition_diagnosis/index.js";
+import type { ConversationsDoc } from "./modules/conversations/index.js";
+import type { DemographicsDoc } from "./modules/demographics/index.js";
+import type { DevicesDoc } from "./modules/devices/index.js";
+import type { EmergencyContactDoc } from "./modules/emergency_contact/index.js";
+import type { EmotionalStateDoc } from "./modules/emotional_state/index.js";
+import type { EngagementDoc } from "./modules/engagement/index.js";
+import type { FamilyHistoryDoc } from "./modules/family_history/index.js";
+import type { GlucoseDoc } from "./modules/glucose/index.js";
+import type { HeartDoc } from "./modules/heart/index.js";
+import type { ImmunizationsDoc } from "./modules/immunizations/index.js";
+import type { InsuranceDoc } from "./modules/insurance/index.js";
+import type { LabResultsDoc } from "./modules/lab_results/index.js";
+import type { MedicationsDoc } from "./modules/medications/index.js";
+import type { PharmacyDoc } from "./modules/pharmacy/index.js";
+import type { PhysicalActivityDoc } from "./modules/physical_activity/index.js";
+import type { ProceduresDoc } from "./modules/procedures/index.js";
+import type { QuestionnairesDoc } from "./modules/questionnaires/index.js";
+import type { SleepDoc } from "./modules/sleep/index.js";
+import type { SocialDoc } from "./modules/social/index.js";
+import type { SymptomsDoc } from "./modules/symptoms/types.js";
+import type { UserPreferencesDoc } from "./modules/user_preferences/index.js";
+import type { VitalsDoc } from "./modules/vitals/index.js";
+
+/** The payload type of each module key: what a state read returns under `payload`. */
+export interface ModulePayloads {
+  demographics: DemographicsDoc;
+  condition_diagnosis: ConditionDiagnosisDoc;
+  medications: MedicationsDoc;
+  user_preferences: UserPreferencesDoc;
+  emergency_contact: EmergencyContactDoc;
+  care_team: CareTeamDoc;
+  insurance: InsuranceDoc;
+  social: SocialDoc;
+  pharmacy: PharmacyDoc;
+  procedures: ProceduresDoc;
+  allergies: AllergiesDoc;
+  immunizations: ImmunizationsDoc;
+  devices: DevicesDoc;
+  family_history: FamilyHistoryDoc;
+  symptoms: SymptomsDoc;
+  emotional_state: EmotionalStateDoc;
+  adherence: AdherenceDoc;
+  physical_activity: PhysicalActivityDoc;
+  engagement: EngagementDoc;
+  heart: HeartDoc;
+  sleep: SleepDoc;
+  lab_results: LabResultsDoc;
+  vitals: VitalsDoc;
+  clinical_context: ClinicalContextDoc;
+  questionnaires: QuestionnairesDoc;
+  conversations: ConversationsDoc;
+  glucose: GlucoseDoc;
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { given, log, payload } from "./given.js";
+
+describe("physical_activity", () => {
+  it("rolls activity up by local_date when given, else by the date in the patient's timezone", () => {
+    const logs = [
+      // 02:00 UTC on the 2nd is still the 1st in New York.
+      log("activity_data", "2025-03-02T02:00:00Z", { steps: 1000, distance_travelled: { value: 1.5, unit: "km" }, period: { start_datetime: "2025-03-02T02:00:00Z" } }),
+      log("activity_data", "2025-03-02T03:00:00Z", { steps: 500, local_date: "2025-03-02", distance_travelled: { value: 1000, unit: "feet" } }),
+      log("activity_data", "2025-03-01T15:00:00Z", { steps: 2000, active_minutes: 30, exercise_sessions: [{}, {}] }),
+    ];
+    const d = payload(given(logs, "America/New_York"), "physical_activity");
+    expect(d.days.map((x) => [x.date, x.entries, x.steps, x.distance_m, x.active_minutes, x.exercise_sessions])).toEqual([
+      ["2025-03-01", 2, 3000, 1500, 30, 2],
+      ["2025-03-02", 1, 500, 304.8, null, null],
+    ]);
+    expect(payload(given(logs, "UTC"), "physical_activity").days.map((x) => [x.date, x.steps])).toEqual([["2025-03-01", 2000], ["2025-03-02", 1500]]);
+    expect(d.recent.map((r) => r.steps)).toEqual([2000, 1000, 500]);
+  });
+
+  it("keeps only the latest 90 days", () => {
+    const logs = Array.from({ length: 100 }, (_, i) => log("activity_data", new Date(Date.UTC(2025, 0, 1 + i, 12)).toISOString(), { steps: i }));
+    const days = payload(given(logs), "physical_activity").days;
+    expect(days).toHaveLength(90);
+    expect(days[0].date).toBe("2025-01-11");
+  });
+});
+
+describe("heart", () => {
+  it("rolls heart-rate summaries and SpO2 readings up per day with the latest of each kind", () => {
+    const s = given([
+      log("heart_rate_data", "2025-03-01T08:00:00Z", { avg_bpm: 70, resting_bpm: 60, min_bpm: 50, max_bpm: 120, irregular_events_count: 1, period: { start_datetime: "2025-03-01T00:00:00Z" } }),
+      log("heart_rate_data", "2025-03-01T20:00:00Z", { avg_bpm: 80, min_bpm: 55, max_bpm: 140, irregular_events_count: 2 }),
+      log("spo2_reading", "2025-03-01T22:00:00Z", { spo2_percent: 95, sensor_timestamp: "2025-03-01T22:00:00Z", device_provider: "garmin" }),
+      log("spo2_reading", "2025-03-01T23:00:00Z", { spo2_percent: 91, sensor_timestamp: "2025-03-01T23:00:00Z", device_provider: "garmin" }),
+    ]);
+    const d = payload(s, "heart");
+    expect(d.days).toHaveLength(1);
+    expect(d.days[0]).toMatchObject({
+      date: "2025-03-01", heart_rate_entries: 2, avg_bpm: { count: 2, mean: 75 }, min_bpm: 50, max_bpm: 140, irregular_events_count: 3,
+      spo2_percent: { count: 2, mean: 93, min: 91, max: 95 },
+    });
+    expect(d.latest.spo2?.values).toMatchObject({ spo2_percent: 91 });
+    expect(d.latest.heart_rate?.values).toMatchObject({ avg_bpm: 80 });
+  });
+});
+
+describe("sleep", () => {
+  it("attributes a night's sleep to the day the patient woke up, in their timezone", () => {
+    const s = given([
+      log("sleep_data", "2025-03-02T07:00:00Z", { total_sleep_minutes: 420, deep_sleep_minutes: 90, period: { start_datetime: "2025-03-01T23:00:00Z", end_datetime: "2025-03-02T07:00:00Z" } }),
+      log("sleep_data", "2025-03-02T15:00:00Z", { total_sleep_minutes: 30, period: { start_datetime: "2025-03-02T14:30:00Z", end_datetime: "2025-03-02T15:00:00Z" } }),
+    ], "Asia/Tokyo");
+    const d = payload(s, "sleep");
+    expect(d.days.map((x) => [x.date, x.sessions, x.total_sleep_minutes, x.deep_sleep_minutes])).toEqual([["2025-03-02", 1, 420, 90], ["2025-03-03", 1, 30, null]]);
+    expect(d.latest?.total_sleep_minutes).toBe(30);
+  });
+});
+
+describe("glucose", () => {
+  it("counts time in range per day from flags, or from 70–180 mg/dL without one", () => {
+    const s = given([
+      log("cgm_reading", "2025-03-01T08:00:00Z", { glucose_mg_dl: 65, sensor_timestamp: "2025-03-01T08:00:00Z" }),
+      log("cgm_reading", "2025-03-01T08:05:00Z", { glucose_mg_dl: 120, sensor_timestamp: "2025-03-01T08:05:00Z", trend_arrow: "rising" }),
+      log("cgm_reading", "2025-03-01T08:10:00Z", { glucose_mg_dl: 150, glucose_flag: "high", sensor_timestamp: "2025-03-01T08:10:00Z" }),
+      log("cgm_reading", "2025-03-01T08:15:00Z", { glucose_mg_dl: 100, sensor_timestamp: "2025-03-01T08:15:00Z" }),
+    ]);
+    const d = payload(s, "glucose");
+    expect(d.days[0]).toMatchObject({ readings: 4, low: 1, high: 1, in_range: 2, time_in_range_percent: 50, glucose_mg_dl: { mean: 108.75, min: 65, max: 150 } });
+    expect(d.latest).toMatchObject({ glucose_mg_dl: 100, glucose_flag: "normal" });
+  });
+});
+
+describe("vitals", () => {
+  it("keeps the latest value of each measurement by measurement time, with a bounded history", () => {
+    const s = given([
+      log("vitals_measurement", "2025-03-02T10:00:00Z", { measurements: { systolic_bp_mmhg: 130, diastolic_bp_mmhg: 85, heart_rate_bpm: null }, context: { position: "sitting" }, source: "clinic", collection_datetime: null }),
+      // Logged later but measured earlier: it does not replace the newer blood pressure.
+      log("vitals_measurement", "2025-03-03T10:00:00Z", { measurements: { systolic_bp_mmhg: 150, weight_kg: 70 }, context: {}, source: "clinic", collection_datetime: "2025-03-01T09:00:00Z" }),
+      log("weight_measurement", "2025-03-03T07:00:00Z", { weight_kg: 69.5, bmi: 23.1, sensor_timestamp: "2025-03-03T07:00:00Z" }),
+    ]);
+    const d = payload(s, "vitals");
+    expect(d.latest).toEqual({
+      systolic_bp_mmhg: { value: 130, timestamp: "2025-03-02T10:00:00Z", log_id: expect.any(String) },
+      diastolic_bp_mmhg: { value: 85, timestamp: "2025-03-02T10:00:00Z", log_id: expect.any(String) },
+      weight_kg: { value: 69.5, timestamp: "2025-03-03T07:00:00Z", log_id: expect.any(String) },
+      bmi: { value: 23.1, timestamp: "2025-03-03T07:00:00Z", log_id: expect.any(String) },
+    });
+    expect(d.history.map((h) => h.timestamp)).toEqual(["2025-03-01T09:00:00Z", "2025-03-02T10:00:00Z", "2025-03-03T07:00:00Z"]);
+    expect(d.daily_weight.map((w) => [w.date, w.weight_kg?.mean])).toEqual([["2025-03-01", 70], ["2025-03-03", 69.5]]);
+  });
+});
