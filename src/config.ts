@@ -1,3 +1,5 @@
+import { availableParallelism } from "node:os";
+
 /**
  * Configuration from the environment, validated once at start. Names and defaults
  * follow the contract's "Start and configuration"; the PSS_* tuning knobs are this
@@ -32,6 +34,8 @@ export interface Config {
   publishTimeoutMs: number;
   /** Pino level. @default "info" */
   logLevel: string;
+  /** HTTP worker processes sharing the port (node:cluster); "auto" = one per core. @default 1 */
+  workers: number;
 }
 
 export class ConfigError extends Error {
@@ -100,5 +104,6 @@ export function loadConfig(env: Env = process.env): Config {
     maxBatchLogs: int(env, "PSS_MAX_BATCH_LOGS", 5_000, 1, 100_000),
     publishTimeoutMs: int(env, "PSS_PUBLISH_TIMEOUT_MS", 5_000, 100, 120_000),
     logLevel,
+    workers: env.PSS_WORKERS === "auto" ? availableParallelism() : int(env, "PSS_WORKERS", 1, 1, 64),
   };
 }

@@ -1,11 +1,11 @@
-import { ConfigError, loadConfig } from "./config.js";
+import cluster from "node:cluster";
+import { ConfigError, loadConfig, type Config } from "./config.js";
 import { createServices } from "./services.js";
 import { buildApp } from "./http/app.js";
 
-async function main(): Promise<void> {
-  let config;
+function configOrExit(): Config {
   try {
-    config = loadConfig();
+    return loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`configuration error: ${err.message}`);
@@ -13,6 +13,10 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+}
+
+/** One HTTP server with its own connections to the backends. */
+async function serve(config: Config): Promise<void> {
   const services = await createServices(config);
   const app = await buildApp(services);
   let closing = false;
@@ -27,7 +31,34 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   await app.listen({ port: config.port, host: config.host });
-  if (!config.adminKey) app.log.warn("PSS_ADMIN_KEY is not set: no bootstrap organization or key was ensured");
+  if (!config.adminKey && !cluster.isWorker) app.log.warn("PSS_ADMIN_KEY is not set: no bootstrap organization or key was ensured");
+}
+
+/**
+ * With PSS_WORKERS > 1 the primary only supervises: each worker is a full server, and
+ * they share the port. Node runs JavaScript on one thread, so this is how one machine's
+ * cores serve HTTP; all shared state lives in NATS and Redis, never in a worker.
+ */
+async function main(): Promise<void> {
+  const config = configOrExit();
+  if (config.workers <= 1 || cluster.isWorker) return serve(config);
+  for (let i = 0; i < config.workers; i++) cluster.fork();
+  let stopping = false;
+  cluster.on("exit", (worker, code) => {
+    if (stopping) return;
+    console.error(`worker ${worker.process.pid} exited with ${code}; starting another`);
+    cluster.fork();
+  });
+  const stop = () => {
+    stopping = true;
+    for (const w of Object.values(cluster.workers ?? {})) w?.kill("SIGTERM");
+    setTimeout(() => process.exit(0), 10_000).unref();
+    cluster.on("exit", () => {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+    });
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
 }
 
 main().catch((err) => {

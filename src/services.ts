@@ -13,7 +13,7 @@ import { ProjectStore } from "./control/projects.js";
 import { ApiKeyStore } from "./control/api-keys.js";
 import { PatientStore } from "./control/patients.js";
 import { generateJwtSecret, TokenService } from "./auth/tokens.js";
-import { IdempotencyIndex } from "./logs/idempotency.js";
+import { IdempotencyLedger } from "./logs/idempotency-ledger.js";
 import { LogWriter } from "./logs/log-writer.js";
 import { bootstrapAdmin } from "./control/bootstrap.js";
 
@@ -30,6 +30,7 @@ export interface Services {
   apiKeys: ApiKeyStore;
   patients: PatientStore;
   tokens: TokenService;
+  ledger: IdempotencyLedger;
   logWriter: LogWriter;
   close(): Promise<void>;
 }
@@ -64,19 +65,21 @@ export async function createServices(config: Config): Promise<Services> {
     stops.push(await watchKeys(kv.projects, (k) => projects.invalidate(k)));
     stops.push(await watchKeys(kv.patients, (k) => patients.invalidate(k)));
     const tokens = new TokenService(await jwtSecret(config, new JsonKv(kv.config)));
-    const idempotency = new IdempotencyIndex(kv.idempotency, topology.names.buckets.idempotency, publisher, redis, config.namespace);
+    const ledger = new IdempotencyLedger({ publisher, js: topology.js, jsm: topology.jsm, redis, names: topology.names, redisPrefix: config.namespace });
     const logWriter = new LogWriter({
       publisher,
       names: topology.names,
       js: topology.js,
       jsm: topology.jsm,
       patients,
-      idempotency,
+      ledger,
+      // Stay well under the server's max_payload: headers and the subject travel too.
+      maxMessageBytes: Math.max(64 * 1024, (nc.info?.max_payload ?? 1024 * 1024) - 16 * 1024),
       claimLeaseMs: config.publishTimeoutMs * 2 + 1_000,
     });
     if (config.adminKey) await bootstrapAdmin({ orgs, projects, apiKeys }, config.adminKey);
     return {
-      config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, logWriter,
+      config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, ledger, logWriter,
       async close() {
         for (const s of stops) s();
         publisher.close();

@@ -14,6 +14,10 @@ export function topologyNames(ns: string) {
     logSubject: (org: string, project: string, patient: string) => `${ns}.log.${org}.${project}.${patient}`,
     logSubjectsOfProject: (org: string, project: string) => `${ns}.log.${org}.${project}.*`,
     logSubjectsAll: `${ns}.log.>`,
+    idempotencyStream: `${upper}_IDEMPOTENCY`,
+    /** `{ns}.idem.{project}.{shard}`: the idempotency ledger, one compare-and-set subject per shard. */
+    idempotencySubject: (project: string, shard: number) => `${ns}.idem.${project}.${shard}`,
+    idempotencySubjectsAll: `${ns}.idem.>`,
     buckets: {
       config: `${ns}_config`,
       orgs: `${ns}_orgs`,
@@ -23,7 +27,6 @@ export function topologyNames(ns: string) {
       apiKeyHashes: `${ns}_api_key_hashes`,
       patients: `${ns}_patients`,
       externalIds: `${ns}_external_ids`,
-      idempotency: `${ns}_idempotency`,
     },
   } as const;
 }
@@ -45,6 +48,19 @@ export interface Topology {
 export async function ensureTopology(nc: NatsConnection, ns: string): Promise<Topology> {
   const names = topologyNames(ns);
   const jsm = await jetstreamManager(nc);
+  await ensureStream(jsm, {
+    name: names.idempotencyStream,
+    subjects: [names.idempotencySubjectsAll],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    discard: DiscardPolicy.Old,
+    max_age: 0,
+    max_msgs: -1,
+    max_bytes: -1,
+    max_msg_size: 4 * 1024 * 1024,
+    // Catching up on a shard reads "next message on this subject" directly.
+    allow_direct: true,
+  });
   const logsConfig = {
     name: names.logsStream,
     subjects: [names.logSubjectsAll],
@@ -58,13 +74,7 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
     max_msg_size: 16 * 1024 * 1024,
     duplicate_window: 120_000_000_000, // 2 min in ns: covers client retries of one batch
   };
-  try {
-    await jsm.streams.info(names.logsStream);
-    await jsm.streams.update(names.logsStream, logsConfig);
-  } catch (err) {
-    if (!String((err as Error).message).includes("stream not found")) throw err;
-    await jsm.streams.add(logsConfig);
-  }
+  await ensureStream(jsm, logsConfig);
   const kvm = new Kvm(nc);
   const kv = {} as Record<BucketName, KV>;
   for (const [key, bucket] of Object.entries(names.buckets) as [BucketName, string][]) {
@@ -73,11 +83,21 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
   return { names, jsm, js: jetstream(nc), kv };
 }
 
+async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamManager["streams"]["add"]>[0] & { name: string }): Promise<void> {
+  try {
+    await jsm.streams.info(config.name);
+    await jsm.streams.update(config.name, config);
+  } catch (err) {
+    if (!String((err as Error).message).includes("stream not found")) throw err;
+    await jsm.streams.add(config);
+  }
+}
+
 /** Removes everything ensureTopology made: for tests and `PSS_NAMESPACE` clean-up only. */
 export async function destroyTopology(nc: NatsConnection, ns: string): Promise<void> {
   const names = topologyNames(ns);
   const jsm = await jetstreamManager(nc);
-  const streams = [names.logsStream, ...Object.values(names.buckets).map((b) => `KV_${b}`)];
+  const streams = [names.logsStream, names.idempotencyStream, ...Object.values(names.buckets).map((b) => `KV_${b}`)];
   for (const s of streams) {
     try {
       await jsm.streams.delete(s);

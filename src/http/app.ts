@@ -26,6 +26,10 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     bodyLimit: services.config.maxBodyBytes,
     // Keep-alive clients (SDKs, gateways) reuse sockets across batches.
     keepAliveTimeout: 65_000,
+    // Bodies are plain data: JSON.parse alone, without the prototype-poisoning scan
+    // (nothing here merges request objects into prototypes; payloads are copied as data).
+    onProtoPoisoning: "ignore",
+    onConstructorPoisoning: "ignore",
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandler(app);

@@ -7,7 +7,7 @@ import type { PatientStore } from "../control/patients.js";
 import { AppError, type ErrorDetail, fieldIssue } from "../errors.js";
 import { newId } from "../ids.js";
 import { validateEnvelope, type ValidLogInput } from "./envelope.js";
-import type { IdempotencyIndex } from "./idempotency.js";
+import type { Claim, IdempotencyLedger } from "./idempotency-ledger.js";
 
 export interface WriteScope {
   organization_id: string;
@@ -34,7 +34,8 @@ export interface PatientLogMessage {
 interface Pending {
   index: number;
   log: LogRecord;
-  kvKey?: string;
+  /** Digest of the idempotency key, when the log has one. */
+  key?: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -47,6 +48,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export class LogWriter {
   private readonly encoder = new TextEncoder();
+  /** When a batch claimed its keys: where its "stored" marks go. */
+  private readonly claimedAt = new WeakMap<BatchAnswer, number>();
 
   constructor(
     private readonly deps: {
@@ -55,7 +58,9 @@ export class LogWriter {
       js: JetStreamClient;
       jsm: JetStreamManager;
       patients: PatientStore;
-      idempotency: IdempotencyIndex;
+      ledger: IdempotencyLedger;
+      /** Largest JetStream message the server takes (its max_payload), in bytes. */
+      maxMessageBytes: number;
       /** How long a claim may be in flight before a duplicate checks the history: publish time-out plus margin. */
       claimLeaseMs: number;
       /** Called with each patient's highest stored stream sequence (read-your-writes). */
@@ -133,34 +138,34 @@ export class LogWriter {
       if (log.metadata !== undefined) record.metadata = log.metadata;
       const p: Pending = { index, log: record };
       if (log.idempotency_key !== undefined) {
-        p.kvKey = this.deps.idempotency.kvKey(scope.project_id, log.idempotency_key);
-        const twin = firstInBatch.get(p.kvKey);
+        p.key = this.deps.ledger.keyOf(log.idempotency_key);
+        const twin = firstInBatch.get(p.key);
         if (twin) {
           // The same key twice in one batch: the first one wins, without a round trip.
           answer.results[index] = { index, id: twin.log.id, status: "duplicate" };
           answer.duplicates++;
           continue;
         }
-        firstInBatch.set(p.kvKey, p);
+        firstInBatch.set(p.key, p);
       }
       pending.push(p);
     }
-    const outcomes = await Promise.all(
-      pending.map(async (p) =>
-        p.kvKey === undefined
-          ? ({ won: true } as const)
-          : this.deps.idempotency.claim(p.kvKey, { log_id: p.log.id, patient_id: p.log.patient_id, claimed_at: Date.now() }),
-      ),
+    const now = Date.now();
+    this.claimedAt.set(answer, now);
+    const keyed = pending.filter((p) => p.key !== undefined);
+    const results = await this.deps.ledger.claimMany(
+      scope.project_id,
+      keyed.map((p) => ({ key: p.key!, claim: { log_id: p.log.id, patient_id: p.log.patient_id, claimed_at: now } })),
     );
-    const toStore: Pending[] = [];
+    const toStore: Pending[] = pending.filter((p) => p.key === undefined);
     await Promise.all(
-      pending.map(async (p, i) => {
-        const o = outcomes[i]!;
-        if (o.won || (await this.retakeIfOrphan(scope, p, o.existing, o.revision))) {
+      keyed.map(async (p, i) => {
+        const r = results[i]!;
+        if (r.won || (await this.retakeIfOrphan(scope, p, r.existing))) {
           toStore.push(p);
           return;
         }
-        answer.results[p.index] = { index: p.index, id: o.existing.log_id, status: "duplicate" };
+        answer.results[p.index] = { index: p.index, id: r.existing.log_id, status: "duplicate" };
         answer.duplicates++;
       }),
     );
@@ -169,22 +174,22 @@ export class LogWriter {
 
   /**
    * A held key is a duplicate once its log is known stored. While the holder may still
-   * be publishing (inside the lease) we wait for its commit; after the lease, the
-   * patient's history decides, and a claim whose log never landed is taken over.
+   * be publishing (inside the lease) we wait for it; after the lease, the patient's
+   * history decides, and a claim whose log never landed is taken over.
    */
-  private async retakeIfOrphan(scope: WriteScope, p: Pending, existing: { log_id: string; patient_id: string; claimed_at: number }, revision: number): Promise<boolean> {
-    const idem = this.deps.idempotency;
+  private async retakeIfOrphan(scope: WriteScope, p: Pending, existing: Claim): Promise<boolean> {
+    const ledger = this.deps.ledger;
     const leaseEnd = existing.claimed_at + this.deps.claimLeaseMs;
     while (true) {
-      if (await idem.isMarkedCommitted(p.kvKey!)) return false;
+      if (await ledger.isMarkedStored(existing.log_id, existing.claimed_at)) return false;
       if (Date.now() >= leaseEnd) break;
       await sleep(Math.min(50, Math.max(1, leaseEnd - Date.now())));
     }
     if (await this.historyHas(scope, existing.patient_id, existing.log_id)) {
-      await idem.markCommitted([p.kvKey!]);
+      await ledger.markStored([existing.log_id], existing.claimed_at);
       return false;
     }
-    return idem.takeOver(p.kvKey!, { log_id: p.log.id, patient_id: p.log.patient_id, claimed_at: Date.now() }, revision);
+    return ledger.replace(scope.project_id, p.key!, existing.log_id, { log_id: p.log.id, patient_id: p.log.patient_id, claimed_at: Date.now() });
   }
 
   private async historyHas(scope: WriteScope, patientId: string, logId: string): Promise<boolean> {
@@ -196,6 +201,14 @@ export class LogWriter {
     return false;
   }
 
+  /** Splits one patient's logs into messages under the server's payload limit. */
+  private messagesOf(group: Pending[]): { data: Uint8Array; logs: Pending[] }[] {
+    const whole = this.encoder.encode(JSON.stringify({ logs: group.map((g) => g.log) } satisfies PatientLogMessage));
+    if (whole.length <= this.deps.maxMessageBytes || group.length === 1) return [{ data: whole, logs: group }];
+    const half = Math.ceil(group.length / 2);
+    return [...this.messagesOf(group.slice(0, half)), ...this.messagesOf(group.slice(half))];
+  }
+
   private async store(scope: WriteScope, toStore: Pending[], answer: BatchAnswer): Promise<void> {
     const byPatient = new Map<string, Pending[]>();
     for (const p of toStore) {
@@ -203,31 +216,34 @@ export class LogWriter {
       if (list) list.push(p);
       else byPatient.set(p.log.patient_id, [p]);
     }
-    const committed: string[] = [];
-    const released: string[] = [];
+    const stored: string[] = [];
+    const released: Pending[] = [];
     await Promise.all(
-      [...byPatient].map(async ([patientId, group]) => {
-        const msg: PatientLogMessage = { logs: group.map((g) => g.log) };
+      [...byPatient].flatMap(([patientId, group]) => {
         const subject = this.deps.names.logSubject(scope.organization_id, scope.project_id, patientId);
-        try {
-          const ack = await this.deps.publisher.publish(subject, this.encoder.encode(JSON.stringify(msg)));
-          this.deps.onStored?.(scope, patientId, ack.seq);
-          for (const g of group) {
-            answer.results[g.index] = { index: g.index, id: g.log.id, status: "accepted" };
-            answer.accepted++;
-            if (g.kvKey) committed.push(g.kvKey);
+        return this.messagesOf(group).map(async ({ data, logs }) => {
+          try {
+            const ack = await this.deps.publisher.publish(subject, data);
+            this.deps.onStored?.(scope, patientId, ack.seq);
+            for (const g of logs) {
+              answer.results[g.index] = { index: g.index, id: g.log.id, status: "accepted" };
+              answer.accepted++;
+              if (g.key) stored.push(g.log.id);
+            }
+          } catch (err) {
+            for (const g of logs) {
+              const message = `log could not be stored: ${(err as Error).message}; retry it`;
+              answer.errors.push({ index: g.index, code: "storage_error", message, details: [{ type: "storage_error", message }] });
+              answer.results[g.index] = { index: g.index, id: null, status: "failed" };
+              answer.failed++;
+              if (g.key) released.push(g);
+            }
           }
-        } catch (err) {
-          for (const g of group) {
-            const message = `log could not be stored: ${(err as Error).message}; retry it`;
-            answer.errors.push({ index: g.index, code: "storage_error", message, details: [{ type: "storage_error", message }] });
-            answer.results[g.index] = { index: g.index, id: null, status: "failed" };
-            answer.failed++;
-            if (g.kvKey) released.push(g.kvKey);
-          }
-        }
+        });
       }),
     );
-    await Promise.all([this.deps.idempotency.markCommitted(committed).catch(() => undefined), this.deps.idempotency.release(released)]);
+    // Not awaited: a retry racing this mark waits for it (see retakeIfOrphan).
+    void this.deps.ledger.markStored(stored, this.claimedAt.get(answer) ?? Date.now()).catch(() => undefined);
+    await Promise.all(released.map((g) => this.deps.ledger.release(scope.project_id, g.key!, g.log.id).catch(() => false)));
   }
 }

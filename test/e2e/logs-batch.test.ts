@@ -90,19 +90,20 @@ describe("POST /v1/logs/batch", () => {
     expect((await storedLogs()).filter((l) => l.idempotency_key === "k-1")).toHaveLength(1);
   });
 
-  it("still detects duplicates after the Redis cache is lost, from the JetStream history", async () => {
+  it("still detects duplicates after the Redis cache is lost, rebuilding the index from JetStream", async () => {
     const first = (await batch({ logs: [symptom(2, { idempotency_key: "k-flush" })] })).json();
     const keys: string[] = [];
-    for await (const b of t.services.redis.scanIterator({ MATCH: `${t.config.namespace}:idem:*` })) keys.push(...(Array.isArray(b) ? b : [b]));
+    for await (const b of t.services.redis.scanIterator({ MATCH: `${t.config.namespace}:*` })) keys.push(...(Array.isArray(b) ? b : [b]));
     await t.services.redis.del(keys);
     const again = (await batch({ logs: [symptom(2, { idempotency_key: "k-flush" })] })).json();
     expect(again.results[0]).toEqual({ index: 0, id: first.results[0].id, status: "duplicate" });
   });
 
   it("takes over a claim a crash left behind, so the retried log is stored", async () => {
-    const { idempotency } = t.services.topology.kv;
-    const kvKey = `prj_default.${(await import("../../src/control/hash.js")).digest("k-orphan")}`;
-    await idempotency.create(kvKey, JSON.stringify({ log_id: "log_lost", patient_id: patient, claimed_at: Date.now() - 60_000 }));
+    // What a crash between claiming a key and storing its log leaves behind.
+    const { ledger } = t.services;
+    const won = await ledger.claim("prj_default", ledger.keyOf("k-orphan"), { log_id: "log_lost", patient_id: patient, claimed_at: Date.now() - 60_000 });
+    expect(won).toEqual({ won: true });
     const r = (await batch({ logs: [symptom(7, { idempotency_key: "k-orphan" })] })).json();
     expect(r.results[0].status).toBe("accepted");
     expect((await storedLogs()).some((l) => l.id === r.results[0].id)).toBe(true);
