@@ -1,6 +1,6 @@
 import cluster from "node:cluster";
 import { ConfigError, loadConfig, type Config } from "./config.js";
-import { createServices } from "./services.js";
+import { createServices, type ProcessRole } from "./services.js";
 import { buildApp } from "./http/app.js";
 
 function configOrExit(): Config {
@@ -16,8 +16,8 @@ function configOrExit(): Config {
 }
 
 /** One HTTP server with its own connections to the backends. */
-async function serve(config: Config): Promise<void> {
-  const services = await createServices(config);
+async function serve(config: Config, role: ProcessRole): Promise<void> {
+  const services = await createServices(config, role);
   const app = await buildApp(services);
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -41,7 +41,11 @@ async function serve(config: Config): Promise<void> {
  */
 async function main(): Promise<void> {
   const config = configOrExit();
-  if (config.workers <= 1 || cluster.isWorker) return serve(config);
+  if (config.workers <= 1) return serve(config, "all");
+  if (cluster.isWorker) return serve(config, "api");
+  // The primary owns what must have one owner (embedded ClickHouse, background work)
+  // before the workers start asking it.
+  const engine = await createServices(config, "engine");
   for (let i = 0; i < config.workers; i++) cluster.fork();
   let stopping = false;
   cluster.on("exit", (worker, code) => {
@@ -51,6 +55,7 @@ async function main(): Promise<void> {
   });
   const stop = () => {
     stopping = true;
+    void engine.close();
     for (const w of Object.values(cluster.workers ?? {})) w?.kill("SIGTERM");
     setTimeout(() => process.exit(0), 10_000).unref();
     cluster.on("exit", () => {

@@ -4,14 +4,15 @@ import { connectNats } from "../infra/nats/connection.js";
 import { ensureTopology, type Topology } from "../infra/nats/topology.js";
 import { createJetStreamPublisher, type JetStreamPublisher } from "../infra/nats/jetstream-publisher.js";
 import { JsonKv, isKvConflict } from "../infra/nats/json-kv.js";
-import { watchKeys } from "../infra/nats/kv-invalidation.js";
+import { entryValue, watchKeys } from "../infra/nats/kv-invalidation.js";
 import { connectRedis, type Redis } from "../infra/redis.js";
 import { createClickHouse } from "../infra/clickhouse.js";
+import { pingClickHouseRpc, serveClickHouseRpc } from "../infra/clickhouse-rpc.js";
 import type { Config } from "./config.js";
 import { OrganizationStore } from "./control/organizations.js";
 import { ProjectStore } from "./control/projects.js";
 import { ApiKeyStore } from "./control/api-keys.js";
-import { PatientStore } from "./control/patients.js";
+import { PatientStore, type Patient } from "./control/patients.js";
 import { generateJwtSecret, TokenService } from "./auth/tokens.js";
 import { IdempotencyLedger } from "./logs/idempotency-ledger.js";
 import { LogWriter } from "./logs/log-writer.js";
@@ -24,7 +25,8 @@ export interface Services {
   topology: Topology;
   publisher: JetStreamPublisher;
   redis: Redis;
-  clickhouse: { client: ClickHouseClient; embedded: boolean };
+  /** Null client: embedded ClickHouse is owned by another process of this service (the engine). */
+  clickhouse: { client: ClickHouseClient | null; embedded: boolean; ping(): Promise<void> };
   orgs: OrganizationStore;
   projects: ProjectStore;
   apiKeys: ApiKeyStore;
@@ -48,22 +50,47 @@ async function jwtSecret(config: Config, kv: JsonKv<{ secret: string }>): Promis
   return (await kv.get("jwt_secret"))!.value.secret;
 }
 
-export async function createServices(config: Config): Promise<Services> {
+/**
+ * What a process does: "all" (one process does everything), "api" (HTTP only; a cluster
+ * worker) or "engine" (background work and the embedded ClickHouse; the cluster primary).
+ */
+export type ProcessRole = "all" | "api" | "engine";
+
+function openClickHouse(config: Config, nc: NatsConnection, role: ProcessRole, stops: (() => void)[]): Services["clickhouse"] {
+  if (role === "api" && !config.clickhouseUrl) {
+    return { client: null, embedded: true, ping: () => pingClickHouseRpc(nc, config.namespace) };
+  }
+  const { client, embedded } = createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
+  if (embedded && role === "engine") {
+    const sub = serveClickHouseRpc(nc, config.namespace, client);
+    stops.push(() => sub.unsubscribe());
+  }
+  return {
+    client,
+    embedded,
+    async ping() {
+      const r = await client.ping();
+      if (!r.success) throw r.error;
+    },
+  };
+}
+
+export async function createServices(config: Config, role: ProcessRole = "all"): Promise<Services> {
   const nc = await connectNats(config.natsUrl);
   const stops: (() => void)[] = [];
   try {
     const topology = await ensureTopology(nc, config.namespace);
     const publisher = createJetStreamPublisher(nc, { timeoutMs: config.publishTimeoutMs });
     const redis = await connectRedis(config.redisUrl);
-    const clickhouse = createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
+    const clickhouse = openClickHouse(config, nc, role, stops);
     const kv = topology.kv;
     const orgs = new OrganizationStore(new JsonKv(kv.orgs));
     const projects = new ProjectStore(new JsonKv(kv.projects), new JsonKv(kv.slugs));
     const apiKeys = new ApiKeyStore(new JsonKv(kv.apiKeys), new JsonKv(kv.apiKeyHashes));
     const patients = new PatientStore(new JsonKv(kv.patients), new JsonKv(kv.externalIds));
-    stops.push(await watchKeys(kv.apiKeys, (k) => apiKeys.invalidate(k)));
-    stops.push(await watchKeys(kv.projects, (k) => projects.invalidate(k)));
-    stops.push(await watchKeys(kv.patients, (k) => patients.invalidate(k)));
+    stops.push(await watchKeys(kv.apiKeys, (e) => apiKeys.invalidate(e.key)));
+    stops.push(await watchKeys(kv.projects, (e) => projects.invalidate(e.key)));
+    stops.push(await watchKeys(kv.patients, (e) => patients.refresh(e.key, entryValue<Patient>(e))));
     const tokens = new TokenService(await jwtSecret(config, new JsonKv(kv.config)));
     const ledger = new IdempotencyLedger({ publisher, js: topology.js, jsm: topology.jsm, redis, names: topology.names, redisPrefix: config.namespace });
     const logWriter = new LogWriter({
@@ -83,7 +110,7 @@ export async function createServices(config: Config): Promise<Services> {
       async close() {
         for (const s of stops) s();
         publisher.close();
-        await clickhouse.client.close().catch(() => undefined);
+        await clickhouse.client?.close().catch(() => undefined);
         await redis.quit().catch(() => undefined);
         await nc.drain().catch(() => undefined);
       },

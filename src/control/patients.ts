@@ -31,6 +31,9 @@ interface Claim {
   claimed_at: string;
 }
 
+/** Patients kept in memory per process (about 1 KB each). */
+const PATIENT_CACHE_MAX = 200_000;
+
 /** A claim older than this whose patient never appeared was left by a crash: take it over. */
 const ORPHAN_CLAIM_MS = 30_000;
 
@@ -55,8 +58,25 @@ export class PatientStore {
     return `${project}.${digest(e.system, e.value)}`;
   }
 
-  invalidate(kvKey: string): void {
-    this.cache.delete(kvKey);
+  /**
+   * Follows a write seen on the bucket (from any instance): a cached patient takes the
+   * new value, so our own creates stay cached and others' edits are seen at once.
+   */
+  refresh(kvKey: string, value: Patient | null): void {
+    if (value === null) this.cache.delete(kvKey);
+    else if (this.cache.has(kvKey)) this.cache.set(kvKey, value);
+  }
+
+  private remember(kvKey: string, p: Patient): void {
+    // Bounded: past the cap the oldest tenth goes (Map keeps insertion order).
+    if (this.cache.size >= PATIENT_CACHE_MAX) {
+      let drop = PATIENT_CACHE_MAX / 10;
+      for (const k of this.cache.keys()) {
+        this.cache.delete(k);
+        if (--drop <= 0) break;
+      }
+    }
+    this.cache.set(kvKey, p);
   }
 
   async get(project: string, id: string): Promise<Patient | null> {
@@ -65,8 +85,14 @@ export class PatientStore {
     const cached = this.cache.get(k);
     if (cached) return cached;
     const p = (await this.patients.get(k))?.value ?? null;
-    if (p) this.cache.set(k, p);
+    if (p) this.remember(k, p);
     return p;
+  }
+
+  /** The cached patient, without a round trip; undefined when not cached (ask getActive). */
+  cachedActive(project: string, id: string): Patient | null | undefined {
+    const p = this.cache.get(PatientStore.key(project, id));
+    return p === undefined ? undefined : p.status === "active" ? p : null;
   }
 
   async getActive(project: string, id: string): Promise<Patient | null> {
@@ -133,14 +159,15 @@ export class PatientStore {
       await this.releaseIdentifiers(p.project_id, p.external_identifiers);
       throw err;
     }
-    this.cache.set(PatientStore.key(p.project_id, p.id), p);
+    this.remember(PatientStore.key(p.project_id, p.id), p);
   }
 
   /** Read-modify-write with CAS; returns null when the patient does not exist. */
   async modify(project: string, id: string, change: (p: Patient) => Patient | undefined): Promise<Patient | null> {
     const k = PatientStore.key(project, id);
     const r = await this.patients.modify(k, change);
-    this.cache.delete(k);
+    if (r) this.remember(k, r.value);
+    else this.cache.delete(k);
     return r?.value ?? null;
   }
 

@@ -24,9 +24,17 @@ const PATIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
+const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 /** Parses an ISO 8601 datetime that names its offset; returns canonical UTC or null. */
 export function canonicalTimestamp(v: unknown): string | null {
-  if (typeof v !== "string" || !ISO_DATETIME.test(v)) return null;
+  if (typeof v !== "string") return null;
+  // Most clients already send canonical UTC: checking it round-trips is enough.
+  if (CANONICAL_UTC.test(v)) {
+    const ms = Date.parse(v);
+    return Number.isNaN(ms) || new Date(ms).toISOString() !== v ? null : v;
+  }
+  if (!ISO_DATETIME.test(v)) return null;
   const ms = Date.parse(v);
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
 }

@@ -34,6 +34,13 @@ export function applyLedger(state: Map<string, Claim>, msg: LedgerMessage): void
 
 const MAX_OPS_PER_COMMIT = 2_000;
 
+/** Index values are "log_id patient_id claimed_at": ids hold no spaces, and this is far cheaper than JSON. */
+const encodeClaim = (c: Claim) => `${c.log_id} ${c.patient_id} ${c.claimed_at}`;
+function decodeClaim(v: string): Claim {
+  const [log_id, patient_id, t] = v.split(" ");
+  return { log_id: log_id!, patient_id: patient_id!, claimed_at: Number(t) };
+}
+
 /**
  * Per-log idempotency keys that deduplicate forever, at batch cost.
  *
@@ -126,8 +133,11 @@ export class IdempotencyLedger {
   async markStored(logIds: string[], claimedAt: number): Promise<void> {
     if (logIds.length === 0) return;
     const key = this.storedKey(claimedAt);
-    const fields: Record<string, string> = {};
-    for (const id of logIds) fields[id] = "1";
+    const fields: string[] = new Array(logIds.length * 2);
+    logIds.forEach((id, i) => {
+      fields[2 * i] = id;
+      fields[2 * i + 1] = "1";
+    });
     await this.deps.redis.multi().hSet(key, fields).expire(key, 86_400 + 3_600).execAsPipeline();
   }
 
@@ -144,9 +154,27 @@ export class IdempotencyLedger {
   }
 }
 
+interface IndexRead {
+  /** The sequence the Redis index says it reflects; null: the index is gone. */
+  seq: number | null;
+  values: (string | null)[];
+}
+
+/**
+ * Commits one shard's operations in order. Two commits overlap: while one waits for its
+ * JetStream ack, the next reads the index for its keys, so a commit costs one publish
+ * round trip, not a Redis round trip plus a publish.
+ */
 class ShardCommitter {
   private queue: Op[] = [];
   private running = false;
+  private inflight: Promise<void> = Promise.resolve();
+  /** Effects of the latest commit, which reads issued before its ack could not see. */
+  private recent = new Map<string, Claim | null>();
+  /** Sequence of this process's latest commit on the shard (0: none yet). */
+  private lastAck = 0;
+  /** Bumped when the index changes outside the normal flow; reads from before are stale. */
+  private epoch = 0;
   private readonly subject: string;
   private readonly hashKey: string;
   private readonly seqKey: string;
@@ -168,55 +196,89 @@ class ShardCommitter {
     if (!this.running) void this.run();
   }
 
+  private readIndex(keys: string[]): Promise<IndexRead> {
+    const { redis } = this.ledger.deps;
+    return Promise.all([redis.get(this.seqKey), keys.length ? redis.hmGet(this.hashKey, keys) : Promise.resolve([])]).then(([seq, values]) => ({
+      seq: seq === null ? null : Number(seq),
+      values,
+    }));
+  }
+
   private async run(): Promise<void> {
     this.running = true;
     while (this.queue.length > 0) {
       const ops = this.queue.splice(0, MAX_OPS_PER_COMMIT);
-      try {
-        await this.commit(ops);
-      } catch (err) {
-        for (const op of ops) op.fail(err as Error);
-      }
+      const keys = [...new Set(ops.map((o) => o.key))];
+      const epoch = this.epoch;
+      const prefetch = this.readIndex(keys);
+      prefetch.catch(() => undefined);
+      await this.inflight;
+      this.inflight = this.commit(ops, keys, epoch === this.epoch ? prefetch : null).catch((err: Error) => {
+        for (const op of ops) op.fail(err);
+      });
     }
     this.running = false;
   }
 
-  private async commit(ops: Op[]): Promise<void> {
-    const { redis, publisher } = this.ledger.deps;
-    for (let attempt = 0; attempt < 8; attempt++) {
-      const keys = [...new Set(ops.map((o) => o.key))];
-      const { seq, current } = await this.read(keys);
-      const msg: LedgerMessage = {};
-      const settle: (() => void)[] = [];
-      for (const op of ops) {
-        const held = current.get(op.key);
-        if (op.kind === "claim") {
-          if (held) settle.push(() => op.done({ won: false, existing: held }));
-          else {
-            current.set(op.key, op.claim);
-            (msg.c ??= []).push({ k: op.key, l: op.claim.log_id, p: op.claim.patient_id, t: op.claim.claimed_at });
-            settle.push(() => op.done({ won: true }));
-          }
-        } else if (op.kind === "replace") {
-          const ok = held?.log_id === op.expected;
-          if (ok) {
-            current.set(op.key, op.claim);
-            (msg.c ??= []).push({ k: op.key, l: op.claim.log_id, p: op.claim.patient_id, t: op.claim.claimed_at });
-          }
-          settle.push(() => op.done(ok));
-        } else {
-          const ok = held?.log_id === op.logId;
-          if (ok) {
-            current.delete(op.key);
-            (msg.r ??= []).push({ k: op.key, l: op.logId });
-          }
-          settle.push(() => op.done(ok));
+  private decide(ops: Op[], current: Map<string, Claim>) {
+    const msg: LedgerMessage = {};
+    const effects = new Map<string, Claim | null>();
+    const settle: (() => void)[] = [];
+    const claimed = (key: string, c: Claim) => {
+      current.set(key, c);
+      effects.set(key, c);
+      (msg.c ??= []).push({ k: key, l: c.log_id, p: c.patient_id, t: c.claimed_at });
+    };
+    for (const op of ops) {
+      const held = current.get(op.key);
+      if (op.kind === "claim") {
+        if (held) settle.push(() => op.done({ won: false, existing: held }));
+        else {
+          claimed(op.key, op.claim);
+          settle.push(() => op.done({ won: true }));
         }
+      } else if (op.kind === "replace") {
+        const ok = held?.log_id === op.expected;
+        if (ok) claimed(op.key, op.claim);
+        settle.push(() => op.done(ok));
+      } else {
+        const ok = held?.log_id === op.logId;
+        if (ok) {
+          current.delete(op.key);
+          effects.set(op.key, null);
+          (msg.r ??= []).push({ k: op.key, l: op.logId });
+        }
+        settle.push(() => op.done(ok));
       }
+    }
+    return { msg, effects, settle };
+  }
+
+  private async commit(ops: Op[], keys: string[], prefetch: Promise<IndexRead> | null): Promise<void> {
+    const { redis, publisher } = this.ledger.deps;
+    let read = prefetch ? await prefetch : await this.readIndex(keys);
+    for (let attempt = 0; attempt < 8; attempt++) {
+      if (read.seq === null) {
+        await this.rebuild();
+        read = await this.readIndex(keys);
+        continue;
+      }
+      const current = new Map<string, Claim>();
+      keys.forEach((k, i) => {
+        const v = read.values[i];
+        if (v) current.set(k, decodeClaim(v));
+      });
+      for (const [k, c] of this.recent) {
+        if (c) current.set(k, c);
+        else current.delete(k);
+      }
+      const { msg, effects, settle } = this.decide(ops, current);
       if (!msg.c && !msg.r) {
         for (const s of settle) s();
         return;
       }
+      // The index may lag this process's latest commit by one: its ack is the truth.
+      const seq = Math.max(read.seq, this.lastAck);
       let ackSeq: number;
       try {
         ackSeq = (await publisher.publish(this.subject, this.ledger.encode(msg), { expectedLastSubjectSequence: seq })).seq;
@@ -224,15 +286,25 @@ class ShardCommitter {
         if (!isWrongLastSequence(err)) throw err;
         this.ledger.stats.conflicts++;
         await this.catchUp(seq);
+        read = await this.readIndex(keys);
         continue;
       }
+      this.lastAck = ackSeq;
+      this.recent = effects;
       const m = redis.multi();
-      if (msg.c) m.hSet(this.hashKey, Object.fromEntries(msg.c.map((c) => [c.k, JSON.stringify({ log_id: c.l, patient_id: c.p, claimed_at: c.t })])));
+      if (msg.c) {
+        const fields: string[] = new Array(msg.c.length * 2);
+        msg.c.forEach((c, i) => {
+          fields[2 * i] = c.k;
+          fields[2 * i + 1] = `${c.l} ${c.p} ${c.t}`;
+        });
+        m.hSet(this.hashKey, fields);
+      }
       if (msg.r) m.hDel(this.hashKey, msg.r.map((r) => r.k));
       m.set(this.seqKey, String(ackSeq));
       // The ledger message is durable: settle now. The index update is not awaited; Redis
-      // runs it before the next commit's read (same connection), and if it is lost the
-      // next commit's compare-and-set fails and reads the gap back.
+      // applies it before any later read (one connection, in order), and if it is lost,
+      // a later commit's compare-and-set fails and reads the gap back.
       void m.exec().catch(() => undefined);
       this.ledger.stats.commits++;
       this.ledger.stats.keys += msg.c?.length ?? 0;
@@ -242,24 +314,16 @@ class ShardCommitter {
     throw new Error(`idempotency shard ${this.subject}: too much contention, retry`);
   }
 
-  /** The sequence the Redis index reflects and the claims of `keys`; rebuilds a missing index. */
-  private async read(keys: string[]): Promise<{ seq: number; current: Map<string, Claim> }> {
-    const { redis } = this.ledger.deps;
-    const [seqRaw, values] = await Promise.all([redis.get(this.seqKey), keys.length ? redis.hmGet(this.hashKey, keys) : Promise.resolve([])]);
-    if (seqRaw === null) {
-      await this.rebuild();
-      return this.read(keys);
-    }
-    const current = new Map<string, Claim>();
-    keys.forEach((k, i) => {
-      const v = values[i];
-      if (v) current.set(k, JSON.parse(v) as Claim);
-    });
-    return { seq: Number(seqRaw), current };
+  /** Forgets what this process knew of the index: it changed outside the normal flow. */
+  private resetView(): void {
+    this.epoch++;
+    this.recent = new Map();
+    this.lastAck = 0;
   }
 
   private async rebuild(): Promise<void> {
     this.ledger.stats.rebuilds++;
+    this.resetView();
     const state = new Map<string, Claim>();
     const last = await this.fold(state);
     const { redis } = this.ledger.deps;
@@ -267,7 +331,7 @@ class ShardCommitter {
     m.del(this.hashKey);
     let n = 0;
     for (const [k, c] of state) {
-      m.hSet(this.hashKey, k, JSON.stringify(c));
+      m.hSet(this.hashKey, k, encodeClaim(c));
       if (++n % 10_000 === 0) await Promise.resolve();
     }
     m.set(this.seqKey, String(last));
@@ -288,6 +352,7 @@ class ShardCommitter {
       seen.push(m.json<LedgerMessage>());
       last = m.seq;
     }
+    this.resetView();
     if (last === seq) {
       // Nothing after our sequence, yet the compare-and-set failed: the index is wrong.
       await redis.del(this.seqKey);
@@ -299,13 +364,13 @@ class ShardCommitter {
     const state = new Map<string, Claim>();
     keys.forEach((k, i) => {
       const v = values[i];
-      if (v) state.set(k, JSON.parse(v) as Claim);
+      if (v) state.set(k, decodeClaim(v));
     });
     for (const m of seen) applyLedger(state, m);
     const multi = redis.multi();
     for (const k of keys) {
       const c = state.get(k);
-      if (c) multi.hSet(this.hashKey, k, JSON.stringify(c));
+      if (c) multi.hSet(this.hashKey, k, encodeClaim(c));
       else multi.hDel(this.hashKey, k);
     }
     multi.set(this.seqKey, String(last));

@@ -102,12 +102,21 @@ export class LogWriter {
   ): Promise<void> {
     const ids = [...new Set(valid.map((v) => v.log.patient_id))];
     const found = new Set<string>();
-    await Promise.all(
-      ids.map(async (id) => {
-        if (scope.only_patient_id !== undefined && id !== scope.only_patient_id) return;
-        if (await this.deps.patients.getActive(scope.project_id, id)) found.add(id);
-      }),
-    );
+    const misses: string[] = [];
+    for (const id of ids) {
+      if (scope.only_patient_id !== undefined && id !== scope.only_patient_id) continue;
+      // Known patients are answered from the cache in this tick; only misses wait on NATS.
+      const cached = this.deps.patients.cachedActive(scope.project_id, id);
+      if (cached) found.add(id);
+      else if (cached === undefined) misses.push(id);
+    }
+    if (misses.length > 0) {
+      await Promise.all(
+        misses.map(async (id) => {
+          if (await this.deps.patients.getActive(scope.project_id, id)) found.add(id);
+        }),
+      );
+    }
     for (let i = valid.length - 1; i >= 0; i--) {
       const { index, log } = valid[i]!;
       if (found.has(log.patient_id)) continue;

@@ -31,10 +31,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       const [nats, redis, clickhouse] = await Promise.all([
         probe(() => s.nc.rtt()),
         probe(() => s.redis.ping()),
-        probe(async () => {
-          const r = await s.clickhouse.client.ping();
-          if (!r.success) throw r.error;
-        }),
+        probe(() => s.clickhouse.ping()),
       ]);
       const ok = nats.status === "up" && redis.status === "up" && clickhouse.status === "up";
       return reply.status(ok ? 200 : 503).send({ status: ok ? "ok" : "degraded", nats, redis, clickhouse });

@@ -1,0 +1,130 @@
+/**
+ * Sustained POST /v1/logs/batch throughput: 32 concurrent clients send 100-log mixed
+ * batches for 20 s, every log with its own idempotency key. Counts what JetStream
+ * stored afterwards, so "accepted" means durable.
+ *
+ *   npm run bench:ingest [-- --seconds 20 --clients 32 --patients 10000 --patients-per-batch 10 --workers 2]
+ */
+import { randomBytes } from "node:crypto";
+import { connect } from "@nats-io/transport-node";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { validatePayload, resolveLogType } from "../src/catalog/index.js";
+import { destroyTopology, topologyNames } from "../infra/nats/topology.js";
+import { LOG_MIX } from "./log-mix.js";
+import { arg, call, natsServerCpu, percentile, startService } from "./support.js";
+
+const seconds = arg("seconds", 20);
+const clients = arg("clients", 32);
+const patientsTotal = arg("patients", 10_000);
+const perBatch = arg("patients-per-batch", 10);
+const batchSize = 100;
+
+for (const m of LOG_MIX) {
+  const issues = validatePayload(resolveLogType(m.log_type)!, m.payload(1));
+  if (issues.length) throw new Error(`bench payload ${m.log_type} is invalid: ${JSON.stringify(issues)}`);
+}
+
+const workers = arg("workers", 2);
+const svc = await startService({ PSS_WORKERS: String(workers) }, clients);
+try {
+  process.stdout.write(`creating ${patientsTotal} patients... `);
+  const patients: string[] = [];
+  for (let i = 0; i < patientsTotal; i += 1000) {
+    const r = await call(svc.pool, svc.adminKey, "POST", "/v1/patients/batch", { patients: Array.from({ length: Math.min(1000, patientsTotal - i) }, (_, j) => ({ first_name: `P${i + j}` })) });
+    patients.push(...r.json.items.map((x: { id: string }) => x.id));
+  }
+  console.log("done");
+
+  const run = randomBytes(4).toString("hex");
+  let seq = 0;
+  function body(): string {
+    const group = Array.from({ length: perBatch }, () => patients[Math.floor(Math.random() * patients.length)]!);
+    const logs = [];
+    for (let i = 0; i < batchSize; i++) {
+      const n = seq++;
+      const m = LOG_MIX[n % LOG_MIX.length]!;
+      logs.push({
+        log_type: m.log_type,
+        patient_id: group[i % group.length],
+        timestamp: new Date(Date.UTC(2026, 4, 1) + (n % 86_400) * 1000).toISOString(),
+        payload: m.payload(n),
+        idempotency_key: `${run}-${n}`,
+      });
+    }
+    return JSON.stringify({ logs });
+  }
+
+  const latencies: number[] = [];
+  let accepted = 0;
+  let failedBatches = 0;
+  const cpu0 = svc.cpuSeconds();
+  const nats0 = natsServerCpu();
+  const self0 = process.cpuUsage();
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < end) {
+        const b = body();
+        const s = performance.now();
+        const r = await call(svc.pool, svc.adminKey, "POST", "/v1/logs/batch", b);
+        latencies.push(performance.now() - s);
+        if (r.status === 200) accepted += r.json.accepted;
+        else failedBatches++;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  const cpu = svc.cpuSeconds() - cpu0;
+  const natsCpu = natsServerCpu() - nats0;
+  const selfCpu = process.cpuUsage(self0);
+  latencies.sort((a, b) => a - b);
+
+  // Durability check: read the whole log stream back and count distinct stored logs.
+  const nc = await connect({ servers: process.env.NATS_URL ?? "127.0.0.1:4222" });
+  const jsm = await jetstreamManager(nc);
+  const names = topologyNames(svc.namespace);
+  const messages = (await jsm.streams.info(names.logsStream)).state.messages;
+  const ids = new Set<string>();
+  const keys = new Set<string>();
+  const consumer = await jetstream(nc).consumers.get(names.logsStream);
+  const iter = await consumer.consume({ max_messages: 1000 });
+  let read = 0;
+  for await (const m of iter) {
+    for (const l of m.json<{ logs: { id: string; idempotency_key?: string }[] }>().logs) {
+      ids.add(l.id);
+      if (l.idempotency_key) keys.add(l.idempotency_key);
+    }
+    if (++read >= messages) break;
+  }
+  iter.stop();
+
+  console.log(
+    JSON.stringify(
+      {
+        seconds: Number(elapsed.toFixed(1)),
+        clients,
+        service_workers: workers,
+        batch_size: batchSize,
+        patients_per_batch: perBatch,
+        batches: latencies.length,
+        failed_batches: failedBatches,
+        logs_accepted: accepted,
+        logs_per_second: Math.round(accepted / elapsed),
+        latency_ms: { p50: +percentile(latencies, 50).toFixed(1), p90: +percentile(latencies, 90).toFixed(1), p99: +percentile(latencies, 99).toFixed(1), max: +latencies.at(-1)!.toFixed(1) },
+        cpu_cores: {
+          service: +(cpu / elapsed).toFixed(2),
+          nats_server: +(natsCpu / elapsed).toFixed(2),
+          load_generator: +((selfCpu.user + selfCpu.system) / 1e6 / elapsed).toFixed(2),
+        },
+        jetstream: { log_messages: messages, logs_stored: ids.size, distinct_idempotency_keys: keys.size, stored_equals_accepted: ids.size === accepted && keys.size === accepted },
+      },
+      null,
+      2,
+    ),
+  );
+  await destroyTopology(nc, svc.namespace);
+  await nc.close();
+} finally {
+  await svc.stop();
+}

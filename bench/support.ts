@@ -1,0 +1,106 @@
+import { execSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { Pool } from "undici";
+
+export interface ServiceUnderTest {
+  url: string;
+  adminKey: string;
+  namespace: string;
+  pool: Pool;
+  proc: ChildProcess;
+  /** CPU seconds the service process used so far (user + system). */
+  cpuSeconds(): number;
+  stop(): Promise<void>;
+}
+
+/** Starts the real service (`node --import tsx src/main.ts`) in its own process and namespace. */
+export async function startService(env: Record<string, string> = {}, connections = 64): Promise<ServiceUnderTest> {
+  const namespace = `bench${randomBytes(4).toString("hex")}`;
+  const adminKey = `bench-admin-${randomBytes(12).toString("hex")}`;
+  const port = String(20_000 + Math.floor(Math.random() * 20_000));
+  const extra = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
+  const proc = spawn(process.execPath, [...extra, "--import", "tsx", "src/main.ts"], {
+    env: {
+      ...process.env,
+      PORT: port,
+      PSS_NAMESPACE: namespace,
+      PSS_ADMIN_KEY: adminKey,
+      DATA_DIR: mkdtempSync(join(tmpdir(), "pss-bench-")),
+      LOG_LEVEL: "warn",
+      ...env,
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      const r = await fetch(`${url}/healthz`);
+      if (r.status === 200) break;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const pool = new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
+  const ticks = 100;
+  return {
+    url,
+    adminKey,
+    namespace,
+    pool,
+    proc,
+    cpuSeconds() {
+      const pids = [String(proc.pid), ...execSync(`pgrep -P ${proc.pid} || true`).toString().split("\n").filter(Boolean)];
+      let total = 0;
+      for (const pid of pids) {
+        try {
+          const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+          total += (Number(f[11]) + Number(f[12])) / ticks;
+        } catch {
+          // exited
+        }
+      }
+      return total;
+    },
+    async stop() {
+      await pool.close();
+      proc.kill("SIGTERM");
+      await new Promise((r) => proc.once("exit", r));
+    },
+  };
+}
+
+export async function call(pool: Pool, adminKey: string, method: "GET" | "POST", path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const r = await pool.request({
+    method,
+    path,
+    headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await r.body.text();
+  return { status: r.statusCode, json: text ? JSON.parse(text) : undefined };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+export function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+/** CPU seconds used so far by the local nats-server (0 when it is not on this machine). */
+export function natsServerCpu(): number {
+  try {
+    const pid = execSync("pgrep -o nats-server").toString().trim();
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
