@@ -3,7 +3,7 @@
  * batches for 20 s, every log with its own idempotency key. Counts what JetStream
  * stored afterwards, so "accepted" means durable.
  *
- *   npm run bench:ingest [-- --seconds 20 --clients 32 --patients 10000 --patients-per-batch 10 --workers 2]
+ *   npm run bench:ingest [-- --seconds 20 --clients 32 --patients 10000 --patients-per-batch 10 --workers 1 --rate 0]
  */
 import { randomBytes } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
@@ -17,6 +17,8 @@ const seconds = arg("seconds", 20);
 const clients = arg("clients", 32);
 const patientsTotal = arg("patients", 10_000);
 const perBatch = arg("patients-per-batch", 10);
+/** Offered load in logs/s (open loop: each client sends on a schedule); 0 = as fast as answers come. */
+const rate = arg("rate", 0);
 const batchSize = 100;
 
 for (const m of LOG_MIX) {
@@ -24,7 +26,7 @@ for (const m of LOG_MIX) {
   if (issues.length) throw new Error(`bench payload ${m.log_type} is invalid: ${JSON.stringify(issues)}`);
 }
 
-const workers = arg("workers", 2);
+const workers = arg("workers", 1);
 const svc = await startService({ PSS_WORKERS: String(workers) }, clients);
 try {
   process.stdout.write(`creating ${patientsTotal} patients... `);
@@ -62,9 +64,18 @@ try {
   const self0 = process.cpuUsage();
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
+  // Open loop: client c sends its k-th batch at t0 + (k * clients + c) * gap, whether or
+  // not earlier answers came back, so latency is measured at the offered rate.
+  const gapMs = rate > 0 ? (batchSize * 1000) / rate : 0;
   await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (performance.now() < end) {
+    Array.from({ length: clients }, async (_, c) => {
+      for (let k = 0; performance.now() < end; k++) {
+        if (gapMs > 0) {
+          const due = t0 + (k * clients + c) * gapMs;
+          const wait = due - performance.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          if (due >= end) break;
+        }
         const b = body();
         const s = performance.now();
         const r = await call(svc.pool, svc.adminKey, "POST", "/v1/logs/batch", b);
@@ -104,6 +115,7 @@ try {
       {
         seconds: Number(elapsed.toFixed(1)),
         clients,
+        mode: rate > 0 ? `open loop at ${rate} logs/s offered` : "closed loop",
         service_workers: workers,
         batch_size: batchSize,
         patients_per_batch: perBatch,

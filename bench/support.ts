@@ -22,7 +22,8 @@ export async function startService(env: Record<string, string> = {}, connections
   const adminKey = `bench-admin-${randomBytes(12).toString("hex")}`;
   const port = String(20_000 + Math.floor(Math.random() * 20_000));
   const extra = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
-  const proc = spawn(process.execPath, [...extra, "--import", "tsx", "src/main.ts"], {
+  // The same flags as `npm start`.
+  const proc = spawn(process.execPath, ["--max-semi-space-size=64", ...extra, "--import", "tsx", "src/main.ts"], {
     env: {
       ...process.env,
       PORT: port,

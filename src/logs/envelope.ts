@@ -19,22 +19,28 @@ export type EnvelopeResult =
   | { ok: true; log: ValidLogInput }
   | { ok: false; code: "validation_error" | "unknown_log_type"; message: string; details: ErrorDetail[] };
 
-const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/;
+const ISO_DATETIME = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)$/;
 const PATIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const CANONICAL_UTC = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function validDate(y: number, m: number, d: number): boolean {
+  if (m < 1 || m > 12 || d < 1) return false;
+  const leap = m === 2 && y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  return d <= DAYS_IN_MONTH[m - 1]! + (leap ? 1 : 0);
+}
 
 /** Parses an ISO 8601 datetime that names its offset; returns canonical UTC or null. */
 export function canonicalTimestamp(v: unknown): string | null {
   if (typeof v !== "string") return null;
   // Most clients already send canonical UTC: checking it round-trips is enough.
-  if (CANONICAL_UTC.test(v)) {
-    const ms = Date.parse(v);
-    return Number.isNaN(ms) || new Date(ms).toISOString() !== v ? null : v;
-  }
-  if (!ISO_DATETIME.test(v)) return null;
+  const c = CANONICAL_UTC.exec(v);
+  if (c) return validDate(Number(c[1]), Number(c[2]), Number(c[3])) ? v : null;
+  const m = ISO_DATETIME.exec(v);
+  if (!m || !validDate(Number(m[1]), Number(m[2]), Number(m[3]))) return null;
   const ms = Date.parse(v);
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
 }

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { canonicalTimestamp, validateEnvelope } from "../../src/logs/envelope.js";
+
+describe("canonicalTimestamp", () => {
+  it("keeps canonical UTC as is and normalises offsets and missing milliseconds to UTC", () => {
+    expect(canonicalTimestamp("2026-03-01T10:00:00.000Z")).toBe("2026-03-01T10:00:00.000Z");
+    expect(canonicalTimestamp("2026-03-01T10:00:00Z")).toBe("2026-03-01T10:00:00.000Z");
+    expect(canonicalTimestamp("2026-03-01T12:00:00+02:00")).toBe("2026-03-01T10:00:00.000Z");
+    expect(canonicalTimestamp("2026-03-01T10:00Z")).toBe("2026-03-01T10:00:00.000Z");
+  });
+
+  it("rejects dates that do not exist, times without an offset and non-strings", () => {
+    for (const bad of ["2026-02-29T00:00:00.000Z", "2026-13-01T00:00:00.000Z", "2026-04-31T00:00:00.000Z", "2026-03-01T24:00:00.000Z", "2026-03-01T10:00:00", "yesterday", 1700000000, null]) {
+      expect(canonicalTimestamp(bad)).toBeNull();
+    }
+    expect(canonicalTimestamp("2024-02-29T00:00:00.000Z")).toBe("2024-02-29T00:00:00.000Z");
+    expect(canonicalTimestamp("2000-02-29T00:00:00.000Z")).toBe("2000-02-29T00:00:00.000Z");
+    expect(canonicalTimestamp("1900-02-29T00:00:00.000Z")).toBeNull();
+  });
+});
+
+describe("validateEnvelope", () => {
+  const at = ["body", "logs", 3];
+  const base = { log_type: "user_login", patient_id: "pat_1", timestamp: "2026-01-01T00:00:00Z", payload: {} };
+
+  it("accepts a valid log and resolves a legacy alias to its canonical type", () => {
+    const r = validateEnvelope({ ...base, log_type: "condition_updated", payload: { disease_type: "asthma" } }, at);
+    expect(r).toMatchObject({ ok: true, log: { log_type: "condition", timestamp: "2026-01-01T00:00:00.000Z" } });
+  });
+
+  it("locates every envelope problem from the request root", () => {
+    const r = validateEnvelope({ log_type: "user_login", patient_id: "has space", timestamp: "nope", payload: [], idempotency_key: "", trace: 5 }, at);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.code).toBe("validation_error");
+    expect(r.details.map((d) => d.location)).toEqual([
+      ["body", "logs", 3, "patient_id"],
+      ["body", "logs", 3, "timestamp"],
+      ["body", "logs", 3, "payload"],
+      ["body", "logs", 3, "idempotency_key"],
+      ["body", "logs", 3, "trace"],
+    ]);
+  });
+
+  it("names an unknown log type with its own code", () => {
+    const r = validateEnvelope({ ...base, log_type: "telepathy" }, at);
+    expect(r).toMatchObject({ ok: false, code: "unknown_log_type" });
+  });
+
+  it("prefixes payload issues with the log's location", () => {
+    const r = validateEnvelope({ ...base, log_type: "spo2_reading", payload: { spo2_percent: 140 } }, at);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.details[0]).toMatchObject({ location: ["body", "logs", 3, "payload", "spo2_percent"], field: "logs.3.payload.spo2_percent", input_value: 140 });
+  });
+
+  it("accepts a trace object and metadata", () => {
+    const r = validateEnvelope({ ...base, trace: { object_type: "visit", object_id: "v1" }, metadata: { app: "x" } }, at);
+    expect(r).toMatchObject({ ok: true, log: { trace: { object_type: "visit", object_id: "v1" }, metadata: { app: "x" } } });
+  });
+});
