@@ -1,4 +1,7 @@
 import cluster from "node:cluster";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { ConfigError, loadConfig, type Config } from "./config.js";
 import { createServices, type ProcessRole } from "./services.js";
 import { buildApp } from "./http/app.js";
@@ -31,7 +34,22 @@ async function serve(config: Config, role: ProcessRole): Promise<void> {
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   await app.listen({ port: config.port, host: config.host });
-  if (!config.adminKey && !cluster.isWorker) app.log.warn("PSS_ADMIN_KEY is not set: no bootstrap organization or key was ensured");
+}
+
+/**
+ * Without PSS_ADMIN_KEY, a first start makes one and keeps it in DATA_DIR/admin-key
+ * (mode 0600), so `npm start` alone gives a newcomer a working key. The key itself
+ * is never logged; only where to find it.
+ */
+function ensureLocalAdminKey(config: Config): Config {
+  if (config.adminKey) return config;
+  const file = resolve(config.dataDir, "admin-key");
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, `pss_admin_${randomBytes(24).toString("base64url")}\n`, { mode: 0o600 });
+    console.error(`created a bootstrap admin key in ${file} (set PSS_ADMIN_KEY to choose your own)`);
+  }
+  return { ...config, adminKey: readFileSync(file, "utf8").trim() };
 }
 
 /**
@@ -40,7 +58,7 @@ async function serve(config: Config, role: ProcessRole): Promise<void> {
  * cores serve HTTP; all shared state lives in NATS and Redis, never in a worker.
  */
 async function main(): Promise<void> {
-  const config = configOrExit();
+  const config = ensureLocalAdminKey(configOrExit());
   if (config.workers <= 1) return serve(config, "all");
   if (cluster.isWorker) return serve(config, "api");
   // The primary owns what must have one owner (embedded ClickHouse, background work)

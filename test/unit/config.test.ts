@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../src/config.js";
+
+describe("loadConfig", () => {
+  it("uses the contract's defaults when nothing is set", () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 8080,
+      host: "127.0.0.1",
+      natsUrl: "nats://127.0.0.1:4222",
+      redisUrl: "redis://127.0.0.1:6379",
+      clickhouseUrl: undefined,
+      dataDir: "./data",
+      adminKey: undefined,
+      namespace: "pss",
+      workers: 1,
+    });
+  });
+
+  it("reads every variable it documents", () => {
+    const c = loadConfig({
+      PORT: "9000",
+      HOST: "0.0.0.0",
+      NATS_URL: "nats://nats:4222",
+      REDIS_URL: "redis://cache:6379",
+      CLICKHOUSE_URL: "http://ch:8123",
+      DATA_DIR: "/var/pss",
+      PSS_ADMIN_KEY: "a-long-enough-admin-key",
+      PSS_MAX_BODY_BYTES: "2048",
+      PSS_MAX_BATCH_LOGS: "10",
+      PSS_WORKERS: "2",
+    });
+    expect(c).toMatchObject({ port: 9000, host: "0.0.0.0", clickhouseUrl: "http://ch:8123", dataDir: "/var/pss", maxBodyBytes: 2048, maxBatchLogs: 10, workers: 2 });
+  });
+
+  it.each([
+    ["PORT", "eighty"],
+    ["PORT", "70000"],
+    ["NATS_URL", "not a url"],
+    ["REDIS_URL", "http://wrong-scheme"],
+    ["CLICKHOUSE_URL", "ftp://x"],
+    ["PSS_ADMIN_KEY", "short"],
+    ["PSS_NAMESPACE", "Has-Caps"],
+    ["LOG_LEVEL", "loud"],
+    ["PSS_MAX_BATCH_LOGS", "0"],
+  ])("refuses a bad %s with a message naming it", (name, value) => {
+    let err: unknown;
+    try {
+      loadConfig({ [name]: value });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).variable).toBe(name);
+    expect((err as Error).message).toMatch(new RegExp(`^${name}: `));
+  });
+});

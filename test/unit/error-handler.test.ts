@@ -1,0 +1,95 @@
+import Fastify from "fastify";
+import { Type } from "@sinclair/typebox";
+import { describe, expect, it } from "vitest";
+import { installErrorHandler } from "../../src/http/error-handler.js";
+import { AppError, ERROR_CATALOGUE } from "../../src/errors.js";
+import { createValidatorCompiler } from "../../src/http/validators.js";
+
+async function app() {
+  const a = Fastify({ bodyLimit: 100 });
+  installErrorHandler(a);
+  a.setValidatorCompiler(createValidatorCompiler([]));
+  a.post("/typed", { schema: { body: Type.Object({ name: Type.String(), age: Type.Integer({ minimum: 0 }) }) } }, async () => ({ ok: true }));
+  a.get("/throw/:code", async (req) => {
+    const code = (req.params as { code: keyof typeof ERROR_CATALOGUE }).code;
+    throw new AppError(code, `failure ${code}`, [{ type: "x", message: "y" }]);
+  });
+  a.get("/boom", async () => {
+    throw new Error("secret internals");
+  });
+  await a.ready();
+  return a;
+}
+
+const bodyShape = (status: number, type: string) => ({
+  error: true,
+  status_code: status,
+  error_type: type,
+  message: expect.any(String),
+  details: expect.any(Array),
+  timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+});
+
+describe("the error handler", () => {
+  it.each(Object.entries(ERROR_CATALOGUE))("maps AppError %s to its status and error_type", async (code, { status, error_type }) => {
+    const a = await app();
+    const r = await a.inject({ method: "GET", url: `/throw/${code}` });
+    expect(r.statusCode).toBe(status);
+    expect(r.json()).toEqual({ ...bodyShape(status, error_type), message: `failure ${code}`, details: [{ type: "x", message: "y" }] });
+  });
+
+  it("turns schema failures into 422 with field, location and input_value", async () => {
+    const a = await app();
+    const r = await a.inject({ method: "POST", url: "/typed", payload: { age: -1 } });
+    expect(r.statusCode).toBe(422);
+    expect(r.json()).toMatchObject(bodyShape(422, "validation_error"));
+    expect(r.json().details).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ field: "name", location: ["body", "name"], message: "is required" }),
+        expect.objectContaining({ field: "age", location: ["body", "age"], input_value: -1 }),
+      ]),
+    );
+  });
+
+  it("does not coerce body types: a number is not a string", async () => {
+    const a = await app();
+    const r = await a.inject({ method: "POST", url: "/typed", payload: { name: 5, age: 1 } });
+    expect(r.statusCode).toBe(422);
+  });
+
+  it("answers malformed JSON with 400 and the error body", async () => {
+    const a = await app();
+    const r = await a.inject({ method: "POST", url: "/typed", headers: { "content-type": "application/json" }, payload: "{nope" });
+    expect(r.statusCode).toBe(400);
+    expect(r.json()).toMatchObject(bodyShape(400, "bad_request_error"));
+  });
+
+  it("answers an oversized body with 413 payload_too_large", async () => {
+    const a = await app();
+    const r = await a.inject({ method: "POST", url: "/typed", payload: { name: "x".repeat(500), age: 1 } });
+    expect(r.statusCode).toBe(413);
+    expect(r.json()).toMatchObject(bodyShape(413, "payload_too_large"));
+  });
+
+  it("answers an unsupported content type with 415 and the error body", async () => {
+    const a = await app();
+    const r = await a.inject({ method: "POST", url: "/typed", headers: { "content-type": "text/csv" }, payload: "a,b" });
+    expect(r.statusCode).toBe(415);
+    expect(r.json()).toMatchObject({ error: true, status_code: 415 });
+  });
+
+  it("answers an unknown route with 404 not_found_error", async () => {
+    const a = await app();
+    const r = await a.inject({ method: "GET", url: "/nowhere?x=1" });
+    expect(r.statusCode).toBe(404);
+    expect(r.json()).toMatchObject({ ...bodyShape(404, "not_found_error"), message: "no route GET /nowhere" });
+  });
+
+  it("hides an unexpected error's message behind a 500", async () => {
+    const a = await app();
+    const r = await a.inject({ method: "GET", url: "/boom" });
+    expect(r.statusCode).toBe(500);
+    expect(r.json()).toMatchObject(bodyShape(500, "internal_server_error"));
+    expect(r.body).not.toContain("secret internals");
+  });
+});
