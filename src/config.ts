@@ -36,6 +36,14 @@ export interface Config {
   logLevel: string;
   /** HTTP worker processes sharing the port (node:cluster); "auto" = one per core. @default 1 */
   workers: number;
+  /** Longest a state read waits for the patient's accepted logs to be applied. @default 2_000 ms */
+  readWaitMs: number;
+  /** A patient actor idle this long is passivated. @default 60_000 ms */
+  actorIdleMs: number;
+  /** Views are regenerated once a patient's logs pause this long. @default 250 ms */
+  viewDebounceMs: number;
+  /** Patients held in memory by the state engine. @default 50_000 */
+  maxActivePatients: number;
 }
 
 export class ConfigError extends Error {
@@ -104,6 +112,10 @@ export function loadConfig(env: Env = process.env): Config {
     maxBatchLogs: int(env, "PSS_MAX_BATCH_LOGS", 5_000, 1, 100_000),
     publishTimeoutMs: int(env, "PSS_PUBLISH_TIMEOUT_MS", 5_000, 100, 120_000),
     logLevel,
+    readWaitMs: int(env, "PSS_READ_WAIT_MS", 2_000, 0, 60_000),
+    actorIdleMs: int(env, "PSS_ACTOR_IDLE_MS", 60_000, 10, 3_600_000),
+    viewDebounceMs: int(env, "PSS_VIEW_DEBOUNCE_MS", 250, 0, 60_000),
+    maxActivePatients: int(env, "PSS_MAX_ACTIVE_PATIENTS", 50_000, 1, 10_000_000),
     workers: env.PSS_WORKERS === "auto" ? availableParallelism() : int(env, "PSS_WORKERS", 1, 1, 64),
   };
 }

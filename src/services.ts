@@ -17,6 +17,9 @@ import { generateJwtSecret, TokenService } from "./auth/tokens.js";
 import { IdempotencyLedger } from "./logs/idempotency-ledger.js";
 import { LogWriter } from "./logs/log-writer.js";
 import { bootstrapAdmin } from "./control/bootstrap.js";
+import { PatientStateStore } from "../actors/state-store.js";
+import { StateEngine } from "../actors/state-engine.js";
+import { StateReader } from "./state/state-reader.js";
 
 /** Everything the HTTP app and the workers need, built once and passed in (no singletons). */
 export interface Services {
@@ -34,6 +37,10 @@ export interface Services {
   tokens: TokenService;
   ledger: IdempotencyLedger;
   logWriter: LogWriter;
+  stateStore: PatientStateStore;
+  stateReader: StateReader;
+  /** Present in the process that applies logs to state (role "all" or "engine"). */
+  engine: StateEngine | null;
   close(): Promise<void>;
 }
 
@@ -75,7 +82,7 @@ function openClickHouse(config: Config, nc: NatsConnection, role: ProcessRole, s
   };
 }
 
-export async function createServices(config: Config, role: ProcessRole = "all"): Promise<Services> {
+export async function createServices(config: Config, role: ProcessRole = "all", options: { log?: { error(o: unknown, m?: string): void; warn(o: unknown, m?: string): void } } = {}): Promise<Services> {
   const nc = await connectNats(config.natsUrl);
   const stops: (() => void)[] = [];
   try {
@@ -93,7 +100,9 @@ export async function createServices(config: Config, role: ProcessRole = "all"):
     stops.push(await watchKeys(kv.patients, (e) => patients.refresh(e.key, entryValue<Patient>(e))));
     const tokens = new TokenService(await jwtSecret(config, new JsonKv(kv.config)));
     const ledger = new IdempotencyLedger({ publisher, js: topology.js, jsm: topology.jsm, redis, names: topology.names, redisPrefix: config.namespace });
+    const stateStore = new PatientStateStore(redis, config.namespace);
     const logWriter = new LogWriter({
+      accepted: stateStore,
       publisher,
       names: topology.names,
       js: topology.js,
@@ -105,9 +114,37 @@ export async function createServices(config: Config, role: ProcessRole = "all"):
       claimLeaseMs: config.publishTimeoutMs * 2 + 1_000,
     });
     if (config.adminKey) await bootstrapAdmin({ orgs, projects, apiKeys }, config.adminKey);
+    const touchSubject = `${config.namespace}.engine.touch`;
+    let engine: StateEngine | null = null;
+    const stateReader = new StateReader({
+      store: stateStore,
+      patients,
+      options: { maxWaitMs: config.readWaitMs },
+      lastStoredSeq: async (scope, pid) => {
+        const m = await topology.jsm.streams
+          .getMessage(topology.names.logsStream, { last_by_subj: topology.names.logSubject(scope.organization_id, scope.project_id, pid) })
+          .catch(() => null);
+        return m?.seq ?? 0;
+      },
+      touch: async (input) => {
+        if (engine) engine.touch(input);
+        else await nc.request(touchSubject, JSON.stringify(input), { timeout: 2_000 }).catch(() => undefined);
+      },
+    });
+    if (role !== "api") {
+      engine = new StateEngine(
+        { js: topology.js, jsm: topology.jsm, names: topology.names, store: stateStore, patients, log: options.log ?? console },
+        { consumer: `${config.namespace}_state`, idleMs: config.actorIdleMs, viewDebounceMs: config.viewDebounceMs, maxActive: config.maxActivePatients },
+      );
+      await engine.start();
+      const sub = engine.serveTouch(nc, touchSubject);
+      stops.push(() => sub.unsubscribe());
+    }
     return {
       config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, ledger, logWriter,
+      stateStore, stateReader, engine,
       async close() {
+        await engine?.stop();
         for (const s of stops) s();
         publisher.close();
         await clickhouse.client?.close().catch(() => undefined);

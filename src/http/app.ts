@@ -13,6 +13,7 @@ import { organizationRoutes } from "./routes/organizations.js";
 import { patientRoutes } from "./routes/patients/index.js";
 import { logBatchRoutes } from "./routes/logs/batch.js";
 import { logTypeRoutes } from "./routes/logs/log-types.js";
+import { stateRoutes } from "./routes/state/index.js";
 
 export interface AppOptions {
   /** Pino options; false silences logs (tests). */
@@ -53,6 +54,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(patientRoutes, { services });
   await app.register(logBatchRoutes, { services });
   await app.register(logTypeRoutes, { services });
+  await app.register(stateRoutes, { services });
 
   app.get("/openapi.json", { config: { scope: false }, schema: { hide: true } }, async () => app.swagger());
   return app;

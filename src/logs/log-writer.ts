@@ -63,8 +63,8 @@ export class LogWriter {
       maxMessageBytes: number;
       /** How long a claim may be in flight before a duplicate checks the history: publish time-out plus margin. */
       claimLeaseMs: number;
-      /** Called with each patient's highest stored stream sequence (read-your-writes). */
-      onStored?: (scope: WriteScope, patientId: string, seq: number) => void;
+      /** Told, before the answer goes out, the highest stream sequence stored per patient (read-your-writes). */
+      accepted?: { raiseAccepted(projectId: string, entries: { patient_id: string; seq: number }[]): Promise<void> };
     },
   ) {}
 
@@ -227,13 +227,14 @@ export class LogWriter {
     }
     const stored: string[] = [];
     const released: Pending[] = [];
+    const highest = new Map<string, number>();
     await Promise.all(
       [...byPatient].flatMap(([patientId, group]) => {
         const subject = this.deps.names.logSubject(scope.organization_id, scope.project_id, patientId);
         return this.messagesOf(group).map(async ({ data, logs }) => {
           try {
             const ack = await this.deps.publisher.publish(subject, data);
-            this.deps.onStored?.(scope, patientId, ack.seq);
+            highest.set(patientId, Math.max(ack.seq, highest.get(patientId) ?? 0));
             for (const g of logs) {
               answer.results[g.index] = { index: g.index, id: g.log.id, status: "accepted" };
               answer.accepted++;
@@ -251,6 +252,12 @@ export class LogWriter {
         });
       }),
     );
+    if (this.deps.accepted && highest.size > 0) {
+      // Without it a read right after this answer could miss the batch; the logs are stored either way.
+      await this.deps.accepted
+        .raiseAccepted(scope.project_id, [...highest].map(([patient_id, seq]) => ({ patient_id, seq })))
+        .catch(() => undefined);
+    }
     // Not awaited: a retry racing this mark waits for it (see retakeIfOrphan).
     void this.deps.ledger.markStored(stored, this.claimedAt.get(answer) ?? Date.now()).catch(() => undefined);
     await Promise.all(released.map((g) => this.deps.ledger.release(scope.project_id, g.key!, g.log.id).catch(() => false)));

@@ -92,6 +92,7 @@ export const patientMaintenanceRoutes: FastifyPluginAsyncTypebox<{
         // The logs go first: a crash in between leaves a patient to delete again, never orphaned logs.
         const subject = s.topology.names.logSubject(organization_id, project_id, p.id);
         await s.topology.jsm.streams.purge(s.topology.names.logsStream, { filter: subject });
+        await s.stateStore.erase(project_id, p.id);
         await s.patients.erase(project_id, p.id);
       } else {
         const now = new Date().toISOString();

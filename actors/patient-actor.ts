@@ -1,0 +1,140 @@
+import { assign, fromPromise, setup } from "xstate";
+import type { ModuleKey } from "../readmodels/module.js";
+import type { ApplyResult } from "./apply-logs.js";
+import type { StoredPatientState } from "./state-store.js";
+
+/** A JetStream message on its way into a patient's state; ack once the state holding it is saved. */
+export interface Delivery {
+  seq: number;
+  logs: import("../readmodels/log-record.js").LogRecord[];
+  /** JetStream delivered it before: the stream order of this patient's messages may be broken. */
+  redelivered: boolean;
+  ack(): void;
+  nak(): void;
+}
+
+export interface PatientActorInput {
+  patient_id: string;
+  organization_id: string;
+  project_id: string;
+}
+
+export interface LoadOutput {
+  stored: StoredPatientState;
+  /** Modules rebuilt while loading (a replay): their views are stale. */
+  changed: ModuleKey[];
+}
+
+interface Context extends PatientActorInput {
+  stored: StoredPatientState | null;
+  queue: Delivery[];
+  batch: Delivery[];
+  dirty: ModuleKey[];
+  /** Someone saw Redis without this patient's state: reload (and so rebuild) when free. */
+  reload: boolean;
+}
+
+type Events = { type: "LOGS"; delivery: Delivery } | { type: "PASSIVATE" } | { type: "RELOAD" };
+
+const union = (a: readonly ModuleKey[], b: Iterable<ModuleKey>) => [...new Set([...a, ...b])];
+
+/**
+ * One patient's actor: it applies that patient's deliveries one batch at a time, in
+ * stream order, so a patient's state has a single writer. Every side effect is a named
+ * actor provided by the wiring (actors/state-engine.ts), so tests can swap them.
+ *
+ * loading → (processing ⇄ settling → rendering) → idle → passivated. Views are
+ * regenerated once deliveries stop for `viewDebounce`; an idle actor passivates after
+ * `idle` and its memory goes; Redis and JetStream hold everything it knew.
+ */
+export const patientActorMachine = setup({
+  types: { context: {} as Context, events: {} as Events, input: {} as PatientActorInput },
+  actors: {
+    load: fromPromise<LoadOutput, PatientActorInput>(async () => {
+      throw new Error("load is provided by the state engine");
+    }),
+    process: fromPromise<ApplyResult, { stored: StoredPatientState; batch: Delivery[] }>(async () => {
+      throw new Error("process is provided by the state engine");
+    }),
+    renderViews: fromPromise<void, { stored: StoredPatientState; modules: ModuleKey[] }>(async () => {
+      throw new Error("renderViews is provided by the state engine");
+    }),
+  },
+  delays: {
+    /** @default 60_000 (1 min) */
+    idle: 60_000,
+    /** @default 250 ms */
+    viewDebounce: 250,
+  },
+  actions: {
+    enqueue: assign({ queue: ({ context, event }) => (event.type === "LOGS" ? [...context.queue, event.delivery] : context.queue) }),
+    takeBatch: assign({ batch: ({ context }) => context.queue, queue: () => [] }),
+    failAll: ({ context }) => {
+      for (const d of [...context.batch, ...context.queue]) d.nak();
+    },
+  },
+  guards: {
+    hasQueue: ({ context }) => context.queue.length > 0,
+    hasDirty: ({ context }) => context.dirty.length > 0,
+  },
+}).createMachine({
+  id: "patient",
+  context: ({ input }) => ({ ...input, stored: null, queue: [], batch: [], dirty: [], reload: false }),
+  initial: "loading",
+  on: { LOGS: { actions: "enqueue" }, RELOAD: { actions: assign({ reload: () => true }) } },
+  states: {
+    loading: {
+      entry: assign({ reload: () => false }),
+      invoke: {
+        src: "load",
+        input: ({ context }) => ({ patient_id: context.patient_id, organization_id: context.organization_id, project_id: context.project_id }),
+        onDone: { target: "deciding", actions: assign({ stored: ({ event }) => event.output.stored, dirty: ({ event }) => event.output.changed }) },
+        onError: { target: "failed" },
+      },
+    },
+    deciding: {
+      always: [
+        { guard: ({ context }) => context.reload, target: "loading" },
+        { guard: "hasQueue", target: "processing" },
+        { guard: "hasDirty", target: "settling" },
+        { target: "idle" },
+      ],
+    },
+    processing: {
+      entry: "takeBatch",
+      invoke: {
+        src: "process",
+        input: ({ context }) => ({ stored: context.stored!, batch: context.batch }),
+        onDone: {
+          target: "deciding",
+          actions: assign({
+            stored: ({ event }) => event.output.stored,
+            dirty: ({ context, event }) => union(context.dirty, event.output.changed),
+            batch: () => [],
+          }),
+        },
+        onError: { target: "failed" },
+      },
+    },
+    settling: {
+      after: { viewDebounce: { target: "rendering" } },
+      on: { LOGS: { target: "processing", actions: "enqueue" }, RELOAD: { target: "loading" } },
+    },
+    rendering: {
+      invoke: {
+        src: "renderViews",
+        input: ({ context }) => ({ stored: context.stored!, modules: context.dirty }),
+        // A failed render is retried by the next change; reads fall back to rendering on demand.
+        onDone: { target: "deciding", actions: assign({ dirty: () => [] }) },
+        onError: { target: "deciding", actions: assign({ dirty: () => [] }) },
+      },
+    },
+    idle: {
+      after: { idle: { target: "passivated" } },
+      // RELOAD: Redis may have lost what this actor holds; loading checks and rebuilds.
+      on: { LOGS: { target: "processing", actions: "enqueue" }, PASSIVATE: { target: "passivated" }, RELOAD: { target: "loading" } },
+    },
+    failed: { entry: "failAll", type: "final" },
+    passivated: { type: "final" },
+  },
+});

@@ -1,0 +1,229 @@
+import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
+import { createActor, fromPromise, type ActorRefFrom } from "xstate";
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import { readSubject } from "../infra/nats/log-history.js";
+import type { TopologyNames } from "../infra/nats/topology.js";
+import type { PatientStore } from "../src/control/patients.js";
+import type { PatientLogMessage } from "../src/logs/log-writer.js";
+import type { ModuleKey } from "../readmodels/module.js";
+import { MODULE_KEYS } from "../readmodels/registry.js";
+import { renderView, viewsAffectedBy } from "../readmodels/views/index.js";
+import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "./apply-logs.js";
+import { patientActorMachine, type Delivery, type PatientActorInput } from "./patient-actor.js";
+import { EVENTS_KEPT, MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "./state-store.js";
+
+export interface StateEngineOptions {
+  /** Durable consumer name on the log stream. */
+  consumer: string;
+  /** An actor with nothing to do for this long is passivated. @default 60_000 (1 min) */
+  idleMs?: number;
+  /** Views are regenerated once a patient's logs stop for this long. @default 250 ms */
+  viewDebounceMs?: number;
+  /** Most patients held in memory; past it the idlest are passivated. @default 50_000 */
+  maxActive?: number;
+}
+
+type PatientActor = ActorRefFrom<typeof patientActorMachine>;
+
+interface Logger {
+  error(obj: unknown, msg?: string): void;
+  warn(obj: unknown, msg?: string): void;
+}
+
+/**
+ * Turns the log stream into compiled patient state: one durable JetStream consumer
+ * feeds per-patient actors (see patient-actor.ts), created on a patient's first message
+ * and passivated when idle, so memory stays bounded however many patients there are.
+ */
+export class StateEngine {
+  private readonly actors = new Map<string, PatientActor>();
+  /** Patients whose actor failed: the next one replays from JetStream, not trusting order. */
+  private readonly replayNext = new Set<string>();
+  private messages: ConsumerMessages | null = null;
+  private loop: Promise<void> | null = null;
+  readonly stats = { delivered: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0 };
+  private readonly machine;
+
+  constructor(
+    private readonly deps: {
+      js: JetStreamClient;
+      jsm: JetStreamManager;
+      names: TopologyNames;
+      store: PatientStateStore;
+      patients: PatientStore;
+      log: Logger;
+      now?: () => string;
+    },
+    private readonly options: StateEngineOptions,
+  ) {
+    const now = deps.now ?? (() => new Date().toISOString());
+    this.machine = patientActorMachine.provide({
+      delays: { idle: options.idleMs ?? 60_000, viewDebounce: options.viewDebounceMs ?? 250 },
+      actors: {
+        load: fromPromiseOf(async (input: PatientActorInput) => this.load(input, now())),
+        process: fromPromiseOf(async ({ stored, batch }: { stored: StoredPatientState; batch: Delivery[] }) => this.process(stored, batch, now())),
+        renderViews: fromPromiseOf(async ({ stored, modules }: { stored: StoredPatientState; modules: ModuleKey[] }) => this.renderViews(stored, modules)),
+      },
+    });
+  }
+
+  activeCount(): number {
+    return this.actors.size;
+  }
+
+  async start(): Promise<void> {
+    const { jsm, js, names } = this.deps;
+    await jsm.consumers
+      .add(names.logsStream, {
+        durable_name: this.options.consumer,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ack_wait: 60_000_000_000,
+        max_ack_pending: 20_000,
+        max_deliver: -1,
+      })
+      .catch(async (err) => {
+        if (!String(err.message).includes("already in use") && !String(err.message).includes("exists")) throw err;
+      });
+    const consumer: Consumer = await js.consumers.get(names.logsStream, this.options.consumer);
+    this.messages = await consumer.consume({ max_messages: 2_000 });
+    const messages = this.messages;
+    this.loop = (async () => {
+      for await (const m of messages) this.dispatch(m);
+    })().catch((err) => this.deps.log.error({ err }, "state engine consumer stopped"));
+  }
+
+  /**
+   * Wakes a patient's actor without a new log: its load rebuilds state that Redis lost
+   * or that an older reducer version compiled. Readers ask for it (see StateReader).
+   */
+  touch(input: PatientActorInput): void {
+    this.actorFor(input).send({ type: "RELOAD" });
+  }
+
+  /** Serves touch requests from other processes (the HTTP workers of a cluster). */
+  serveTouch(nc: NatsConnection, subject: string): Subscription {
+    return nc.subscribe(subject, {
+      queue: "state-engine",
+      callback: (_err, msg) => {
+        try {
+          this.touch(msg.json<PatientActorInput>());
+          msg.respond("ok");
+        } catch {
+          msg.respond("error");
+        }
+      },
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.messages?.stop();
+    await this.loop;
+    for (const a of this.actors.values()) a.stop();
+    this.actors.clear();
+  }
+
+  private dispatch(m: JsMsg): void {
+    this.stats.delivered++;
+    // Subject: {ns}.log.{organization}.{project}.{patient}
+    const [, , organization_id, project_id, patient_id] = m.subject.split(".");
+    let body: PatientLogMessage;
+    try {
+      body = m.json<PatientLogMessage>();
+    } catch (err) {
+      // Only the write path publishes here; an unreadable message is a bug, not data to retry forever.
+      this.deps.log.error({ err, seq: m.seq, subject: m.subject }, "unreadable log message skipped");
+      m.term();
+      return;
+    }
+    const delivery: Delivery = {
+      seq: m.seq,
+      logs: body.logs,
+      redelivered: m.redelivered,
+      ack: () => m.ack(),
+      nak: () => m.nak(1_000),
+    };
+    this.actorFor({ patient_id: patient_id!, organization_id: organization_id!, project_id: project_id! }).send({ type: "LOGS", delivery });
+  }
+
+  private actorFor(input: PatientActorInput): PatientActor {
+    const existing = this.actors.get(input.patient_id);
+    if (existing && existing.getSnapshot().status === "active") return existing;
+    if (this.actors.size >= (this.options.maxActive ?? 50_000)) this.evictIdle();
+    const actor = createActor(this.machine, { input });
+    actor.subscribe({
+      complete: () => {
+        if (this.actors.get(input.patient_id) === actor) this.actors.delete(input.patient_id);
+        if (actor.getSnapshot().value === "failed") {
+          this.stats.failures++;
+          this.replayNext.add(input.patient_id);
+        } else this.stats.passivated++;
+      },
+      error: (err) => this.deps.log.error({ err, patient_id: input.patient_id }, "patient actor crashed"),
+    });
+    this.actors.set(input.patient_id, actor);
+    actor.start();
+    return actor;
+  }
+
+  /** Passivates a tenth of the idle actors, oldest first (Map order is creation order). */
+  private evictIdle(): void {
+    let n = Math.max(1, Math.floor((this.options.maxActive ?? 50_000) / 10));
+    for (const a of this.actors.values()) {
+      if (n <= 0) break;
+      if (a.getSnapshot().value === "idle") {
+        a.send({ type: "PASSIVATE" });
+        n--;
+      }
+    }
+  }
+
+  private async history(s: Pick<StoredPatientState, "organization_id" | "project_id">, patientId: string): Promise<SequencedLogs[]> {
+    const { js, jsm, names } = this.deps;
+    const out: SequencedLogs[] = [];
+    const subject = names.logSubject(s.organization_id, s.project_id, patientId);
+    for await (const m of readSubject<PatientLogMessage>(js, jsm, names.logsStream, subject)) out.push({ seq: m.seq, logs: m.data.logs });
+    return out;
+  }
+
+  private async replay(base: StoredPatientState, now: string) {
+    this.stats.replays++;
+    const r = replayAll(base, await this.history(base, base.state.patient_id), now);
+    await this.deps.store.save(r.stored, r.events.slice(-EVENTS_KEPT), true);
+    return r;
+  }
+
+  private async load(input: PatientActorInput, now: string): Promise<{ stored: StoredPatientState; changed: ModuleKey[] }> {
+    const stored = await this.deps.store.load(input.patient_id);
+    const forced = this.replayNext.delete(input.patient_id);
+    if (stored && stored.fingerprint === MODEL_FINGERPRINT && !forced) return { stored, changed: [] };
+    // No state (Redis was flushed, or a new patient), a reducer changed, or the last actor failed: replay.
+    const timezone = (await this.deps.patients.get(input.project_id, input.patient_id))?.timezone ?? "UTC";
+    const r = await this.replay(emptyStored(input.patient_id, timezone, input.organization_id, input.project_id), now);
+    return { stored: r.stored, changed: r.stored.applied_seq > 0 ? [...MODULE_KEYS] : [] };
+  }
+
+  private async process(stored: StoredPatientState, batch: Delivery[], now: string) {
+    const ordered = [...batch].sort((a, b) => a.seq - b.seq);
+    let r = applyInOrder(stored, ordered, now);
+    // A late log, or a redelivery that may have overtaken an earlier message: the
+    // patient's whole history decides, in fold order.
+    if (r.late || ordered.some((d) => d.redelivered && d.seq > stored.applied_seq)) r = await this.replay(stored, now);
+    else if (r.events.length > 0) await this.deps.store.save(r.stored, r.events);
+    for (const d of batch) d.ack();
+    this.stats.applied_logs += r.events.length;
+    return r;
+  }
+
+  private async renderViews(stored: StoredPatientState, modules: ModuleKey[]): Promise<void> {
+    const out: Record<string, string> = {};
+    // Stored with the sequence they reflect: a read serves a view only if it is current.
+    for (const type of viewsAffectedBy(modules)) out[type] = JSON.stringify({ applied_seq: stored.applied_seq, view: renderView(type, stored.state) });
+    await this.deps.store.saveViews(stored.state.patient_id, out);
+  }
+}
+
+/** xstate's fromPromise, taking the input directly. */
+function fromPromiseOf<O, I>(fn: (input: I) => Promise<O>) {
+  return fromPromise<O, I>(({ input }) => fn(input));
+}

@@ -1,0 +1,104 @@
+/** engagement_snapshot: the week's app activity and feature use, conversations and memories. */
+import type { Conversation } from "../modules/conversations/index.js";
+import type { EngagementEvent } from "../modules/engagement/index.js";
+import { cmpTime } from "../lib/time.js";
+import type { PatientState } from "../patient-state.js";
+import { block, clean, cmp, day, doc, fmt, inWeek, words } from "./lib.js";
+import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
+
+/** The engagement module keeps the latest 50 events: a busier week is only partly seen. */
+const RECENT_EVENTS = 50;
+const CONVERSATIONS = 5;
+const MEMORIES = 10;
+
+const ACTIVITY: [EngagementEvent["log_type"], string][] = [
+  ["user_login", "Logins"], ["content_interaction", "Content"], ["notification_interaction", "Notifications"],
+  ["task_outcome", "Tasks"], ["interaction_feedback", "Feedback"],
+];
+
+/** "viewed 2, dismissed 1": counts of a field's values, most frequent first. */
+function tally(values: readonly (string | null)[]): string {
+  const m = new Map<string, number>();
+  for (const v of values) if (v !== null) m.set(v, (m.get(v) ?? 0) + 1);
+  return [...m.entries()].sort((a, b) => b[1] - a[1] || cmp(a[0], b[0])).map(([k, n]) => `${clean(k, 40)} ${n}`).join(", ");
+}
+
+function activityBlock(state: PatientState, w: Window): ViewBlock[] {
+  const d = doc(state, "engagement");
+  if (!d) return [];
+  const wk = d.recent.filter((e) => inWeek(w, e.timestamp));
+  const lastEvent = d.recent.find((e) => e.timestamp === d.last_active_at);
+  const lines: string[] = [];
+  if (d.last_active_at !== null) lines.push(`**Last active**: ${day(d.last_active_at, w.tz)}`);
+  const data: Record<string, unknown> = { last_active_at: d.last_active_at };
+  for (const [type, label] of ACTIVITY) {
+    const es = wk.filter((e) => e.log_type === type);
+    if (es.length === 0) continue;
+    const detail = [tally(es.map((e) => e.action)), tally(es.map((e) => e.subject))].filter((x) => x !== "").join("; ");
+    lines.push(`**${label}**: ${es.length}${detail ? ` (${detail})` : ""}`);
+    data[type] = { count: es.length, actions: es.map((e) => e.action), subjects: es.map((e) => e.subject) };
+  }
+  if (wk.length === 0 && lines.length > 0) lines.push("No app activity in the last 7 days");
+  const partial = d.recent.length >= RECENT_EVENTS && wk.length === d.recent.length;
+  if (partial) lines.push(`Counts cover the latest ${RECENT_EVENTS} events, from ${day(d.recent[0].timestamp, w.tz)}`);
+  return block("activity_week", "App activity (last 7 days)", "week", lines,
+    [...wk.filter((e) => e.log_type !== "feature_usage" && e.log_type !== "user_logout").map((e) => e.log_id), lastEvent?.log_id ?? ""],
+    { ...data, partial });
+}
+
+function featureBlock(state: PatientState, w: Window): ViewBlock[] {
+  const d = doc(state, "engagement");
+  const wk = (d?.recent ?? []).filter((e) => e.log_type === "feature_usage" && inWeek(w, e.timestamp));
+  const names = [...new Set(wk.map((e) => e.subject ?? "unnamed"))].sort();
+  const rows = names.map((name) => {
+    const es = wk.filter((e) => (e.subject ?? "unnamed") === name);
+    const all = d?.features.find((f) => f.feature_name === name);
+    return { feature_name: name, uses_this_week: es.length, last_used_at: es[es.length - 1].timestamp, total_uses: all?.uses ?? null, total_dwell_seconds: all?.total_dwell_seconds ?? null, log_ids: es.map((e) => e.log_id) };
+  });
+  const lines = rows.map((r) => {
+    const total = r.total_uses !== null ? ` (all time: ${r.total_uses} uses${r.total_dwell_seconds ? `, ${fmt((r.total_dwell_seconds ?? 0) / 60, 0)} min` : ""})` : "";
+    return `**${clean(r.feature_name, 60)}**: ${r.uses_this_week} use${r.uses_this_week === 1 ? "" : "s"}, last ${day(r.last_used_at, w.tz)}${total}`;
+  });
+  return block("feature_usage", "Feature usage (last 7 days)", "week", lines, rows.flatMap((r) => r.log_ids), rows.map(({ log_ids: _l, ...r }) => r));
+}
+
+function conversationLine(c: Conversation, w: Window): string {
+  const parts = [
+    c.status, `${c.turn_count} turn${c.turn_count === 1 ? "" : "s"}`,
+    c.duration_seconds !== null ? `${fmt(c.duration_seconds / 60, 0)} min` : null,
+    c.flagged ? `flagged${c.flag_reason ? `: ${clean(c.flag_reason, 80)}` : ""}` : null,
+  ].filter((x): x is string => x !== null);
+  return `${day(c.started_at, w.tz)} **${c.channel ? words(c.channel) : "conversation"}** (${clean(c.conversation_id, 40)}): ${parts.join(", ")}`;
+}
+
+function blocks(state: PatientState, w: Window): ViewBlock[] {
+  const cv = doc(state, "conversations");
+  const convs = [...(cv?.conversations ?? [])].sort((a, b) => cmpTime(b.last_activity_at, a.last_activity_at) || cmp(a.conversation_id, b.conversation_id)).slice(0, CONVERSATIONS);
+  const memories = [...(cv?.memories ?? [])].reverse().slice(0, MEMORIES);
+  const summaryIds = (c: Conversation) => (cv?.memories ?? []).filter((m) => m.conversation_id === c.conversation_id && m.origin === "conversation").map((m) => m.log_id);
+  return [
+    ...activityBlock(state, w),
+    ...featureBlock(state, w),
+    ...block("conversations", "Recent conversations", "long_term", convs.map((c) => conversationLine(c, w)),
+      convs.flatMap((c) => [...c.recent_turns.map((t) => t.log_id), ...summaryIds(c)]),
+      convs.map(({ recent_turns: _t, participants: _p, ...c }) => c)),
+    ...block("memories", "Memories", "long_term",
+      memories.map((m) => `${day(m.timestamp, w.tz)}${m.type ? ` [${words(m.type)}]` : ""}: ${clean(m.content, 280)}`),
+      memories.map((m) => m.log_id), memories.map((m) => ({ timestamp: m.timestamp, type: m.type, content: m.content, origin: m.origin, conversation_id: m.conversation_id }))),
+  ];
+}
+
+function entries(state: PatientState): RecentEntry[] {
+  const out: RecentEntry[] = (doc(state, "engagement")?.recent ?? []).map((e) => ({
+    timestamp: e.timestamp, module_type: "engagement", kind: e.log_type, log_id: e.log_id,
+    summary: [words(e.log_type), e.action, e.subject].filter((x): x is string => !!x).join(" "),
+  }));
+  const cv = doc(state, "conversations");
+  for (const c of cv?.conversations ?? []) {
+    for (const t of c.recent_turns) out.push({ timestamp: t.timestamp, module_type: "conversations", kind: "conversation_turn", summary: `${t.speaker_label}: ${clean(t.text, 100)}`, log_id: t.log_id });
+  }
+  for (const m of cv?.memories ?? []) out.push({ timestamp: m.timestamp, module_type: "conversations", kind: m.type ?? "memory", summary: clean(m.content, 120), log_id: m.log_id });
+  return out;
+}
+
+export const engagementSnapshot: ViewDef = { type: "engagement_snapshot", title: "Engagement snapshot", inputs: ["engagement", "conversations"], blocks, entries };

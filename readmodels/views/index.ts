@@ -1,0 +1,86 @@
+/**
+ * Views: generated snapshots of one patient's compiled state, one per view_type (template),
+ * made of blocks in segments week, long_term and temp. Pure like the fold: the as-of time
+ * is the latest updated_at of the view's input modules, never the clock, so the same
+ * state renders the same view (and view_id) anywhere, any time.
+ */
+import type { ModuleKey } from "../module.js";
+import type { PatientState } from "../patient-state.js";
+import { deviceSnapshot } from "./device.js";
+import { engagementSnapshot } from "./engagement.js";
+import { labsSnapshot } from "./labs.js";
+import { asOfOf, canonical, clean, newestFirst, shortHash, windowOf } from "./lib.js";
+import { medicationSnapshot } from "./medication.js";
+import { profileSnapshot } from "./profile.js";
+import { questionnaireSnapshot } from "./questionnaire.js";
+import { symptomSnapshot } from "./symptom.js";
+import { VIEW_TYPES, type RecentEntry, type View, type ViewDef, type ViewType } from "./types.js";
+import { vitalsSnapshot } from "./vitals.js";
+
+export { VIEW_TYPES } from "./types.js";
+export type { RecentEntry, Segment, View, ViewBlock, ViewType } from "./types.js";
+
+/** Every template by view type; a view type without one does not compile. */
+const DEFS: Readonly<Record<ViewType, ViewDef>> = {
+  symptom_snapshot: symptomSnapshot, medication_snapshot: medicationSnapshot, labs_snapshot: labsSnapshot,
+  vitals_snapshot: vitalsSnapshot, profile_snapshot: profileSnapshot, engagement_snapshot: engagementSnapshot,
+  questionnaire_snapshot: questionnaireSnapshot, device_snapshot: deviceSnapshot,
+};
+
+/** The modules each view reads: a change to one of them is all that can change the view. */
+export const VIEW_INPUTS: Record<ViewType, readonly ModuleKey[]> = Object.fromEntries(
+  VIEW_TYPES.map((t) => [t, DEFS[t].inputs]),
+) as Record<ViewType, readonly ModuleKey[]>;
+
+/** The views to re-render after these modules changed, in VIEW_TYPES order. */
+export function viewsAffectedBy(changed: readonly ModuleKey[]): ViewType[] {
+  return VIEW_TYPES.filter((t) => VIEW_INPUTS[t].some((k) => changed.includes(k)));
+}
+
+export function isViewType(s: string): s is ViewType {
+  return (VIEW_TYPES as readonly string[]).includes(s);
+}
+
+/** Human title of a view type ("Symptom snapshot"). */
+export function viewTitle(type: ViewType): string {
+  return DEFS[type].title;
+}
+
+/**
+ * Renders one view from the state. The as-of time (valid_from) is the latest updated_at of
+ * the view's input modules, so a log that touches no input leaves the view unchanged.
+ * view_id hashes the blocks (text, refs and data), not valid_from: same content, same id.
+ */
+export function renderView(type: ViewType, state: PatientState): View {
+  const def = DEFS[type];
+  const asOf = asOfOf(state, def.inputs);
+  const all = def.blocks(state, windowOf(asOf, state.timezone));
+  const blocks = all.filter((b) => b.segment !== "temp");
+  const temp = all.filter((b) => b.segment === "temp");
+  return { view_type: type, view_id: `${type}:${shortHash(canonical({ blocks, temp }))}`, valid_from: asOf, valid_to: null, blocks, temp };
+}
+
+/** A markdown document: title, one `##` section per block, then the temp blocks under "## To follow up". */
+export function renderMarkdown(view: View, patientLabel?: string): string {
+  const label = patientLabel !== undefined && clean(patientLabel, 120) !== "" ? `: ${clean(patientLabel, 120)}` : "";
+  const out = [`# ${DEFS[view.view_type].title}${label}`, "", `_As of ${view.valid_from ?? "no data yet"} · ${view.view_id}_`];
+  for (const b of view.blocks) out.push("", `## ${b.name}`, "", b.text);
+  if (view.temp.length > 0) {
+    out.push("", "## To follow up");
+    for (const b of view.temp) out.push("", `### ${b.name}`, "", b.text);
+  }
+  if (view.blocks.length === 0 && view.temp.length === 0) out.push("", "_Nothing recorded yet._");
+  return `${out.join("\n")}\n`;
+}
+
+/**
+ * The dated entries behind a view, newest first (by event time, then log id), at most
+ * `limit` of them; total_count counts them all. Bounded by what the modules keep
+ * (their recent windows and histories).
+ */
+export function recentEntries(type: ViewType, state: PatientState, limit: number): { entries: RecentEntry[]; total_count: number } {
+  const def = DEFS[type];
+  const all = def.entries(state, windowOf(asOfOf(state, def.inputs), state.timezone)).sort(newestFirst);
+  const n = Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0;
+  return { entries: all.slice(0, n), total_count: all.length };
+}

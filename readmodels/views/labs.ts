@@ -1,0 +1,90 @@
+/** labs_snapshot: latest result per test, abnormal and critical values, the week's results. */
+import type { AbnormalResult, LabResult, LabValue } from "../modules/lab_results/index.js";
+import { cmpTime } from "../lib/time.js";
+import type { PatientState } from "../patient-state.js";
+import { block, clean, cmp, day, doc, fmt, inWeek, signed } from "./lib.js";
+import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
+
+const testName = (r: { test_name: string | null; loinc_code: string | null }) => clean(r.test_name ?? r.loinc_code ?? "unnamed test", 80);
+
+/**
+ * A value for display. The module keeps one unit per test (the latest value's), so only the
+ * latest value is shown with it: an older value may have been reported in another unit.
+ */
+function valueText(v: Pick<LabValue, "value_numeric" | "value_string">, unit: string | null): string {
+  const val = v.value_numeric !== null ? fmt(v.value_numeric, 3) : clean(v.value_string ?? "?", 60);
+  return unit !== null && v.value_numeric !== null ? `${val} ${unit}` : val;
+}
+
+const flagText = (f: string | null) => (f !== null && f !== "N" ? ` [${f}]` : "");
+const isLatest = (r: LabResult, v: LabValue) => v.log_id === r.latest.log_id && v.timestamp === r.latest.timestamp;
+
+function range(r: LabResult): string {
+  const lo = r.reference_range_low;
+  const hi = r.reference_range_high;
+  if (lo === null && hi === null) return "";
+  return `; ref ${lo === null ? `≤ ${fmt(hi, 3)}` : hi === null ? `≥ ${fmt(lo, 3)}` : `${fmt(lo, 3)}–${fmt(hi, 3)}`}`;
+}
+
+function latestLine(r: LabResult, w: Window): string {
+  const code = r.loinc_code !== null && r.test_name !== null ? ` (${clean(r.loinc_code, 20)})` : "";
+  return `**${testName(r)}**${code}: ${valueText(r.latest, r.unit)}${flagText(r.latest.abnormal_flag)} on ${day(r.latest.timestamp, w.tz)}${range(r)}`;
+}
+
+function abnormalLine(a: AbnormalResult, w: Window): string {
+  const crit = a.critical ? " (critical)" : "";
+  return `**${testName(a)}**: ${valueText(a, a.unit)} [${a.abnormal_flag}]${crit} on ${day(a.timestamp, w.tz)}`;
+}
+
+interface WeekValue { r: LabResult; v: LabValue; prev: LabValue | undefined }
+
+function weekLine({ r, v, prev }: WeekValue, w: Window): string {
+  const unit = isLatest(r, v) ? r.unit : null;
+  let vs = "";
+  if (prev) {
+    const delta = v.value_numeric !== null && prev.value_numeric !== null ? ` (${signed(v.value_numeric - prev.value_numeric, 3)})` : "";
+    vs = `, previous ${valueText(prev, null)}${flagText(prev.abnormal_flag)} on ${day(prev.timestamp, w.tz)}${delta}`;
+  }
+  return `${day(v.timestamp, w.tz)} **${testName(r)}**: ${valueText(v, unit)}${flagText(v.abnormal_flag)}${vs}`;
+}
+
+const abnormalData = (a: AbnormalResult) => ({
+  test_name: a.test_name, loinc_code: a.loinc_code, value_numeric: a.value_numeric, value_string: a.value_string, unit: a.unit,
+  abnormal_flag: a.abnormal_flag, critical: a.critical, timestamp: a.timestamp,
+});
+
+function blocks(state: PatientState, w: Window): ViewBlock[] {
+  const d = doc(state, "lab_results");
+  const results = d?.results ?? [];
+  const abnormal = [...(d?.abnormal ?? [])].sort((a, b) => Number(b.critical) - Number(a.critical));
+  const critical = abnormal.filter((a) => a.critical);
+  const week: WeekValue[] = results
+    .flatMap((r) => r.history.map((v, i) => ({ r, v, prev: r.history[i - 1] })))
+    .filter((x) => inWeek(w, x.v.timestamp))
+    .sort((a, b) => cmpTime(b.v.timestamp, a.v.timestamp) || cmp(b.v.log_id, a.v.log_id));
+  return [
+    ...block("latest_results", "Latest results", "long_term", results.map((r) => latestLine(r, w)), results.map((r) => r.latest.log_id),
+      results.map((r) => ({
+        test_name: r.test_name, loinc_code: r.loinc_code, unit: r.unit, test_category: r.test_category, ...r.latest,
+        reference_range_low: r.reference_range_low, reference_range_high: r.reference_range_high, result_status: r.result_status,
+      }))),
+    ...block("abnormal_results", "Abnormal results (critical first)", "long_term", abnormal.map((a) => abnormalLine(a, w)), abnormal.map((a) => a.log_id), abnormal.map(abnormalData)),
+    ...block("week_results", "Results in the last 7 days", "week", week.map((x) => weekLine(x, w)), week.flatMap((x) => [x.v.log_id, x.prev?.log_id]).filter((x): x is string => !!x),
+      week.map(({ r, v, prev }) => ({
+        test_name: r.test_name, loinc_code: r.loinc_code, unit: isLatest(r, v) ? r.unit : null, ...v,
+        previous: prev ? { value_numeric: prev.value_numeric, value_string: prev.value_string, abnormal_flag: prev.abnormal_flag, timestamp: prev.timestamp } : null,
+        change: prev && v.value_numeric !== null && prev.value_numeric !== null ? v.value_numeric - prev.value_numeric : null,
+      }))),
+    ...block("critical_values", "Critical values", "temp", critical.map((a) => abnormalLine(a, w)), critical.map((a) => a.log_id), critical.map(abnormalData)),
+  ];
+}
+
+function entries(state: PatientState): RecentEntry[] {
+  return (doc(state, "lab_results")?.results ?? []).flatMap((r) =>
+    r.history.map((v) => ({
+      timestamp: v.timestamp, module_type: "lab_results" as const, kind: "lab_results",
+      summary: `${testName(r)} ${valueText(v, isLatest(r, v) ? r.unit : null)}${flagText(v.abnormal_flag)}`, log_id: v.log_id,
+    })));
+}
+
+export const labsSnapshot: ViewDef = { type: "labs_snapshot", title: "Labs snapshot", inputs: ["lab_results"], blocks, entries };

@@ -1,0 +1,163 @@
+/**
+ * Helpers shared by the view templates. Everything is a function of its arguments: the
+ * as-of time comes from the state (module updated_at), days from Intl with the patient's
+ * zone, never from the machine's clock or zone.
+ */
+import type { SourceRef } from "../lib/lists.js";
+import { round } from "../lib/payload.js";
+import { cmpTime, localDate, maxTime, timeMs } from "../lib/time.js";
+import type { ModuleKey } from "../module.js";
+import { moduleEntry, type PatientState } from "../patient-state.js";
+import type { ModulePayloads } from "../payloads.js";
+import type { RecentEntry, Segment, ViewBlock, Window } from "./types.js";
+
+const DAY_MS = 86_400_000;
+/** Length of the `week` segment. @default 7 (days) */
+export const WEEK_DAYS = 7;
+const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A module's payload, or undefined when no log has changed it yet. */
+export function doc<K extends ModuleKey>(state: PatientState, key: K): ModulePayloads[K] | undefined {
+  return moduleEntry(state, key)?.payload;
+}
+
+/** The latest updated_at among the given modules: the as-of time of a view reading them. */
+export function asOfOf(state: PatientState, keys: readonly ModuleKey[]): string | null {
+  let out: string | null = null;
+  for (const k of keys) {
+    const e = moduleEntry(state, k);
+    if (e) out = out === null ? e.updated_at : maxTime(out, e.updated_at);
+  }
+  return out;
+}
+
+export function windowOf(asOf: string | null, tz: string): Window {
+  const ms = asOf === null ? NaN : timeMs(asOf);
+  if (Number.isNaN(ms)) return { tz, asOf, weekStartMs: NaN, firstDay: "", lastDay: "" };
+  return {
+    tz, asOf, weekStartMs: ms - WEEK_DAYS * DAY_MS,
+    firstDay: localDate(new Date(ms - (WEEK_DAYS - 1) * DAY_MS).toISOString(), tz), lastDay: localDate(asOf as string, tz),
+  };
+}
+
+/** An instant in the week segment: within the 7 days before as-of (later instants count too). */
+export function inWeek(w: Window, iso: string | null | undefined): boolean {
+  if (iso === null || iso === undefined) return false;
+  const t = timeMs(iso);
+  return !Number.isNaN(t) && !Number.isNaN(w.weekStartMs) && t > w.weekStartMs;
+}
+
+/** A calendar day (YYYY-MM-DD) in the week segment: one of the 7 days ending on the as-of day. */
+export function dayInWeek(w: Window, date: string): boolean {
+  return w.firstDay !== "" && date >= w.firstDay;
+}
+
+/** YYYY-MM-DD of an instant in the patient's zone; a bare date is kept as is (it has no zone). */
+export function day(iso: string | null | undefined, tz: string): string {
+  if (iso === null || iso === undefined) return "?";
+  return DATE_RE.test(iso) ? iso : localDate(iso, tz);
+}
+
+const clocks = new Map<string, Intl.DateTimeFormat>();
+
+/** HH:MM of an instant in the patient's zone (24 h); "?" when unparsable. */
+export function hhmm(iso: string | null | undefined, tz: string): string {
+  const ms = iso === null || iso === undefined ? NaN : timeMs(iso);
+  if (Number.isNaN(ms)) return "?";
+  let f = clocks.get(tz);
+  if (!f) {
+    try {
+      f = new Intl.DateTimeFormat("en-GB", { timeZone: tz, hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+    } catch {
+      f = new Intl.DateTimeFormat("en-GB", { timeZone: "UTC", hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+    }
+    clocks.set(tz, f);
+  }
+  return f.format(new Date(ms));
+}
+
+/** A number for display: at most `digits` decimals, no trailing zeros. */
+export function fmt(n: number | null | undefined, digits = 2): string {
+  return n === null || n === undefined ? "?" : String(round(n, digits));
+}
+
+/** A signed difference: "+1.5", "-2", "0". */
+export function signed(n: number, digits = 2): string {
+  const r = round(n, digits);
+  return r > 0 ? `+${r}` : String(r);
+}
+
+/** A score on its scale: "6/10", or "6" when the scale is unknown. */
+export function scored(score: number | null | undefined, max: number | null | undefined): string {
+  return max === null || max === undefined ? fmt(score) : `${fmt(score)}/${fmt(max)}`;
+}
+
+/** Client text made safe for one bullet: whitespace collapsed, cut at `max` characters. */
+export function clean(s: unknown, max = 200): string {
+  const t = String(s ?? "").replace(/\s+/g, " ").trim();
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+}
+
+/** snake_case to words: "active_treatment" → "active treatment". */
+export function words(s: string | null | undefined): string {
+  return s === null || s === undefined ? "?" : clean(s.replace(/_/g, " "));
+}
+
+/** min, mean and max of some numbers, or null when there are none. */
+export function spread(values: readonly number[]): { count: number; min: number; mean: number; max: number } | null {
+  if (values.length === 0) return null;
+  return { count: values.length, min: Math.min(...values), mean: values.reduce((a, b) => a + b, 0) / values.length, max: Math.max(...values) };
+}
+
+type Ref = string | null | undefined | readonly (string | null | undefined)[];
+
+/** Log ids, unique and sorted (ULIDs sort by acceptance), empty and missing ones dropped. */
+export function refs(...xs: Ref[]): string[] {
+  const out = new Set<string>();
+  for (const x of xs) for (const id of Array.isArray(x) ? x : [x]) if (typeof id === "string" && id !== "") out.add(id);
+  return [...out].sort();
+}
+
+export function sourceIds(e: { sources?: readonly SourceRef[] } | null | undefined): string[] {
+  return (e?.sources ?? []).map((s) => s.log_id);
+}
+
+/** A block of bullets, or nothing when there is no line: callers spread the result. */
+export function block(id: string, name: string, segment: Segment, lines: readonly string[], ids: readonly string[], data: unknown): ViewBlock[] {
+  if (lines.length === 0) return [];
+  return [{ id, name, text: lines.map((l) => `- ${l}`).join("\n"), segment, refs: refs(ids), data }];
+}
+
+/** Newest first; ties by log id (descending), then kind and summary, so the order is total. */
+export function newestFirst(a: RecentEntry, b: RecentEntry): number {
+  return -cmpTime(a.timestamp, b.timestamp) || cmp(b.log_id, a.log_id) || cmp(a.module_type, b.module_type) || cmp(a.kind, b.kind) || cmp(a.summary, b.summary);
+}
+
+export function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** JSON with object keys sorted: equal content gives equal text whatever the key order. */
+export function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? "null" : canonical(x))).join(",")}]`;
+  if (typeof v === "object" && v !== null) {
+    const keys = Object.keys(v).filter((k) => (v as Record<string, unknown>)[k] !== undefined).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(v) ?? "null";
+}
+
+/**
+ * 64 bits of FNV-1a as two 32-bit lanes (standard offset basis, and a second basis),
+ * 16 hex characters. An id for equal content, not a security property.
+ */
+export function shortHash(text: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193) ^ (a >>> 15);
+  }
+  return (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0");
+}

@@ -1,0 +1,118 @@
+/** medication_snapshot: the medication list, the week's adherence, adverse events and missed doses. */
+import { normName } from "../lib/payload.js";
+import type { AdverseEvent, Dose } from "../modules/adherence/index.js";
+import type { Medication } from "../modules/medications/index.js";
+import type { PatientState } from "../patient-state.js";
+import { block, clean, day, doc, fmt, hhmm, inWeek, sourceIds } from "./lib.js";
+import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
+
+/** The adherence module keeps the latest 50 doses: a week with more is only partly seen. */
+const RECENT_DOSES = 50;
+
+const keyOf = (x: { rxnorm_cui: string | null; medication_name: string | null }) =>
+  x.rxnorm_cui !== null ? `rx:${x.rxnorm_cui}` : `name:${normName(x.medication_name ?? "")}`;
+
+function doseText(m: Medication): string | null {
+  if (m.dose === null) return m.dose_unit;
+  return m.dose_unit !== null && !m.dose.toLowerCase().includes(m.dose_unit.toLowerCase()) ? `${m.dose} ${m.dose_unit}` : m.dose;
+}
+
+function medLine(m: Medication, w: Window): string {
+  const parts = [doseText(m), m.frequency, [m.route, m.form].filter((x) => x !== null).join(" ") || null].filter((x): x is string => !!x);
+  const times = m.schedule_times && m.schedule_times.length > 0 ? `; at ${m.schedule_times.join(", ")}` : "";
+  const since = m.start_date !== null ? `; since ${day(m.start_date, w.tz)}` : "";
+  const by = m.prescribed_by?.name ? `; prescribed by ${clean(m.prescribed_by.name, 60)}` : "";
+  return `**${clean(m.medication_name ?? m.rxnorm_cui ?? "unnamed", 80)}**${parts.length ? ` ${parts.map((p) => clean(p, 60)).join(", ")}` : ""}${times}${since}${by}`;
+}
+
+interface Tally { name: string; taken: number; skipped: number; on_time: number; late: number; log_ids: string[] }
+
+function adherenceBlock(state: PatientState, meds: readonly Medication[], w: Window): ViewBlock[] {
+  const a = doc(state, "adherence");
+  if (!a) return [];
+  const wk = a.recent.filter((d) => inWeek(w, d.timestamp));
+  const tallies = new Map<string, Tally>();
+  for (const d of wk) {
+    const listed = listedFor(meds, d);
+    const k = listed ? keyOf(listed) : keyOf(d);
+    const t = tallies.get(k) ?? { name: doseName(meds, d), taken: 0, skipped: 0, on_time: 0, late: 0, log_ids: [] };
+    if (d.status === "taken") t.taken++;
+    else t.skipped++;
+    if (d.on_time === true) t.on_time++;
+    if (d.on_time === false) t.late++;
+    t.log_ids.push(d.log_id);
+    tallies.set(k, t);
+  }
+  const list = [...tallies.values()];
+  const lines = list.map((t) => {
+    const total = t.taken + t.skipped;
+    const timing = t.on_time + t.late > 0 ? `; ${t.on_time} on time, ${t.late} late` : "";
+    return `**${clean(t.name, 80)}**: ${t.taken} of ${total} dose${total === 1 ? "" : "s"} taken, ${t.skipped} skipped${timing}`;
+  });
+  const scheduledSilent = meds.filter((m) => (m.schedule_times ?? []).length > 0 && !tallies.has(keyOf(m)));
+  lines.push(...scheduledSilent.map((m) => `**${clean(m.medication_name ?? m.rxnorm_cui ?? "unnamed", 80)}**: no doses recorded`));
+  const partial = a.recent.length >= RECENT_DOSES && wk.length === a.recent.length;
+  if (partial && lines.length > 0) lines.push(`Counts cover the latest ${RECENT_DOSES} recorded doses, from ${day(a.recent[0].timestamp, w.tz)}`);
+  return block("adherence_week", "Adherence (last 7 days)", "week", lines,
+    [...wk.map((d) => d.log_id), ...scheduledSilent.flatMap(sourceIds)],
+    { medications: list.map(({ log_ids: _ids, ...t }) => t), no_doses: scheduledSilent.map((m) => m.medication_name), partial });
+}
+
+function aeLine(e: AdverseEvent, w: Window): string {
+  const sev = e.severity !== null ? ` (${clean(e.severity, 30)})` : "";
+  const onset = e.onset_date !== null ? `, onset ${day(e.onset_date, w.tz)}` : "";
+  return `**${clean(e.medication_name ?? e.medication_identifier, 80)}**: ${clean(e.description ?? "adverse event", 120)}${sev}${onset}, reported ${day(e.timestamp, w.tz)}`;
+}
+
+const aeData = (e: AdverseEvent) => ({ medication: e.medication_name ?? e.medication_identifier, description: e.description, severity: e.severity, onset_date: e.onset_date, reported_at: e.timestamp });
+
+/** The listed medication a dose names (by RxNorm CUI, else by name), if any. */
+function listedFor(meds: readonly Medication[], d: Dose): Medication | undefined {
+  return meds.find((m) => keyOf(m) === keyOf(d)) ?? meds.find((m) => m.medication_name !== null && d.medication_name !== null && normName(m.medication_name) === normName(d.medication_name));
+}
+
+const doseName = (meds: readonly Medication[], d: Dose) => listedFor(meds, d)?.medication_name ?? d.medication_name ?? d.rxnorm_cui ?? "unnamed";
+
+function missedLine(meds: readonly Medication[], d: Dose, w: Window): string {
+  const at = d.scheduled_time !== null ? `scheduled ${day(d.scheduled_time, w.tz)} ${hhmm(d.scheduled_time, w.tz)}` : `reported ${day(d.timestamp, w.tz)}`;
+  return `**${clean(doseName(meds, d), 80)}**: skipped, ${at}`;
+}
+
+function blocks(state: PatientState, w: Window): ViewBlock[] {
+  const meds = doc(state, "medications")?.medications ?? [];
+  const a = doc(state, "adherence");
+  const events = [...(a?.adverse_events ?? [])].reverse();
+  const recentAe = events.filter((e) => inWeek(w, e.timestamp));
+  const olderAe = events.filter((e) => !inWeek(w, e.timestamp));
+  const missed = (a?.recent ?? []).filter((d) => d.status === "skipped" && inWeek(w, d.timestamp)).reverse();
+  return [
+    ...block("current_medications", "Current medications", "long_term", meds.map((m) => medLine(m, w)), meds.flatMap(sourceIds),
+      meds.map((m) => ({
+        medication_name: m.medication_name, rxnorm_cui: m.rxnorm_cui, dose: doseText(m), frequency: m.frequency, route: m.route, form: m.form,
+        schedule_times: m.schedule_times, start_date: m.start_date, prescribed_by: m.prescribed_by,
+      }))),
+    ...adherenceBlock(state, meds, w),
+    ...block("recent_adverse_events", "Adverse events (last 7 days)", "week", recentAe.map((e) => aeLine(e, w)), recentAe.map((e) => e.log_id), recentAe.map(aeData)),
+    ...block("adverse_events", "Earlier adverse events", "long_term", olderAe.map((e) => aeLine(e, w)), olderAe.map((e) => e.log_id), olderAe.map(aeData)),
+    ...block("missed_doses", "Missed doses (last 7 days)", "temp", missed.map((d) => missedLine(meds, d, w)), missed.map((d) => d.log_id),
+      missed.map((d) => ({ medication: doseName(meds, d), scheduled_time: d.scheduled_time, reported_at: d.timestamp }))),
+  ];
+}
+
+function entries(state: PatientState): RecentEntry[] {
+  const out: RecentEntry[] = [];
+  for (const m of doc(state, "medications")?.medications ?? []) {
+    for (const s of m.sources) out.push({ timestamp: s.timestamp, module_type: "medications", kind: "medication_list_update", summary: `${m.medication_name ?? m.rxnorm_cui} listed or updated`, log_id: s.log_id });
+  }
+  const a = doc(state, "adherence");
+  for (const d of a?.recent ?? []) {
+    const timing = d.on_time === true ? ", on time" : d.on_time === false ? `, ${fmt(d.deviation_minutes, 0)} min off schedule` : "";
+    out.push({ timestamp: d.timestamp, module_type: "adherence", kind: "medication_adherence", summary: `${d.medication_name ?? d.rxnorm_cui} ${d.status}${timing}`, log_id: d.log_id });
+  }
+  for (const e of a?.adverse_events ?? []) {
+    out.push({ timestamp: e.timestamp, module_type: "adherence", kind: "medication_adverse_event", summary: `${e.medication_name ?? e.medication_identifier}: ${clean(e.description ?? "adverse event", 80)}${e.severity ? ` (${e.severity})` : ""}`, log_id: e.log_id });
+  }
+  return out;
+}
+
+export const medicationSnapshot: ViewDef = { type: "medication_snapshot", title: "Medication snapshot", inputs: ["medications", "adherence"], blocks, entries };

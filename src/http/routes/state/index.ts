@@ -1,0 +1,169 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply } from "fastify";
+import { Type } from "@sinclair/typebox";
+import type { Services } from "../../../services.js";
+import { readPatientLogs } from "../../../state/log-reader.js";
+import type { Snapshot } from "../../../state/state-reader.js";
+import { responses } from "../../schemas.js";
+import { csv, EventRowSchema, LogRowSchema, ModuleRead, PatientParams } from "./schemas.js";
+import { stateViewRoutes } from "./views.js";
+
+/** Tells the client when the wait for its own writes ran out and the state may lag. */
+export function markFreshness(reply: FastifyReply, snap: Snapshot): void {
+  reply.header("x-pss-applied-seq", String(snap.stored.applied_seq));
+  if (!snap.current) reply.header("x-pss-stale", "true");
+}
+
+/** REST twins of the MCP state tools (contract "State reads"). */
+export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services: s }) => {
+  const config = { scope: "sdk:state-read" as const };
+  const tags = ["state"];
+  const reader = s.stateReader;
+
+  app.get(
+    "/v1/state/:pid/stable",
+    {
+      config,
+      schema: {
+        summary: "Stable modules (demographics, medications, conditions, ...); ?modules=a,b filters",
+        tags,
+        params: PatientParams,
+        querystring: Type.Object({ modules: Type.Optional(Type.String()) }),
+        response: responses({ 200: Type.Object({ patient_id: Type.String(), modules: Type.Record(Type.String(), ModuleRead) }) }),
+      },
+    },
+    async (req, reply) => {
+      const snap = await reader.snapshot(req.principal, req.params.pid);
+      markFreshness(reply, snap);
+      return { patient_id: req.params.pid, modules: reader.stableModules(snap.stored, csv(req.query.modules)) as Record<string, typeof ModuleRead.static> };
+    },
+  );
+
+  app.get(
+    "/v1/state/:pid/event-modules",
+    {
+      config,
+      schema: {
+        summary: "Event-state modules that hold data",
+        tags,
+        params: PatientParams,
+        response: responses({
+          200: Type.Object({ patient_id: Type.String(), modules: Type.Array(Type.Object({ module_type: Type.String(), created_at: Type.String(), updated_at: Type.String() })) }),
+        }),
+      },
+    },
+    async (req, reply) => {
+      const snap = await reader.snapshot(req.principal, req.params.pid);
+      markFreshness(reply, snap);
+      return { patient_id: req.params.pid, modules: reader.eventModuleList(snap.stored) };
+    },
+  );
+
+  app.get(
+    "/v1/state/:pid/event-modules/:module_type",
+    {
+      config,
+      schema: {
+        summary: "One event-state module (symptoms, lab_results, vitals, adherence, ...)",
+        tags,
+        params: Type.Object({ pid: PatientParams.properties.pid, module_type: Type.String() }),
+        response: responses({ 200: Type.Intersect([Type.Object({ patient_id: Type.String() }), ModuleRead]) }),
+      },
+    },
+    async (req, reply) => {
+      const snap = await reader.snapshot(req.principal, req.params.pid);
+      markFreshness(reply, snap);
+      return { patient_id: req.params.pid, ...reader.eventModule(snap.stored, req.params.module_type) } as typeof ModuleRead.static & { patient_id: string };
+    },
+  );
+
+  app.get(
+    "/v1/state/:pid/logs",
+    {
+      config,
+      schema: {
+        summary: "The patient's logs, newest first by default, filtered by time, type and trace, with a cursor",
+        tags,
+        params: PatientParams,
+        querystring: Type.Object({
+          since: Type.Optional(Type.String({ format: "date-time" })),
+          until: Type.Optional(Type.String({ format: "date-time" })),
+          log_types: Type.Optional(Type.String({ description: "Comma-separated log types" })),
+          trace: Type.Optional(Type.String()),
+          limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
+          cursor: Type.Optional(Type.String()),
+          order: Type.Union([Type.Literal("desc"), Type.Literal("asc")], { default: "desc" }),
+        }),
+        response: responses({
+          200: Type.Object({ patient_id: Type.String(), count: Type.Integer(), logs: Type.Array(LogRowSchema), next_cursor: Type.Union([Type.String(), Type.Null()]) }),
+        }),
+      },
+    },
+    async (req) => {
+      await reader.authorize(req.principal, req.params.pid);
+      const q = req.query;
+      const r = await readPatientLogs(
+        { js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names },
+        req.principal,
+        req.params.pid,
+        {
+          since: q.since && new Date(q.since).toISOString(),
+          until: q.until && new Date(q.until).toISOString(),
+          log_types: csv(q.log_types),
+          trace: q.trace,
+          limit: q.limit,
+          cursor: q.cursor,
+          order: q.order,
+        },
+      );
+      return { patient_id: req.params.pid, count: r.logs.length, logs: r.logs, next_cursor: r.next_cursor };
+    },
+  );
+
+  app.get(
+    "/v1/state/:pid/events",
+    {
+      config,
+      schema: {
+        summary: "Audit of what each applied log changed (oldest first), with a cursor",
+        tags,
+        params: PatientParams,
+        querystring: Type.Object({
+          since: Type.Optional(Type.String({ format: "date-time" })),
+          until: Type.Optional(Type.String({ format: "date-time" })),
+          limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
+          cursor: Type.Optional(Type.String({ pattern: "^\\d+$" })),
+        }),
+        response: responses({
+          200: Type.Object({ patient_id: Type.String(), count: Type.Integer(), events: Type.Array(EventRowSchema), next_cursor: Type.Union([Type.String(), Type.Null()]) }),
+        }),
+      },
+    },
+    async (req, reply) => {
+      const snap = await reader.snapshot(req.principal, req.params.pid);
+      markFreshness(reply, snap);
+      const { since, until, limit } = req.query;
+      const out: (typeof EventRowSchema.static)[] = [];
+      let after = req.query.cursor ? Number(req.query.cursor) : 0;
+      let more = false;
+      // Filters apply after paging by score, so read in pages until the answer is full.
+      for (;;) {
+        const rows = await s.stateStore.events(req.params.pid, after, limit + 1);
+        for (const r of rows) {
+          if (out.length === limit) {
+            more = true;
+            break;
+          }
+          after = r.score;
+          if (since && r.event.triggered_at < since) continue;
+          if (until && r.event.triggered_at > until) continue;
+          out.push(r.event);
+        }
+        if (more || rows.length <= limit) break;
+      }
+      return { patient_id: req.params.pid, count: out.length, events: out, next_cursor: more ? String(after) : null };
+    },
+  );
+
+  await app.register(stateViewRoutes, { services: s });
+};

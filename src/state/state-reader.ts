@@ -1,0 +1,131 @@
+import { emptyStored } from "../../actors/apply-logs.js";
+import { MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "../../actors/state-store.js";
+import { AppError, notFound } from "../errors.js";
+import type { PatientStore } from "../control/patients.js";
+import type { Principal } from "../auth/scopes.js";
+import { EVENT_MODULES, STABLE_MODULES, type EventKey, type ModuleKey, type StableKey } from "../../readmodels/module.js";
+import { MODELS } from "../../readmodels/registry.js";
+import { moduleEntry, toModuleRead } from "../../readmodels/patient-state.js";
+import { isViewType, renderView, VIEW_TYPES, type View, type ViewType } from "../../readmodels/views/index.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface ReadOptions {
+  /** Longest a read waits for the patient's accepted logs to be applied. @default 2_000 ms */
+  maxWaitMs: number;
+}
+
+/** A state snapshot as read, with whether it includes every log accepted before the read. */
+export interface Snapshot {
+  stored: StoredPatientState;
+  /** False when the wait ran out before the state caught up (the answer says so in a header). */
+  current: boolean;
+}
+
+/**
+ * The read side shared by REST and MCP: tenancy checks, read-your-writes, modules and
+ * views. A read first learns the highest stream sequence accepted for the patient, then
+ * waits (bounded) until the stored state has applied it.
+ */
+export class StateReader {
+  constructor(
+    private readonly deps: {
+      store: PatientStateStore;
+      patients: PatientStore;
+      options: ReadOptions;
+      /** Highest stream sequence stored on the patient's subject (0: none). */
+      lastStoredSeq: (scope: { organization_id: string; project_id: string }, patientId: string) => Promise<number>;
+      /** Asks the state engine to load (and so rebuild) a patient. */
+      touch: (input: { organization_id: string; project_id: string; patient_id: string }) => Promise<void>;
+    },
+  ) {}
+
+  /** The patient, if the caller may see it: same project, and the token's own patient. */
+  async authorize(principal: Principal, patientId: string): Promise<void> {
+    if (principal.patient_id !== undefined && principal.patient_id !== patientId) throw notFound("patient", patientId);
+    if (!(await this.deps.patients.getActive(principal.project_id, patientId))) throw notFound("patient", patientId);
+  }
+
+  async snapshot(principal: Principal, patientId: string): Promise<Snapshot> {
+    await this.authorize(principal, patientId);
+    const { store } = this.deps;
+    let accepted = await store.accepted(principal.project_id, patientId);
+    const deadline = Date.now() + this.deps.options.maxWaitMs;
+    let touched = false;
+    for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
+      const stored = await store.load(patientId);
+      if (!touched && (!stored || stored.fingerprint !== MODEL_FINGERPRINT)) {
+        // Redis lost the state (or an older reducer made it): JetStream knows what is
+        // stored, and the engine rebuilds it by replay.
+        touched = true;
+        accepted = Math.max(accepted, await this.deps.lastStoredSeq(principal, patientId));
+        if (accepted > 0) await this.deps.touch({ organization_id: principal.organization_id, project_id: principal.project_id, patient_id: patientId });
+      }
+      if ((stored?.applied_seq ?? 0) >= accepted && (accepted === 0 || stored?.fingerprint === MODEL_FINGERPRINT)) {
+        return { stored: stored ?? emptyStored(patientId, "UTC", principal.organization_id, principal.project_id), current: true };
+      }
+      if (Date.now() >= deadline) {
+        return { stored: stored ?? emptyStored(patientId, "UTC", principal.organization_id, principal.project_id), current: false };
+      }
+      await sleep(delay);
+    }
+  }
+
+  stableModules(s: StoredPatientState, only?: string[]) {
+    const keys = only && only.length > 0 ? only : [...STABLE_MODULES];
+    for (const k of keys) assertModule(k, "stable");
+    const modules: Record<string, unknown> = {};
+    for (const k of keys as StableKey[]) {
+      const e = moduleEntry(s.state, k);
+      if (e) modules[k] = toModuleRead(e);
+    }
+    return modules;
+  }
+
+  eventModuleList(s: StoredPatientState) {
+    return EVENT_MODULES.flatMap((k) => {
+      const e = moduleEntry(s.state, k);
+      return e ? [{ module_type: k, created_at: e.created_at, updated_at: e.updated_at }] : [];
+    });
+  }
+
+  /** One event-state module; a known module with no data yet answers its empty payload. */
+  eventModule(s: StoredPatientState, moduleType: string) {
+    assertModule(moduleType, "event");
+    const e = moduleEntry(s.state, moduleType as EventKey);
+    if (e) return toModuleRead(e);
+    return { module_type: moduleType, payload: MODELS[moduleType as EventKey].initial(), created_at: null, updated_at: null };
+  }
+
+  /** A view as current as the state: the actor's pre-rendered copy when it matches, else rendered now. */
+  async view(s: StoredPatientState, viewType: string): Promise<View> {
+    assertViewType(viewType);
+    const raw = await this.deps.store.loadView(s.state.patient_id, viewType);
+    if (raw) {
+      const stored = JSON.parse(raw) as { applied_seq: number; view: View };
+      if (stored.applied_seq === s.applied_seq) return stored.view;
+    }
+    return renderView(viewType, s.state);
+  }
+
+  async allViews(s: StoredPatientState): Promise<View[]> {
+    return Promise.all(VIEW_TYPES.map((t) => this.view(s, t)));
+  }
+}
+
+export function assertModule(key: string, kind: "stable" | "event"): asserts key is ModuleKey {
+  const list: readonly string[] = kind === "stable" ? STABLE_MODULES : EVENT_MODULES;
+  if (!list.includes(key)) {
+    throw new AppError("not_found", `unknown ${kind === "stable" ? "stable" : "event-state"} module "${key}"; known: ${list.join(", ")}`, [
+      { type: "unknown_module", message: `known modules: ${list.join(", ")}`, input_value: key },
+    ]);
+  }
+}
+
+export function assertViewType(t: string): asserts t is ViewType {
+  if (!isViewType(t)) {
+    throw new AppError("not_found", `unknown view type "${t}"; known: ${VIEW_TYPES.join(", ")}`, [
+      { type: "unknown_view", message: `known view types: ${VIEW_TYPES.join(", ")}`, input_value: t },
+    ]);
+  }
+}
