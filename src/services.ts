@@ -19,6 +19,7 @@ import { LogWriter } from "./logs/log-writer.js";
 import { bootstrapAdmin } from "./control/bootstrap.js";
 import { PatientStateStore } from "../actors/state-store.js";
 import { StateEngine } from "../actors/state-engine.js";
+import { DeviceFeed } from "../actors/device-feed.js";
 import { StateReader } from "./state/state-reader.js";
 
 /** Everything the HTTP app and the workers need, built once and passed in (no singletons). */
@@ -116,6 +117,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     if (config.adminKey) await bootstrapAdmin({ orgs, projects, apiKeys }, config.adminKey);
     const touchSubject = `${config.namespace}.engine.touch`;
     let engine: StateEngine | null = null;
+    let deviceFeed: DeviceFeed | null = null;
     const stateReader = new StateReader({
       store: stateStore,
       patients,
@@ -139,11 +141,17 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       await engine.start();
       const sub = engine.serveTouch(nc, touchSubject);
       stops.push(() => sub.unsubscribe());
+      deviceFeed = new DeviceFeed(
+        { js: topology.js, jsm: topology.jsm, names: topology.names, projects, writer: logWriter, publisher, log: options.log ?? console },
+        `${config.namespace}_device_feed`,
+      );
+      await deviceFeed.start();
     }
     return {
       config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, ledger, logWriter,
       stateStore, stateReader, engine,
       async close() {
+        await deviceFeed?.stop();
         await engine?.stop();
         for (const s of stops) s();
         publisher.close();

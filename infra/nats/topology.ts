@@ -14,6 +14,11 @@ export function topologyNames(ns: string) {
     logSubject: (org: string, project: string, patient: string) => `${ns}.log.${org}.${project}.${patient}`,
     logSubjectsOfProject: (org: string, project: string) => `${ns}.log.${org}.${project}.*`,
     logSubjectsAll: `${ns}.log.>`,
+    ingestStream: `${upper}_INGEST`,
+    /** `{ns}.ingest.{organization}.{project}`: device gateways publish log envelopes here. */
+    ingestSubject: (org: string, project: string) => `${ns}.ingest.${org}.${project}`,
+    deadLetterStream: `${upper}_DEAD_LETTERS`,
+    deadLetterSubject: (org: string, project: string) => `${ns}.dlq.${org}.${project}`,
     idempotencyStream: `${upper}_IDEMPOTENCY`,
     /** `{ns}.idem.{project}.{shard}`: the idempotency ledger, one compare-and-set subject per shard. */
     idempotencySubject: (project: string, shard: number) => `${ns}.idem.${project}.${shard}`,
@@ -61,6 +66,26 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
     // Catching up on a shard reads "next message on this subject" directly.
     allow_direct: true,
   });
+  await ensureStream(jsm, {
+    name: names.ingestStream,
+    subjects: [`${ns}.ingest.*.*`],
+    storage: StorageType.File,
+    // A buffer in front of the write path, not a record: a message goes once handled.
+    retention: RetentionPolicy.Workqueue,
+    discard: DiscardPolicy.Old,
+    max_age: 7 * 24 * 3600 * 1_000_000_000,
+    max_msg_size: 4 * 1024 * 1024,
+    duplicate_window: 120_000_000_000,
+  });
+  await ensureStream(jsm, {
+    name: names.deadLetterStream,
+    subjects: [`${ns}.dlq.*.*`],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    discard: DiscardPolicy.Old,
+    max_age: 30 * 24 * 3600 * 1_000_000_000,
+    max_msg_size: 8 * 1024 * 1024,
+  });
   const logsConfig = {
     name: names.logsStream,
     subjects: [names.logSubjectsAll],
@@ -97,7 +122,7 @@ async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamM
 export async function destroyTopology(nc: NatsConnection, ns: string): Promise<void> {
   const names = topologyNames(ns);
   const jsm = await jetstreamManager(nc);
-  const streams = [names.logsStream, names.idempotencyStream, ...Object.values(names.buckets).map((b) => `KV_${b}`)];
+  const streams = [names.logsStream, names.idempotencyStream, names.ingestStream, names.deadLetterStream, ...Object.values(names.buckets).map((b) => `KV_${b}`)];
   for (const s of streams) {
     try {
       await jsm.streams.delete(s);

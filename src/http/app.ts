@@ -14,6 +14,7 @@ import { patientRoutes } from "./routes/patients/index.js";
 import { logBatchRoutes } from "./routes/logs/batch.js";
 import { logTypeRoutes } from "./routes/logs/log-types.js";
 import { stateRoutes } from "./routes/state/index.js";
+import { deadLetterRoutes } from "./routes/dead-letters.js";
 
 export interface AppOptions {
   /** Pino options; false silences logs (tests). */
@@ -55,6 +56,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(logBatchRoutes, { services });
   await app.register(logTypeRoutes, { services });
   await app.register(stateRoutes, { services });
+  await app.register(deadLetterRoutes, { services });
 
   app.get("/openapi.json", { config: { scope: false }, schema: { hide: true } }, async () => app.swagger());
   return app;

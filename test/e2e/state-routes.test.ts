@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStack, type TestStack } from "../support/stack.js";
+
+let t: TestStack;
+let pid: string;
+let logIds: string[];
+beforeAll(async () => {
+  t = await startStack({ PSS_VIEW_DEBOUNCE_MS: "10" });
+  pid = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id;
+  const logs = [
+    { log_type: "symptom_report", patient_id: pid, timestamp: "2026-07-01T08:00:00Z", payload: { instrument: "esas_r", symptoms: [{ name: "pain", score: 8 }] }, trace: "visit-1" },
+    { log_type: "symptom_report", patient_id: pid, timestamp: "2026-07-03T08:00:00Z", payload: { instrument: "esas_r", symptoms: [{ name: "pain", score: 4 }] } },
+    { log_type: "medication_list_update", patient_id: pid, timestamp: "2026-07-01T09:00:00Z", payload: { medications: [{ action: "add", medication_name: "Metformin", rxnorm_cui: "860975", dose: "500 mg", frequency: "BID", schedule_times: ["08:00", "20:00"] }] } },
+    { log_type: "lab_results", patient_id: pid, timestamp: "2026-07-02T07:00:00Z", payload: { results: [{ loinc_code: "2345-7", test_name: "Glucose", value_numeric: 210, unit: "mg/dL", abnormal_flag: "H" }] } },
+    { log_type: "user_login", patient_id: pid, timestamp: "2026-07-02T10:00:00Z", payload: {} },
+  ];
+  const r = (await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs } })).json();
+  logIds = r.results.map((x: any) => x.id);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const get = (url: string, headers: Record<string, string> = t.auth) => t.app.inject({ method: "GET", url, headers });
+
+describe("state reads over REST", () => {
+  it("answers stable modules with the contract's entry shape, filtered by ?modules", async () => {
+    const r = (await get(`/v1/state/${pid}/stable?modules=medications`)).json();
+    expect(Object.keys(r.modules)).toEqual(["medications"]);
+    expect(r.modules.medications).toMatchObject({ module_type: "medications", created_at: "2026-07-01T09:00:00.000Z", updated_at: "2026-07-01T09:00:00.000Z" });
+    expect(r.modules.medications.payload.medications[0]).toMatchObject({ medication_name: "Metformin", rxnorm_cui: "860975", schedule_times: ["08:00", "20:00"], adherence_window_minutes: 60 });
+  });
+
+  it("lists event modules with data and answers one by type", async () => {
+    const list = (await get(`/v1/state/${pid}/event-modules`)).json();
+    expect(list.modules.map((m: any) => m.module_type)).toEqual(expect.arrayContaining(["symptoms", "lab_results", "engagement"]));
+    const labs = (await get(`/v1/state/${pid}/event-modules/lab_results`)).json();
+    expect(labs.payload.results[0]).toMatchObject({ loinc_code: "2345-7", latest: { value_numeric: 210, abnormal_flag: "H" } });
+  });
+
+  it("answers 404 naming the known modules for an unknown module, and an empty payload for a known one without data", async () => {
+    const r = await get(`/v1/state/${pid}/event-modules/moonphase`);
+    expect(r.statusCode).toBe(404);
+    expect(r.json().message).toContain("symptoms");
+    expect((await get(`/v1/state/${pid}/stable?modules=nope`)).statusCode).toBe(404);
+    const sleep = (await get(`/v1/state/${pid}/event-modules/sleep`)).json();
+    expect(sleep).toMatchObject({ module_type: "sleep", created_at: null, updated_at: null });
+  });
+
+  it("answers 404 for a patient of another project or an unknown one", async () => {
+    expect((await get(`/v1/state/pat_00000000000000000000000000/stable`)).statusCode).toBe(404);
+  });
+
+  it("serves views as raw blocks whose refs name the logs behind them, and as markdown", async () => {
+    const list = (await get(`/v1/state/${pid}/views`)).json();
+    expect(list.views.find((v: any) => v.view_type === "symptom_snapshot")).toMatchObject({ has_blocks: true });
+    const raw = (await get(`/v1/state/${pid}/views/symptom_snapshot?format=raw`)).json();
+    expect(raw).toMatchObject({ patient_id: pid, view_type: "symptom_snapshot", view_id: expect.stringMatching(/^symptom_snapshot:/) });
+    const refs = raw.content.blocks.flatMap((b: any) => b.refs);
+    expect(refs).toEqual(expect.arrayContaining([logIds[0], logIds[1]]));
+    const md = await get(`/v1/state/${pid}/views/symptom_snapshot?format=markdown`);
+    expect(md.headers["content-type"]).toMatch(/^text\/markdown/);
+    expect(md.body).toContain("pain");
+    const blocks = (await get(`/v1/state/${pid}/views/symptom_snapshot/blocks`)).json();
+    const first = blocks.blocks[0];
+    const block = (await get(`/v1/state/${pid}/views/symptom_snapshot/blocks/${first.block_id}`)).json();
+    expect(block).toMatchObject({ block_id: first.block_id, refs: expect.any(Array), content: expect.any(String) });
+    const recent = (await get(`/v1/state/${pid}/views/symptom_snapshot/recent?limit=1`)).json();
+    expect(recent).toMatchObject({ count: 1, total_count: 2 });
+    expect((await get(`/v1/state/${pid}/views/horoscope`)).statusCode).toBe(404);
+  });
+
+  it("pages logs newest first with a cursor and filters by type and trace", async () => {
+    const p1 = (await get(`/v1/state/${pid}/logs?limit=2`)).json();
+    expect(p1.logs.map((l: any) => l.timestamp)).toEqual(["2026-07-03T08:00:00.000Z", "2026-07-02T10:00:00.000Z"]);
+    const p2 = (await get(`/v1/state/${pid}/logs?limit=2&cursor=${p1.next_cursor}`)).json();
+    expect(p2.logs.map((l: any) => l.timestamp)).toEqual(["2026-07-02T07:00:00.000Z", "2026-07-01T09:00:00.000Z"]);
+    const p3 = (await get(`/v1/state/${pid}/logs?limit=2&cursor=${p2.next_cursor}`)).json();
+    expect(p3).toMatchObject({ count: 1, next_cursor: null });
+    const byType = (await get(`/v1/state/${pid}/logs?log_types=lab_results,user_login`)).json();
+    expect(byType.logs.map((l: any) => l.type).sort()).toEqual(["lab_results", "user_login"]);
+    const byTrace = (await get(`/v1/state/${pid}/logs?trace=visit-1`)).json();
+    expect(byTrace.logs.map((l: any) => l.id)).toEqual([logIds[0]]);
+    const since = (await get(`/v1/state/${pid}/logs?since=2026-07-02T08:00:00Z&until=2026-07-02T23:00:00Z`)).json();
+    expect(since.logs.map((l: any) => l.type)).toEqual(["user_login"]);
+    expect((await get(`/v1/state/${pid}/logs?cursor=garbage`)).statusCode).toBe(422);
+  });
+
+  it("audits what each log changed, paged with a cursor", async () => {
+    const e1 = (await get(`/v1/state/${pid}/events?limit=3`)).json();
+    expect(e1.count).toBe(3);
+    expect(e1.events[0]).toMatchObject({ trigger: "log", status: "applied", source_event_log_id: expect.stringMatching(/^log_/) });
+    expect(e1.events.flatMap((e: any) => e.changes.map((c: any) => c.module_type))).toContain("symptoms");
+    const e2 = (await get(`/v1/state/${pid}/events?limit=3&cursor=${e1.next_cursor}`)).json();
+    expect(e2).toMatchObject({ count: 2, next_cursor: null });
+  });
+
+  it("needs sdk:state-read", async () => {
+    const { generateSecret } = await import("../../src/control/api-keys.js");
+    const secret = generateSecret();
+    await t.services.apiKeys.create({ organization_id: "org_default", project_id: null, name: "writer", scopes: ["sdk:event-log"] }, secret);
+    expect((await get(`/v1/state/${pid}/stable`, { authorization: `Bearer ${secret}` })).statusCode).toBe(403);
+  });
+});
