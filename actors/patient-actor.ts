@@ -19,6 +19,11 @@ export interface PatientActorInput {
   project_id: string;
 }
 
+export interface LoadInput extends PatientActorInput {
+  /** Lowest stream sequence waiting to be applied: tells a new patient from a lost state. */
+  firstQueuedSeq: number | null;
+}
+
 export interface LoadOutput {
   stored: StoredPatientState;
   /** Modules rebuilt while loading (a replay): their views are stale. */
@@ -32,6 +37,11 @@ interface Context extends PatientActorInput {
   dirty: ModuleKey[];
   /** Someone saw Redis without this patient's state: reload (and so rebuild) when free. */
   reload: boolean;
+}
+
+/** What a new actor starts with: who it is, and the delivery that woke it, if any. */
+export interface PatientActorStart extends PatientActorInput {
+  first?: Delivery;
 }
 
 type Events = { type: "LOGS"; delivery: Delivery } | { type: "PASSIVATE" } | { type: "RELOAD" };
@@ -48,9 +58,9 @@ const union = (a: readonly ModuleKey[], b: Iterable<ModuleKey>) => [...new Set([
  * `idle` and its memory goes; Redis and JetStream hold everything it knew.
  */
 export const patientActorMachine = setup({
-  types: { context: {} as Context, events: {} as Events, input: {} as PatientActorInput },
+  types: { context: {} as Context, events: {} as Events, input: {} as PatientActorStart },
   actors: {
-    load: fromPromise<LoadOutput, PatientActorInput>(async () => {
+    load: fromPromise<LoadOutput, LoadInput>(async () => {
       throw new Error("load is provided by the state engine");
     }),
     process: fromPromise<ApplyResult, { stored: StoredPatientState; batch: Delivery[] }>(async () => {
@@ -79,7 +89,16 @@ export const patientActorMachine = setup({
   },
 }).createMachine({
   id: "patient",
-  context: ({ input }) => ({ ...input, stored: null, queue: [], batch: [], dirty: [], reload: false }),
+  context: ({ input }) => ({
+    patient_id: input.patient_id,
+    organization_id: input.organization_id,
+    project_id: input.project_id,
+    stored: null,
+    queue: input.first ? [input.first] : [],
+    batch: [],
+    dirty: [],
+    reload: false,
+  }),
   initial: "loading",
   on: { LOGS: { actions: "enqueue" }, RELOAD: { actions: assign({ reload: () => true }) } },
   states: {
@@ -87,7 +106,12 @@ export const patientActorMachine = setup({
       entry: assign({ reload: () => false }),
       invoke: {
         src: "load",
-        input: ({ context }) => ({ patient_id: context.patient_id, organization_id: context.organization_id, project_id: context.project_id }),
+        input: ({ context }) => ({
+          patient_id: context.patient_id,
+          organization_id: context.organization_id,
+          project_id: context.project_id,
+          firstQueuedSeq: context.queue.length > 0 ? Math.min(...context.queue.map((d) => d.seq)) : null,
+        }),
         onDone: { target: "deciding", actions: assign({ stored: ({ event }) => event.output.stored, dirty: ({ event }) => event.output.changed }) },
         onError: { target: "failed" },
       },

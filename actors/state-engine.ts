@@ -9,7 +9,7 @@ import type { ModuleKey } from "../readmodels/module.js";
 import { MODULE_KEYS } from "../readmodels/registry.js";
 import { renderView, viewsAffectedBy } from "../readmodels/views/index.js";
 import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "./apply-logs.js";
-import { patientActorMachine, type Delivery, type PatientActorInput } from "./patient-actor.js";
+import { patientActorMachine, type Delivery, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
 import { EVENTS_KEPT, MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "./state-store.js";
 
 export interface StateEngineOptions {
@@ -60,7 +60,7 @@ export class StateEngine {
     this.machine = patientActorMachine.provide({
       delays: { idle: options.idleMs ?? 60_000, viewDebounce: options.viewDebounceMs ?? 250 },
       actors: {
-        load: fromPromiseOf(async (input: PatientActorInput) => this.load(input, now())),
+        load: fromPromiseOf(async (input: LoadInput) => this.load(input, now())),
         process: fromPromiseOf(async ({ stored, batch }: { stored: StoredPatientState; batch: Delivery[] }) => this.process(stored, batch, now())),
         renderViews: fromPromiseOf(async ({ stored, modules }: { stored: StoredPatientState; modules: ModuleKey[] }) => this.renderViews(stored, modules)),
       },
@@ -143,12 +143,23 @@ export class StateEngine {
       ack: () => m.ack(),
       nak: () => m.nak(1_000),
     };
-    this.actorFor({ patient_id: patient_id!, organization_id: organization_id!, project_id: project_id! }).send({ type: "LOGS", delivery });
+    const input = { patient_id: patient_id!, organization_id: organization_id!, project_id: project_id! };
+    const existing = this.activeActor(input.patient_id);
+    if (existing) existing.send({ type: "LOGS", delivery });
+    else this.startActor({ ...input, first: delivery });
+  }
+
+  private activeActor(patientId: string): PatientActor | undefined {
+    const a = this.actors.get(patientId);
+    return a && a.getSnapshot().status === "active" ? a : undefined;
   }
 
   private actorFor(input: PatientActorInput): PatientActor {
-    const existing = this.actors.get(input.patient_id);
-    if (existing && existing.getSnapshot().status === "active") return existing;
+    return this.activeActor(input.patient_id) ?? this.startActor(input);
+  }
+
+  /** A new actor; the delivery that woke it is in its queue before it loads. */
+  private startActor(input: PatientActorStart): PatientActor {
     if (this.actors.size >= (this.options.maxActive ?? 50_000)) this.evictIdle();
     const actor = createActor(this.machine, { input });
     actor.subscribe({
@@ -193,13 +204,27 @@ export class StateEngine {
     return r;
   }
 
-  private async load(input: PatientActorInput, now: string): Promise<{ stored: StoredPatientState; changed: ModuleKey[] }> {
+  /** Sequence of the first message ever stored for the patient (0: none). */
+  private async firstSeq(input: PatientActorInput): Promise<number> {
+    const { jsm, names } = this.deps;
+    const subject = names.logSubject(input.organization_id, input.project_id, input.patient_id);
+    const m = await jsm.direct.getMessage(names.logsStream, { seq: 1, next_by_subj: subject }).catch(() => null);
+    return m?.seq ?? 0;
+  }
+
+  private async load(input: LoadInput, now: string): Promise<{ stored: StoredPatientState; changed: ModuleKey[] }> {
     const stored = await this.deps.store.load(input.patient_id);
     const forced = this.replayNext.delete(input.patient_id);
     if (stored && stored.fingerprint === MODEL_FINGERPRINT && !forced) return { stored, changed: [] };
-    // No state (Redis was flushed, or a new patient), a reducer changed, or the last actor failed: replay.
     const timezone = (await this.deps.patients.get(input.project_id, input.patient_id))?.timezone ?? "UTC";
-    const r = await this.replay(emptyStored(input.patient_id, timezone, input.organization_id, input.project_id), now);
+    const empty = emptyStored(input.patient_id, timezone, input.organization_id, input.project_id);
+    // A new patient: its first stored message is the first one waiting, so there is no
+    // history to replay. One direct get instead of reading the subject.
+    if (!stored && !forced && input.firstQueuedSeq !== null && (await this.firstSeq(input)) === input.firstQueuedSeq) {
+      return { stored: empty, changed: [] };
+    }
+    // Redis lost the state, a reducer changed, or the last actor failed: replay.
+    const r = await this.replay(empty, now);
     return { stored: r.stored, changed: r.stored.applied_seq > 0 ? [...MODULE_KEYS] : [] };
   }
 

@@ -40,7 +40,7 @@ export interface Config {
   readWaitMs: number;
   /** A patient actor idle this long is passivated. @default 60_000 ms */
   actorIdleMs: number;
-  /** Views are regenerated once a patient's logs pause this long. @default 250 ms */
+  /** Views are regenerated once a patient's logs pause this long (reads render a stale view themselves). @default 1_000 ms */
   viewDebounceMs: number;
   /** Patients held in memory by the state engine. @default 50_000 */
   maxActivePatients: number;
@@ -114,7 +114,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     readWaitMs: int(env, "PSS_READ_WAIT_MS", 2_000, 0, 60_000),
     actorIdleMs: int(env, "PSS_ACTOR_IDLE_MS", 60_000, 10, 3_600_000),
-    viewDebounceMs: int(env, "PSS_VIEW_DEBOUNCE_MS", 250, 0, 60_000),
+    viewDebounceMs: int(env, "PSS_VIEW_DEBOUNCE_MS", 1_000, 0, 60_000),
     maxActivePatients: int(env, "PSS_MAX_ACTIVE_PATIENTS", 50_000, 1, 10_000_000),
     workers: env.PSS_WORKERS === "auto" ? availableParallelism() : int(env, "PSS_WORKERS", 1, 1, 64),
   };

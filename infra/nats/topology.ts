@@ -98,6 +98,8 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
     max_bytes: -1,
     max_msg_size: 16 * 1024 * 1024,
     duplicate_window: 120_000_000_000, // 2 min in ns: covers client retries of one batch
+    // A new patient actor asks "first message on this subject?" directly.
+    allow_direct: true,
   };
   await ensureStream(jsm, logsConfig);
   const kvm = new Kvm(nc);

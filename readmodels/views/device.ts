@@ -2,7 +2,7 @@
 import type { GlucoseReading } from "../modules/glucose/index.js";
 import type { HeartEntry } from "../modules/heart/index.js";
 import type { PatientState } from "../patient-state.js";
-import { block, day, dayInWeek, doc, fmt, spread } from "./lib.js";
+import { block, day, dayInWeek, doc, entry, fmt, parts, spread } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 /** Thresholds of the temp segment. @default glucose < 70 or > 250 mg/dL, SpO2 < 90 % */
@@ -23,13 +23,13 @@ function heartBlock(state: PatientState, w: Window): ViewBlock[] {
   const d = doc(state, "heart");
   const days = (d?.days ?? []).filter((x) => dayInWeek(w, x.date));
   const lines = days.map((x) => {
-    const parts = [
+    const ps = parts(
       x.resting_bpm && `resting ${fmt(x.resting_bpm.mean, 0)} bpm`, x.avg_bpm && `avg ${fmt(x.avg_bpm.mean, 0)} bpm`,
       x.min_bpm !== null && x.max_bpm !== null && `range ${fmt(x.min_bpm, 0)}–${fmt(x.max_bpm, 0)} bpm`,
-      x.hrv_sdnn_ms && `HRV ${fmt(x.hrv_sdnn_ms.mean, 0)} ms`, x.irregular_events_count ? `${x.irregular_events_count} irregular rhythm events` : null,
+      x.hrv_sdnn_ms && `HRV ${fmt(x.hrv_sdnn_ms.mean, 0)} ms`, x.irregular_events_count && `${x.irregular_events_count} irregular rhythm events`,
       x.spo2_percent && `SpO2 ${fmt(x.spo2_percent.mean, 1)}%${x.spo2_percent.count > 1 ? ` (min ${fmt(x.spo2_percent.min, 1)}%)` : ""}`,
-    ].filter((p): p is string => typeof p === "string");
-    return `${x.date}: ${parts.join(", ") || "no values"}`;
+    );
+    return `${x.date}: ${ps.join(", ") || "no values"}`;
   });
   const ids = (d?.recent ?? []).filter((e) => dayInWeek(w, e.date)).map((e) => e.log_id);
   return block("heart_week", "Heart (last 7 days)", "week", lines, ids, days);
@@ -39,9 +39,12 @@ function sleepBlock(state: PatientState, w: Window): ViewBlock[] {
   const d = doc(state, "sleep");
   const days = (d?.days ?? []).filter((x) => dayInWeek(w, x.date));
   const lines = days.map((x) => {
-    const parts = [x.deep_sleep_minutes !== null && `deep ${fmt(x.deep_sleep_minutes, 0)}`, x.rem_sleep_minutes !== null && `REM ${fmt(x.rem_sleep_minutes, 0)}`,
-      x.light_sleep_minutes !== null && `light ${fmt(x.light_sleep_minutes, 0)}`, x.awake_minutes !== null && `awake ${fmt(x.awake_minutes, 0)}`].filter((p): p is string => typeof p === "string");
-    return `${x.date}: ${x.total_sleep_minutes !== null ? hm(x.total_sleep_minutes) : "total not given"}${parts.length ? ` (${parts.join(", ")} min)` : ""}`;
+    const ps = parts(
+      x.deep_sleep_minutes !== null && `deep ${fmt(x.deep_sleep_minutes, 0)}`, x.rem_sleep_minutes !== null && `REM ${fmt(x.rem_sleep_minutes, 0)}`,
+      x.light_sleep_minutes !== null && `light ${fmt(x.light_sleep_minutes, 0)}`, x.awake_minutes !== null && `awake ${fmt(x.awake_minutes, 0)}`,
+    );
+    const total = x.total_sleep_minutes !== null ? hm(x.total_sleep_minutes) : "total not given";
+    return `${x.date}: ${total}${ps.length ? ` (${ps.join(", ")} min)` : ""}`;
   });
   lines.push(...(lines.length ? avgLine("Average", days.flatMap((x) => (x.total_sleep_minutes === null ? [] : [x.total_sleep_minutes])), hm) : []));
   const ids = (d?.recent ?? []).filter((e) => dayInWeek(w, e.date)).map((e) => e.log_id);
@@ -52,9 +55,11 @@ function activityBlock(state: PatientState, w: Window): ViewBlock[] {
   const d = doc(state, "physical_activity");
   const days = (d?.days ?? []).filter((x) => dayInWeek(w, x.date));
   const lines = days.map((x) => {
-    const parts = [x.steps !== null && `${int(x.steps)} steps`, x.active_minutes !== null && `${fmt(x.active_minutes, 0)} active min`,
-      x.distance_m !== null && `${fmt(x.distance_m / 1000, 1)} km`, x.exercise_sessions ? `${x.exercise_sessions} exercise sessions` : null].filter((p): p is string => typeof p === "string");
-    return `${x.date}: ${parts.join(", ") || "no values"}`;
+    const ps = parts(
+      x.steps !== null && `${int(x.steps)} steps`, x.active_minutes !== null && `${fmt(x.active_minutes, 0)} active min`,
+      x.distance_m !== null && `${fmt(x.distance_m / 1000, 1)} km`, x.exercise_sessions && `${x.exercise_sessions} exercise sessions`,
+    );
+    return `${x.date}: ${ps.join(", ") || "no values"}`;
   });
   lines.push(...(lines.length ? avgLine("Average", days.flatMap((x) => (x.steps === null ? [] : [x.steps])), (n) => `${int(n)} steps/day`) : []));
   const ids = (d?.recent ?? []).filter((e) => dayInWeek(w, e.date)).map((e) => e.log_id);
@@ -64,9 +69,13 @@ function activityBlock(state: PatientState, w: Window): ViewBlock[] {
 function glucoseBlock(state: PatientState, w: Window): ViewBlock[] {
   const d = doc(state, "glucose");
   const days = (d?.days ?? []).filter((x) => dayInWeek(w, x.date));
-  const lines = days.map((x) => x.glucose_mg_dl
-    ? `${x.date}: mean ${fmt(x.glucose_mg_dl.mean, 0)} mg/dL, range ${fmt(x.glucose_mg_dl.min, 0)}–${fmt(x.glucose_mg_dl.max, 0)}, ${fmt(x.time_in_range_percent, 1)}% in range (${x.readings} reading${x.readings === 1 ? "" : "s"})`
-    : `${x.date}: ${x.readings} reading${x.readings === 1 ? "" : "s"}`);
+  const lines = days.map((x) => {
+    const n = `${x.readings} reading${x.readings === 1 ? "" : "s"}`;
+    const g = x.glucose_mg_dl;
+    if (!g) return `${x.date}: ${n}`;
+    if (g.count === 1) return `${x.date}: ${fmt(g.mean, 0)} mg/dL (${n})`;
+    return `${x.date}: mean ${fmt(g.mean, 0)} mg/dL, range ${fmt(g.min, 0)}–${fmt(g.max, 0)}, ${fmt(x.time_in_range_percent, 1)}% in range (${n})`;
+  });
   const ids = (d?.recent ?? []).filter((r) => dayInWeek(w, glucoseDay(r, w.tz))).map((r) => r.log_id);
   return block("glucose_week", "Glucose (last 7 days)", "week", lines, ids, days);
 }
@@ -79,9 +88,11 @@ function latestBlock(state: PatientState, w: Window): ViewBlock[] {
   const hr = heart?.heart_rate;
   if (hr) {
     const v = hr.values;
-    const parts = [typeof v.resting_bpm === "number" && `resting ${fmt(v.resting_bpm, 0)} bpm`, typeof v.avg_bpm === "number" && `avg ${fmt(v.avg_bpm, 0)} bpm`,
-      typeof v.avg_hrv_sdnn_ms === "number" && `HRV ${fmt(v.avg_hrv_sdnn_ms, 0)} ms`].filter((p): p is string => typeof p === "string");
-    lines.push(`**Heart rate**: ${parts.join(", ") || "summary"} on ${hr.date}`);
+    const ps = parts(
+      typeof v.resting_bpm === "number" && `resting ${fmt(v.resting_bpm, 0)} bpm`, typeof v.avg_bpm === "number" && `avg ${fmt(v.avg_bpm, 0)} bpm`,
+      typeof v.avg_hrv_sdnn_ms === "number" && `HRV ${fmt(v.avg_hrv_sdnn_ms, 0)} ms`,
+    );
+    lines.push(`**Heart rate**: ${ps.join(", ") || "summary"} on ${hr.date}`);
     ids.push(hr.log_id);
     data.heart_rate = hr;
   }
@@ -124,8 +135,9 @@ function outOfRange(state: PatientState, w: Window): ViewBlock[] {
     const low = st.min < GLUCOSE_LOW;
     const high = st.max > GLUCOSE_HIGH;
     if (!low && !high) continue;
-    lines.push(`${x.date}: glucose ${[low && `as low as ${fmt(st.min, 0)} mg/dL`, high && `as high as ${fmt(st.max, 0)} mg/dL`].filter(Boolean).join(" and ")}`);
-    ids.push(...(g?.recent ?? []).filter((r) => glucoseDay(r, w.tz) === x.date && (r.glucose_mg_dl < GLUCOSE_LOW || r.glucose_mg_dl > GLUCOSE_HIGH)).map((r) => r.log_id));
+    lines.push(`${x.date}: glucose ${parts(low && `as low as ${fmt(st.min, 0)} mg/dL`, high && `as high as ${fmt(st.max, 0)} mg/dL`).join(" and ")}`);
+    const out = (r: GlucoseReading) => r.glucose_mg_dl < GLUCOSE_LOW || r.glucose_mg_dl > GLUCOSE_HIGH;
+    ids.push(...(g?.recent ?? []).filter((r) => glucoseDay(r, w.tz) === x.date && out(r)).map((r) => r.log_id));
     data.push({ kind: "glucose", date: x.date, min: st.min, max: st.max });
   }
   const h = doc(state, "heart");
@@ -138,20 +150,29 @@ function outOfRange(state: PatientState, w: Window): ViewBlock[] {
 }
 
 function blocks(state: PatientState, w: Window): ViewBlock[] {
-  return [...heartBlock(state, w), ...sleepBlock(state, w), ...activityBlock(state, w), ...glucoseBlock(state, w), ...latestBlock(state, w), ...outOfRange(state, w)];
+  return [heartBlock, sleepBlock, activityBlock, glucoseBlock, latestBlock, outOfRange].flatMap((f) => f(state, w));
+}
+
+function heartSummary(e: HeartEntry): string {
+  if (e.kind === "spo2") return `SpO2 ${fmt(spo2Of(e), 1)}%`;
+  const v = e.values;
+  const ps = parts(typeof v.resting_bpm === "number" && `resting ${v.resting_bpm}`, typeof v.avg_bpm === "number" && `avg ${v.avg_bpm}`);
+  return `heart rate ${ps.join(", ")} bpm`;
 }
 
 function entries(state: PatientState): RecentEntry[] {
-  const out: RecentEntry[] = [];
-  for (const e of doc(state, "heart")?.recent ?? []) {
-    const v = e.values;
-    const summary = e.kind === "spo2" ? `SpO2 ${fmt(spo2Of(e), 1)}%` : `heart rate ${[typeof v.resting_bpm === "number" && `resting ${v.resting_bpm}`, typeof v.avg_bpm === "number" && `avg ${v.avg_bpm}`].filter(Boolean).join(", ")} bpm`;
-    out.push({ timestamp: e.timestamp, module_type: "heart", kind: e.kind === "spo2" ? "spo2_reading" : "heart_rate_data", summary, log_id: e.log_id });
-  }
-  for (const s of doc(state, "sleep")?.recent ?? []) out.push({ timestamp: s.timestamp, module_type: "sleep", kind: "sleep_data", summary: `sleep ${s.total_sleep_minutes !== null ? hm(s.total_sleep_minutes) : "session"} (${s.date})`, log_id: s.log_id });
-  for (const a of doc(state, "physical_activity")?.recent ?? []) out.push({ timestamp: a.timestamp, module_type: "physical_activity", kind: "activity_data", summary: `activity ${a.steps !== null ? `${int(a.steps)} steps` : ""}${a.active_minutes !== null ? ` ${fmt(a.active_minutes, 0)} active min` : ""} (${a.date})`, log_id: a.log_id });
-  for (const r of doc(state, "glucose")?.recent ?? []) out.push({ timestamp: r.timestamp, module_type: "glucose", kind: "cgm_reading", summary: `glucose ${fmt(r.glucose_mg_dl, 0)} mg/dL (${r.glucose_flag})`, log_id: r.log_id });
-  return out;
+  return [
+    ...(doc(state, "heart")?.recent ?? []).map((e) => entry("heart", e.kind === "spo2" ? "spo2_reading" : "heart_rate_data", e, heartSummary(e))),
+    ...(doc(state, "sleep")?.recent ?? []).map((s) =>
+      entry("sleep", "sleep_data", s, `sleep ${s.total_sleep_minutes !== null ? hm(s.total_sleep_minutes) : "session"} (${s.date})`)),
+    ...(doc(state, "physical_activity")?.recent ?? []).map((a) => {
+      const ps = parts(a.steps !== null && `${int(a.steps)} steps`, a.active_minutes !== null && `${fmt(a.active_minutes, 0)} active min`);
+      return entry("physical_activity", "activity_data", a, `activity ${ps.join(", ")} (${a.date})`);
+    }),
+    ...(doc(state, "glucose")?.recent ?? []).map((r) => entry("glucose", "cgm_reading", r, `glucose ${fmt(r.glucose_mg_dl, 0)} mg/dL (${r.glucose_flag})`)),
+  ];
 }
 
-export const deviceSnapshot: ViewDef = { type: "device_snapshot", title: "Device snapshot", inputs: ["heart", "sleep", "physical_activity", "glucose"], blocks, entries };
+export const deviceSnapshot: ViewDef = {
+  type: "device_snapshot", title: "Device snapshot", inputs: ["heart", "sleep", "physical_activity", "glucose"], blocks, entries,
+};

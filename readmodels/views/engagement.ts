@@ -3,7 +3,7 @@ import type { Conversation } from "../modules/conversations/index.js";
 import type { EngagementEvent } from "../modules/engagement/index.js";
 import { cmpTime } from "../lib/time.js";
 import type { PatientState } from "../patient-state.js";
-import { block, clean, cmp, day, doc, fmt, inWeek, words } from "./lib.js";
+import { block, clean, cmp, day, doc, entry, fmt, inWeek, parts, words } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 /** The engagement module keeps the latest 50 events: a busier week is only partly seen. */
@@ -53,29 +53,37 @@ function featureBlock(state: PatientState, w: Window): ViewBlock[] {
   const rows = names.map((name) => {
     const es = wk.filter((e) => (e.subject ?? "unnamed") === name);
     const all = d?.features.find((f) => f.feature_name === name);
-    return { feature_name: name, uses_this_week: es.length, last_used_at: es[es.length - 1].timestamp, total_uses: all?.uses ?? null, total_dwell_seconds: all?.total_dwell_seconds ?? null, log_ids: es.map((e) => e.log_id) };
+    return {
+      feature_name: name, uses_this_week: es.length, last_used_at: es[es.length - 1].timestamp,
+      total_uses: all?.uses ?? null, total_dwell_seconds: all?.total_dwell_seconds ?? null, log_ids: es.map((e) => e.log_id),
+    };
   });
   const lines = rows.map((r) => {
-    const total = r.total_uses !== null ? ` (all time: ${r.total_uses} uses${r.total_dwell_seconds ? `, ${fmt((r.total_dwell_seconds ?? 0) / 60, 0)} min` : ""})` : "";
+    const dwell = r.total_dwell_seconds ? `, ${fmt(r.total_dwell_seconds / 60, 0)} min` : "";
+    const total = r.total_uses !== null ? ` (all time: ${r.total_uses} uses${dwell})` : "";
     return `**${clean(r.feature_name, 60)}**: ${r.uses_this_week} use${r.uses_this_week === 1 ? "" : "s"}, last ${day(r.last_used_at, w.tz)}${total}`;
   });
   return block("feature_usage", "Feature usage (last 7 days)", "week", lines, rows.flatMap((r) => r.log_ids), rows.map(({ log_ids: _l, ...r }) => r));
 }
 
 function conversationLine(c: Conversation, w: Window): string {
-  const parts = [
+  const ps = parts(
     c.status, `${c.turn_count} turn${c.turn_count === 1 ? "" : "s"}`,
-    c.duration_seconds !== null ? `${fmt(c.duration_seconds / 60, 0)} min` : null,
-    c.flagged ? `flagged${c.flag_reason ? `: ${clean(c.flag_reason, 80)}` : ""}` : null,
-  ].filter((x): x is string => x !== null);
-  return `${day(c.started_at, w.tz)} **${c.channel ? words(c.channel) : "conversation"}** (${clean(c.conversation_id, 40)}): ${parts.join(", ")}`;
+    c.duration_seconds !== null && `${fmt(c.duration_seconds / 60, 0)} min`,
+    c.flagged && `flagged${c.flag_reason ? `: ${clean(c.flag_reason, 80)}` : ""}`,
+  );
+  return `${day(c.started_at, w.tz)} **${c.channel ? words(c.channel) : "conversation"}** (${clean(c.conversation_id, 40)}): ${ps.join(", ")}`;
 }
+
+const byActivity = (a: Conversation, b: Conversation) => cmpTime(b.last_activity_at, a.last_activity_at) || cmp(a.conversation_id, b.conversation_id);
 
 function blocks(state: PatientState, w: Window): ViewBlock[] {
   const cv = doc(state, "conversations");
-  const convs = [...(cv?.conversations ?? [])].sort((a, b) => cmpTime(b.last_activity_at, a.last_activity_at) || cmp(a.conversation_id, b.conversation_id)).slice(0, CONVERSATIONS);
+  const convs = [...(cv?.conversations ?? [])].sort(byActivity).slice(0, CONVERSATIONS);
   const memories = [...(cv?.memories ?? [])].reverse().slice(0, MEMORIES);
-  const summaryIds = (c: Conversation) => (cv?.memories ?? []).filter((m) => m.conversation_id === c.conversation_id && m.origin === "conversation").map((m) => m.log_id);
+  // A conversation's own log ids: its turns, and the summary memory written when it ended.
+  const summaryIds = (c: Conversation) =>
+    (cv?.memories ?? []).filter((m) => m.conversation_id === c.conversation_id && m.origin === "conversation").map((m) => m.log_id);
   return [
     ...activityBlock(state, w),
     ...featureBlock(state, w),
@@ -84,21 +92,22 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
       convs.map(({ recent_turns: _t, participants: _p, ...c }) => c)),
     ...block("memories", "Memories", "long_term",
       memories.map((m) => `${day(m.timestamp, w.tz)}${m.type ? ` [${words(m.type)}]` : ""}: ${clean(m.content, 280)}`),
-      memories.map((m) => m.log_id), memories.map((m) => ({ timestamp: m.timestamp, type: m.type, content: m.content, origin: m.origin, conversation_id: m.conversation_id }))),
+      memories.map((m) => m.log_id),
+      memories.map((m) => ({ timestamp: m.timestamp, type: m.type, content: m.content, origin: m.origin, conversation_id: m.conversation_id }))),
   ];
 }
 
 function entries(state: PatientState): RecentEntry[] {
-  const out: RecentEntry[] = (doc(state, "engagement")?.recent ?? []).map((e) => ({
-    timestamp: e.timestamp, module_type: "engagement", kind: e.log_type, log_id: e.log_id,
-    summary: [words(e.log_type), e.action, e.subject].filter((x): x is string => !!x).join(" "),
-  }));
   const cv = doc(state, "conversations");
-  for (const c of cv?.conversations ?? []) {
-    for (const t of c.recent_turns) out.push({ timestamp: t.timestamp, module_type: "conversations", kind: "conversation_turn", summary: `${t.speaker_label}: ${clean(t.text, 100)}`, log_id: t.log_id });
-  }
-  for (const m of cv?.memories ?? []) out.push({ timestamp: m.timestamp, module_type: "conversations", kind: m.type ?? "memory", summary: clean(m.content, 120), log_id: m.log_id });
-  return out;
+  return [
+    ...(doc(state, "engagement")?.recent ?? []).map((e) => entry("engagement", e.log_type, e, parts(words(e.log_type), e.action, e.subject).join(" "))),
+    ...(cv?.conversations ?? []).flatMap((c) =>
+      c.recent_turns.map((t) => entry("conversations", "conversation_turn", t, `${t.speaker_label}: ${clean(t.text, 100)}`))),
+    ...(cv?.memories ?? []).map((m) =>
+      entry("conversations", m.origin === "conversation" ? "conversation_summary" : "memory_report", m, clean(m.content, 120))),
+  ];
 }
 
-export const engagementSnapshot: ViewDef = { type: "engagement_snapshot", title: "Engagement snapshot", inputs: ["engagement", "conversations"], blocks, entries };
+export const engagementSnapshot: ViewDef = {
+  type: "engagement_snapshot", title: "Engagement snapshot", inputs: ["engagement", "conversations"], blocks, entries,
+};

@@ -2,7 +2,7 @@
 import type { AbnormalResult, LabResult, LabValue } from "../modules/lab_results/index.js";
 import { cmpTime } from "../lib/time.js";
 import type { PatientState } from "../patient-state.js";
-import { block, clean, cmp, day, doc, fmt, inWeek, signed } from "./lib.js";
+import { block, clean, cmp, refs, day, doc, fmt, inWeek, signed } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 const testName = (r: { test_name: string | null; loinc_code: string | null }) => clean(r.test_name ?? r.loinc_code ?? "unnamed test", 80);
@@ -68,11 +68,12 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
         test_name: r.test_name, loinc_code: r.loinc_code, unit: r.unit, test_category: r.test_category, ...r.latest,
         reference_range_low: r.reference_range_low, reference_range_high: r.reference_range_high, result_status: r.result_status,
       }))),
-    ...block("abnormal_results", "Abnormal results (critical first)", "long_term", abnormal.map((a) => abnormalLine(a, w)), abnormal.map((a) => a.log_id), abnormal.map(abnormalData)),
-    ...block("week_results", "Results in the last 7 days", "week", week.map((x) => weekLine(x, w)), week.flatMap((x) => [x.v.log_id, x.prev?.log_id]).filter((x): x is string => !!x),
+    ...block("abnormal_results", "Abnormal results (critical first)", "long_term",
+      abnormal.map((a) => abnormalLine(a, w)), abnormal.map((a) => a.log_id), abnormal.map(abnormalData)),
+    ...block("week_results", "Results in the last 7 days", "week", week.map((x) => weekLine(x, w)), refs(...week.flatMap((x) => [x.v.log_id, x.prev?.log_id])),
       week.map(({ r, v, prev }) => ({
         test_name: r.test_name, loinc_code: r.loinc_code, unit: isLatest(r, v) ? r.unit : null, ...v,
-        previous: prev ? { value_numeric: prev.value_numeric, value_string: prev.value_string, abnormal_flag: prev.abnormal_flag, timestamp: prev.timestamp } : null,
+        previous: prev ?? null,
         change: prev && v.value_numeric !== null && prev.value_numeric !== null ? v.value_numeric - prev.value_numeric : null,
       }))),
     ...block("critical_values", "Critical values", "temp", critical.map((a) => abnormalLine(a, w)), critical.map((a) => a.log_id), critical.map(abnormalData)),

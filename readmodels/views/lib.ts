@@ -109,6 +109,16 @@ export function spread(values: readonly number[]): { count: number; min: number;
   return { count: values.length, min: Math.min(...values), mean: values.reduce((a, b) => a + b, 0) / values.length, max: Math.max(...values) };
 }
 
+/** The non-empty strings among xs (false, null and undefined dropped): the optional parts of a line. */
+export function parts(...xs: unknown[]): string[] {
+  return xs.filter((x): x is string => typeof x === "string" && x !== "");
+}
+
+/** A recent entry from a stamped item of a module. */
+export function entry(module_type: RecentEntry["module_type"], kind: string, x: { timestamp: string; log_id: string }, summary: string): RecentEntry {
+  return { timestamp: x.timestamp, module_type, kind, summary, log_id: x.log_id };
+}
+
 type Ref = string | null | undefined | readonly (string | null | undefined)[];
 
 /** Log ids, unique and sorted (ULIDs sort by acceptance), empty and missing ones dropped. */
@@ -123,7 +133,7 @@ export function sourceIds(e: { sources?: readonly SourceRef[] } | null | undefin
 }
 
 /** A block of bullets, or nothing when there is no line: callers spread the result. */
-export function block(id: string, name: string, segment: Segment, lines: readonly string[], ids: readonly string[], data: unknown): ViewBlock[] {
+export function block(id: string, name: string, segment: Segment, lines: readonly string[], ids: Ref, data: unknown): ViewBlock[] {
   if (lines.length === 0) return [];
   return [{ id, name, text: lines.map((l) => `- ${l}`).join("\n"), segment, refs: refs(ids), data }];
 }

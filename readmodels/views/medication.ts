@@ -3,7 +3,7 @@ import { normName } from "../lib/payload.js";
 import type { AdverseEvent, Dose } from "../modules/adherence/index.js";
 import type { Medication } from "../modules/medications/index.js";
 import type { PatientState } from "../patient-state.js";
-import { block, clean, day, doc, fmt, hhmm, inWeek, sourceIds } from "./lib.js";
+import { block, clean, day, doc, entry, fmt, hhmm, inWeek, sourceIds } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 /** The adherence module keeps the latest 50 doses: a week with more is only partly seen. */
@@ -22,7 +22,8 @@ function medLine(m: Medication, w: Window): string {
   const times = m.schedule_times && m.schedule_times.length > 0 ? `; at ${m.schedule_times.join(", ")}` : "";
   const since = m.start_date !== null ? `; since ${day(m.start_date, w.tz)}` : "";
   const by = m.prescribed_by?.name ? `; prescribed by ${clean(m.prescribed_by.name, 60)}` : "";
-  return `**${clean(m.medication_name ?? m.rxnorm_cui ?? "unnamed", 80)}**${parts.length ? ` ${parts.map((p) => clean(p, 60)).join(", ")}` : ""}${times}${since}${by}`;
+  const what = parts.length ? ` ${parts.map((p) => clean(p, 60)).join(", ")}` : "";
+  return `**${clean(m.medication_name ?? m.rxnorm_cui ?? "unnamed", 80)}**${what}${times}${since}${by}`;
 }
 
 interface Tally { name: string; taken: number; skipped: number; on_time: number; late: number; log_ids: string[] }
@@ -61,14 +62,18 @@ function adherenceBlock(state: PatientState, meds: readonly Medication[], w: Win
 function aeLine(e: AdverseEvent, w: Window): string {
   const sev = e.severity !== null ? ` (${clean(e.severity, 30)})` : "";
   const onset = e.onset_date !== null ? `, onset ${day(e.onset_date, w.tz)}` : "";
-  return `**${clean(e.medication_name ?? e.medication_identifier, 80)}**: ${clean(e.description ?? "adverse event", 120)}${sev}${onset}, reported ${day(e.timestamp, w.tz)}`;
+  const what = clean(e.description ?? "adverse event", 120);
+  return `**${clean(e.medication_name ?? e.medication_identifier, 80)}**: ${what}${sev}${onset}, reported ${day(e.timestamp, w.tz)}`;
 }
 
-const aeData = (e: AdverseEvent) => ({ medication: e.medication_name ?? e.medication_identifier, description: e.description, severity: e.severity, onset_date: e.onset_date, reported_at: e.timestamp });
+const aeData = (e: AdverseEvent) => ({
+  medication: e.medication_name ?? e.medication_identifier, description: e.description, severity: e.severity, onset_date: e.onset_date, reported_at: e.timestamp,
+});
 
 /** The listed medication a dose names (by RxNorm CUI, else by name), if any. */
 function listedFor(meds: readonly Medication[], d: Dose): Medication | undefined {
-  return meds.find((m) => keyOf(m) === keyOf(d)) ?? meds.find((m) => m.medication_name !== null && d.medication_name !== null && normName(m.medication_name) === normName(d.medication_name));
+  const name = d.medication_name === null ? null : normName(d.medication_name);
+  return meds.find((m) => keyOf(m) === keyOf(d)) ?? meds.find((m) => m.medication_name !== null && normName(m.medication_name) === name);
 }
 
 const doseName = (meds: readonly Medication[], d: Dose) => listedFor(meds, d)?.medication_name ?? d.medication_name ?? d.rxnorm_cui ?? "unnamed";
@@ -92,7 +97,8 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
         schedule_times: m.schedule_times, start_date: m.start_date, prescribed_by: m.prescribed_by,
       }))),
     ...adherenceBlock(state, meds, w),
-    ...block("recent_adverse_events", "Adverse events (last 7 days)", "week", recentAe.map((e) => aeLine(e, w)), recentAe.map((e) => e.log_id), recentAe.map(aeData)),
+    ...block("recent_adverse_events", "Adverse events (last 7 days)", "week",
+      recentAe.map((e) => aeLine(e, w)), recentAe.map((e) => e.log_id), recentAe.map(aeData)),
     ...block("adverse_events", "Earlier adverse events", "long_term", olderAe.map((e) => aeLine(e, w)), olderAe.map((e) => e.log_id), olderAe.map(aeData)),
     ...block("missed_doses", "Missed doses (last 7 days)", "temp", missed.map((d) => missedLine(meds, d, w)), missed.map((d) => d.log_id),
       missed.map((d) => ({ medication: doseName(meds, d), scheduled_time: d.scheduled_time, reported_at: d.timestamp }))),
@@ -100,19 +106,15 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
 }
 
 function entries(state: PatientState): RecentEntry[] {
-  const out: RecentEntry[] = [];
-  for (const m of doc(state, "medications")?.medications ?? []) {
-    for (const s of m.sources) out.push({ timestamp: s.timestamp, module_type: "medications", kind: "medication_list_update", summary: `${m.medication_name ?? m.rxnorm_cui} listed or updated`, log_id: s.log_id });
-  }
   const a = doc(state, "adherence");
-  for (const d of a?.recent ?? []) {
-    const timing = d.on_time === true ? ", on time" : d.on_time === false ? `, ${fmt(d.deviation_minutes, 0)} min off schedule` : "";
-    out.push({ timestamp: d.timestamp, module_type: "adherence", kind: "medication_adherence", summary: `${d.medication_name ?? d.rxnorm_cui} ${d.status}${timing}`, log_id: d.log_id });
-  }
-  for (const e of a?.adverse_events ?? []) {
-    out.push({ timestamp: e.timestamp, module_type: "adherence", kind: "medication_adverse_event", summary: `${e.medication_name ?? e.medication_identifier}: ${clean(e.description ?? "adverse event", 80)}${e.severity ? ` (${e.severity})` : ""}`, log_id: e.log_id });
-  }
-  return out;
+  const timing = (d: Dose) => (d.on_time === true ? ", on time" : d.on_time === false ? `, ${fmt(d.deviation_minutes, 0)} min off schedule` : "");
+  return [
+    ...(doc(state, "medications")?.medications ?? []).flatMap((m) =>
+      m.sources.map((s) => entry("medications", "medication_list_update", s, `${m.medication_name ?? m.rxnorm_cui} listed or updated`))),
+    ...(a?.recent ?? []).map((d) => entry("adherence", "medication_adherence", d, `${d.medication_name ?? d.rxnorm_cui} ${d.status}${timing(d)}`)),
+    ...(a?.adverse_events ?? []).map((e) => entry("adherence", "medication_adverse_event", e,
+      `${e.medication_name ?? e.medication_identifier}: ${clean(e.description ?? "adverse event", 80)}${e.severity ? ` (${e.severity})` : ""}`)),
+  ];
 }
 
 export const medicationSnapshot: ViewDef = { type: "medication_snapshot", title: "Medication snapshot", inputs: ["medications", "adherence"], blocks, entries };

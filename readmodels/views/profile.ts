@@ -1,7 +1,12 @@
 /** profile_snapshot: the stable profile, one long_term block per topic, and the essentials still missing. */
+import type { Allergy } from "../modules/allergies/index.js";
+import type { Condition } from "../modules/condition_diagnosis/index.js";
 import type { Address } from "../modules/demographics/index.js";
+import type { Device } from "../modules/devices/index.js";
+import type { Relative } from "../modules/family_history/index.js";
+import type { Immunization } from "../modules/immunizations/index.js";
 import type { PatientState } from "../patient-state.js";
-import { block, clean, day, doc, sourceIds, words } from "./lib.js";
+import { block, clean, day, doc, entry, parts, sourceIds, words } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 const PROFILE_INPUTS = [
@@ -9,44 +14,71 @@ const PROFILE_INPUTS = [
   "user_preferences", "social", "immunizations", "family_history", "devices",
 ] as const;
 
-type Line = string | null | undefined | false;
-const lines = (...xs: Line[]) => xs.filter((x): x is string => typeof x === "string" && x !== "");
 const field = (label: string, v: unknown) => (v === undefined || v === null || v === "" ? null : `**${label}**: ${clean(v, 120)}`);
-const join = (xs: readonly (string | null | undefined)[], sep = ", ") => xs.filter((x): x is string => !!x).map((x) => clean(x, 80)).join(sep);
+const join = (xs: readonly unknown[], sep = ", ") => parts(...xs).map((x) => clean(x, 80)).join(sep);
 const address = (a: Address | null | undefined) => (a ? join([a.street, a.city, join([a.state, a.zip], " "), a.country]) : "");
-const yesNo = (v: boolean | undefined) => (v === undefined ? null : v ? "on" : "off");
+const onOff = (label: string, v: boolean | undefined) => (v === undefined ? null : `${label} ${v ? "on" : "off"}`);
 
 function demographics(state: PatientState, w: Window): ViewBlock[] {
   const d = doc(state, "demographics");
   if (!d) return [];
-  const phones = (d.telecom ?? []).map((t) => join([t.value, join([t.system, t.use], " ") ? `(${join([t.system, t.use], " ")})` : null], " "));
-  const text = lines(
+  const telecom = (d.telecom ?? []).map((t) => join([t.value, join([t.system, t.use], " ")], " "));
+  const text = parts(
     field("Name", d.name), d.dob && `**Date of birth**: ${day(d.dob, w.tz)}`, field("Sex", d.sex), field("Marital status", d.marital_status),
     field("Language", d.language), field("Ethnicity", d.ethnicity), field("Address", address(d.address) || join((d.addresses ?? []).map(address), "; ")),
-    field("Phone", d.phone), field("Email", d.email), field("Contact", phones.join("; ")),
+    field("Phone", d.phone), field("Email", d.email), field("Contact", telecom.join("; ")),
     field("Identifiers", join((d.identifiers ?? []).map((i) => `${i.type ?? i.system ?? "id"} ${i.value}`), "; ")),
   );
   const { sources: _s, extensions: _e, ...data } = d;
   return block("demographics", "Demographics", "long_term", text, sourceIds(d), data);
 }
 
+function conditionLine(c: Condition, tz: string): string {
+  const name = clean(c.disease_type ?? c.icd10_codes?.[0] ?? c.snomed_code ?? "unnamed condition", 80);
+  const codes = join([c.icd10_codes?.length && `ICD-10 ${c.icd10_codes.join(", ")}`, c.snomed_code && `SNOMED ${c.snomed_code}`], "; ");
+  const facts = join([
+    words(c.status), c.stage && `stage ${c.stage}`, c.diagnosis_date && `diagnosed ${day(c.diagnosis_date, tz)}`, c.onset_date && `onset ${day(c.onset_date, tz)}`,
+  ]);
+  return `**${name}**${c.is_primary ? " (primary)" : ""}: ${facts}${codes ? ` (${codes})` : ""}`;
+}
+
 function conditions(state: PatientState, w: Window): ViewBlock[] {
   const d = doc(state, "condition_diagnosis");
   if (!d) return [];
   const list = d.conditions.filter((c) => c.status !== "entered_in_error");
-  const text = list.map((c) => {
-    const name = clean(c.disease_type ?? c.icd10_codes?.[0] ?? c.snomed_code ?? "unnamed condition", 80);
-    const codes = join([c.icd10_codes?.length ? `ICD-10 ${c.icd10_codes.join(", ")}` : null, c.snomed_code && `SNOMED ${c.snomed_code}`], "; ");
-    return `**${name}**${c.is_primary ? " (primary)" : ""}: ${join([words(c.status), c.stage && `stage ${c.stage}`, c.diagnosis_date && `diagnosed ${day(c.diagnosis_date, w.tz)}`, c.onset_date && `onset ${day(c.onset_date, w.tz)}`])}${codes ? ` (${codes})` : ""}`;
-  });
+  const text = list.map((c) => conditionLine(c, w.tz));
   const tp = d.treatment_phase;
-  if (tp.current !== null) text.push(`**Treatment phase**: ${words(tp.current)}${tp.effective_date ? ` since ${day(tp.effective_date, w.tz)}` : ""}${tp.changed_by ? ` (set by ${clean(tp.changed_by, 40)})` : ""}`);
-  const ids = [...list.flatMap((c) => [...sourceIds(c), ...c.history.map((h) => h.log_id)]), ...(tp.current !== null ? tp.history.slice(-1).map((h) => h.log_id) : [])];
+  const phase = tp.current === null ? [] : tp.history.slice(-1);
+  if (tp.current !== null) {
+    const since = tp.effective_date ? ` since ${day(tp.effective_date, w.tz)}` : "";
+    text.push(`**Treatment phase**: ${words(tp.current)}${since}${tp.changed_by ? ` (set by ${clean(tp.changed_by, 40)})` : ""}`);
+  }
+  const ids = [...list.flatMap((c) => [...sourceIds(c), ...c.history.map((h) => h.log_id)]), ...phase.map((h) => h.log_id)];
   return block("conditions", "Conditions and treatment phase", "long_term", text, ids, {
     conditions: list.map(({ sources: _s, extensions: _e, history: _h, ...c }) => c),
     treatment_phase: tp.current === null ? null : { current: tp.current, effective_date: tp.effective_date, changed_by: tp.changed_by },
   });
 }
+
+const allergyLine = (a: Allergy) => `**${clean(a.allergen ?? a.snomed_code ?? "unnamed", 80)}**${a.category ? ` (${words(a.category)})` : ""}: ${join([
+  words(a.status), a.criticality && `${words(a.criticality)} criticality`, a.reactions?.length && `reactions: ${a.reactions.join(", ")}`,
+])}`;
+
+const immunizationLine = (i: Immunization, tz: string) => `**${clean(i.vaccine ?? (i.cvx_code ? `CVX ${i.cvx_code}` : "vaccine"), 80)}**: ${join([
+  i.administered_date && day(i.administered_date, tz), i.dose_number !== null && `dose ${i.dose_number}`, i.status && words(i.status),
+  i.vaccine && i.cvx_code && `CVX ${i.cvx_code}`,
+])}`;
+
+function relativeLine(r: Relative): string {
+  const conds = (r.conditions ?? []).map((c) =>
+    `${c.condition}${c.onset_age_years !== null ? ` (onset age ${c.onset_age_years})` : ""}${c.contributed_to_death ? " (contributed to death)" : ""}`);
+  const who = `**${words(r.relationship ?? "relative")}**${r.name ? ` (${clean(r.name, 40)})` : ""}`;
+  return `${who}: ${join([conds.join("; ") || "no conditions listed", r.deceased && "deceased"])}`;
+}
+
+const deviceLine = (x: Device) => `**${clean(x.name ?? x.model ?? x.device_type ?? "device", 80)}**: ${join([
+  x.device_type && words(x.device_type), x.manufacturer, x.model !== x.name && x.model, x.device_id && `id ${x.device_id}`, x.status && words(x.status),
+])}`;
 
 /** A multi-entry module as one block: one bullet per entry, refs from the entries' sources. */
 function entryBlock<E extends { sources: { log_id: string }[]; extensions: object }>(
@@ -79,35 +111,29 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
   return [
     ...demographics(state, w),
     ...conditions(state, w),
-    ...entryBlock("allergies", "Allergies", allergies, (a) =>
-      `**${clean(a.allergen ?? a.snomed_code ?? "unnamed", 80)}**${a.category ? ` (${words(a.category)})` : ""}: ${join([words(a.status), a.criticality && `${words(a.criticality)} criticality`, a.reactions?.length ? `reactions: ${a.reactions.join(", ")}` : null])}`),
+    ...entryBlock("allergies", "Allergies", allergies, allergyLine),
     ...entryBlock("care_team", "Care team", doc(state, "care_team")?.members, (m) =>
       `**${words(m.role)}**: ${join([m.name ?? "unnamed", m.npi && `NPI ${m.npi}`, m.organization])}`),
     ...entryBlock("emergency_contacts", "Emergency contacts", contacts, (c) =>
       `**${clean(c.name, 80)}**${c.relationship ? ` (${clean(c.relationship, 40)})` : ""}${c.phone || c.email ? `: ${join([c.phone, c.email])}` : ""}`),
-    ...entryBlock("insurance", "Insurance", doc(state, "insurance")?.plans, (p) =>
-      `**${words(p.rank ?? "primary")}**: ${join([p.payer, p.plan_name, p.member_id && `member ${p.member_id}`, p.group_id && `group ${p.group_id}`]) || "plan details not given"}`),
+    ...entryBlock("insurance", "Insurance", doc(state, "insurance")?.plans, (p) => `**${words(p.rank ?? "primary")}**: ${
+      join([p.payer, p.plan_name, p.member_id && `member ${p.member_id}`, p.group_id && `group ${p.group_id}`]) || "no details"}`),
     ...entryBlock("pharmacy", "Pharmacy", doc(state, "pharmacy")?.pharmacies, (p) =>
-      `**${words(p.type ?? "pharmacy")}**: ${join([p.name, address(p.address), p.phone]) || "details not given"}`),
-    ...patchBlock("preferences", "Preferences", prefs, prefs ? lines(
+      `**${words(p.type ?? "pharmacy")}**: ${join([p.name, address(p.address), p.phone]) || "no details"}`),
+    ...patchBlock("preferences", "Preferences", prefs, prefs ? parts(
       field("Reading level", prefs.reading_level), field("Tone", prefs.tone), field("Comfort with technology", prefs.comfort_with_technology),
       field("Energy level", prefs.energy_level), field("Diet", prefs.dietary_preferences?.join(", ")),
       field("Wants help managing", prefs.symptoms_need_help_managing?.join(", ")), field("Tracks", prefs.things_to_track?.join(", ")),
-      field("Notifications", join([yesNo(np.push) && `push ${yesNo(np.push)}`, yesNo(np.email) && `email ${yesNo(np.email)}`, yesNo(np.sms) && `sms ${yesNo(np.sms)}`])),
+      field("Notifications", join([onOff("push", np.push), onOff("email", np.email), onOff("sms", np.sms)])),
     ) : []),
-    ...patchBlock("social_determinants", "Social determinants", social, social ? lines(
+    ...patchBlock("social_determinants", "Social determinants", social, social ? parts(
       field("Living situation", social.living_situation), field("Support system", social.support_system),
       field("Transportation", social.transportation_access), field("Employment", social.employment_status), field("Housing", social.housing_stability),
     ) : []),
-    ...entryBlock("immunizations", "Immunizations", doc(state, "immunizations")?.immunizations, (i) =>
-      `**${clean(i.vaccine ?? (i.cvx_code ? `CVX ${i.cvx_code}` : "vaccine"), 80)}**: ${join([i.administered_date && day(i.administered_date, w.tz), i.dose_number !== null ? `dose ${i.dose_number}` : null, i.status && words(i.status), i.vaccine && i.cvx_code ? `CVX ${i.cvx_code}` : null])}`),
-    ...entryBlock("family_history", "Family history", doc(state, "family_history")?.relatives, (r) =>
-      `**${words(r.relationship ?? "relative")}**${r.name ? ` (${clean(r.name, 40)})` : ""}: ${join([
-        (r.conditions ?? []).map((c) => `${c.condition}${c.onset_age_years !== null ? ` (onset age ${c.onset_age_years})` : ""}${c.contributed_to_death ? " (contributed to death)" : ""}`).join("; ") || "no conditions listed",
-        r.deceased ? "deceased" : null])}`),
-    ...entryBlock("devices", "Devices", doc(state, "devices")?.devices, (x) =>
-      `**${clean(x.name ?? x.model ?? x.device_type ?? "device", 80)}**: ${join([x.device_type && words(x.device_type), x.manufacturer, x.model !== x.name ? x.model : null, x.device_id && `id ${x.device_id}`, x.status && words(x.status)])}`),
-    ...block("missing_essentials", "Missing essentials to ask", "temp", missing.map(([, q]) => q), [], missing.map(([missing, ask]) => ({ missing, ask }))),
+    ...entryBlock("immunizations", "Immunizations", doc(state, "immunizations")?.immunizations, (i) => immunizationLine(i, w.tz)),
+    ...entryBlock("family_history", "Family history", doc(state, "family_history")?.relatives, relativeLine),
+    ...entryBlock("devices", "Devices", doc(state, "devices")?.devices, deviceLine),
+    ...block("missing_essentials", "Missing essentials to ask", "temp", missing.map(([, q]) => q), [], missing.map(([what, ask]) => ({ missing: what, ask }))),
   ];
 }
 
@@ -119,8 +145,11 @@ function entries(state: PatientState): RecentEntry[] {
   const d = doc(state, "demographics");
   if (d) add("demographics", "demographics", "demographics updated", d.sources);
   const cd = doc(state, "condition_diagnosis");
-  for (const c of cd?.conditions ?? []) for (const h of c.history) out.push({ timestamp: h.timestamp, module_type: "condition_diagnosis", kind: "condition", summary: `${c.disease_type ?? "condition"}${h.status ? ` ${h.status}` : ""}${h.stage ? ` stage ${h.stage}` : ""}`, log_id: h.log_id });
-  for (const h of cd?.treatment_phase.history ?? []) out.push({ timestamp: h.timestamp, module_type: "condition_diagnosis", kind: "treatment_phase", summary: `treatment phase ${h.new_phase}`, log_id: h.log_id });
+  for (const c of cd?.conditions ?? []) {
+    const name = c.disease_type ?? "condition";
+    for (const h of c.history) out.push(entry("condition_diagnosis", "condition", h, join([name, h.status, h.stage && `stage ${h.stage}`], " ")));
+  }
+  for (const h of cd?.treatment_phase.history ?? []) out.push(entry("condition_diagnosis", "treatment_phase", h, `treatment phase ${h.new_phase}`));
   for (const a of doc(state, "allergies")?.allergies ?? []) add("allergies", "allergy_intolerance", `allergy ${a.allergen ?? a.snomed_code}`, a.sources);
   for (const m of doc(state, "care_team")?.members ?? []) add("care_team", "care_team", `care team ${m.role} ${m.name ?? ""}`, m.sources);
   for (const c of doc(state, "emergency_contact")?.contacts ?? []) add("emergency_contact", "emergency_contact", `emergency contact ${c.name}`, c.sources);

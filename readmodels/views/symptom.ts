@@ -1,7 +1,7 @@
 /** symptom_snapshot: tracked symptoms, their week's changes, mood and patient-reported metrics. */
-import type { Symptom, SymptomReport } from "../modules/symptoms/index.js";
+import type { FreeTextReport, Symptom, SymptomReport } from "../modules/symptoms/index.js";
 import type { PatientState } from "../patient-state.js";
-import { block, clean, day, doc, fmt, inWeek, scored, spread } from "./lib.js";
+import { block, clean, day, doc, entry, fmt, inWeek, scored, spread } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 /** Scales of the standard instruments (as the symptoms module fills them in). */
@@ -81,7 +81,7 @@ function change(s: Symptom, w: Window): { line: string; ids: string[]; data: unk
     : latest.score > ref.score ? "worsened" : latest.score < ref.score ? "improved" : "stable";
   const from = ref === latest ? "" : `${score(s, ref)} on ${day(ref.timestamp, w.tz)} → `;
   return {
-    line: `**${clean(s.name, 80)}**: ${kind}, ${from}${score(s, latest)} on ${day(latest.timestamp, w.tz)} (${wk.length} report${wk.length === 1 ? "" : "s"} this week)`,
+    line: `**${clean(s.name, 80)}**: ${kind}, ${from}${score(s, latest)} on ${day(latest.timestamp, w.tz)} (${plural(wk.length, "report")} this week)`,
     ids: [...wk.map((h) => h.log_id), baseline?.log_id ?? ""],
     data: { name: s.name, change: kind, from: ref === latest ? null : ref, to: latest, reports_this_week: wk.length },
   };
@@ -111,7 +111,10 @@ function moodBlock(state: PatientState, w: Window): ViewBlock[] {
     const extra = wk.length > 1 && range ? ` (${wk.length} reports, range ${fmt(range.min)}–${fmt(range.max)})` : "";
     lines.push(`**${clean(m.mood, 60)}**: ${now} on ${day(latest.timestamp, w.tz)}${extra}`);
     ids.push(...wk.map((h) => h.log_id));
-    data.push({ mood: m.mood, status: m.status, intensity: latest.intensity, reported_at: latest.timestamp, reports: wk.length, min: range?.min ?? null, max: range?.max ?? null });
+    data.push({
+      mood: m.mood, status: m.status, intensity: latest.intensity, reported_at: latest.timestamp, reports: wk.length,
+      min: range?.min ?? null, max: range?.max ?? null,
+    });
   }
   return block("mood", "Mood (last 7 days)", "week", lines, ids, data);
 }
@@ -133,10 +136,19 @@ function metricsBlock(state: PatientState, w: Window): ViewBlock[] {
   return block("health_metrics", "Health metrics (last 7 days)", "week", lines, ids, data);
 }
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+const noteLine = (w: Window) => (f: FreeTextReport) => {
+  const about = f.associated_symptoms.length ? ` (${f.associated_symptoms.map((a) => clean(a.name, 40)).join(", ")})` : "";
+  return `${day(f.timestamp, w.tz)}: "${clean(f.text)}"${about}`;
+};
+
 function blocks(state: PatientState, w: Window): ViewBlock[] {
   const d = doc(state, "symptoms");
   const list = (d?.symptoms ?? []).filter((s) => s.history.length > 0);
-  const byScore = (a: Symptom, b: Symptom) => b.current_score - a.current_score;
+  // Severe first, then by the share of its scale, so 3/4 (PRO-CTCAE) ranks above 6/10.
+  const share = (s: Symptom) => s.current_score / (maxOf(s, s.instrument) ?? 10);
+  const byScore = (a: Symptom, b: Symptom) => Number(isSevere(b)) - Number(isSevere(a)) || share(b) - share(a);
   const act = list.filter((s) => s.status === "active").sort(byScore).map((s) => active(s, w));
   const chg = list.flatMap((s) => change(s, w) ?? []);
   const res = list.filter((s) => s.status === "resolved").map((s) => resolved(s, w));
@@ -145,7 +157,8 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
   const pending = d?.pending_details ?? [];
   const follow = [
     ...severe.map((s) => `**${clean(s.name, 80)}**: severe, ${score(s, latestOf(s))} on ${day(latestOf(s).timestamp, w.tz)}`),
-    ...pending.map((p) => `**${clean(p.symptom_type, 80)}**: ${clean(p.detail_type, 40)} "${clean(p.response, 80)}" reported ${day(p.timestamp, w.tz)} with no score yet: ask for a severity score`),
+    ...pending.map((p) => `**${clean(p.symptom_type, 80)}**: ${clean(p.detail_type, 40)} "${clean(p.response, 80)}" reported ${day(p.timestamp, w.tz)}`
+      + " with no score yet: ask for a severity score"),
   ];
   return [
     ...block("active_symptoms", "Active symptoms", "long_term", act.map((x) => x.line), act.flatMap((x) => x.ids), act.map((x) => x.data)),
@@ -154,7 +167,7 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
     ...moodBlock(state, w),
     ...metricsBlock(state, w),
     ...block("patient_notes", "Patient's own words (last 7 days)", "week",
-      notes.map((f) => `${day(f.timestamp, w.tz)}: "${clean(f.text)}"${f.associated_symptoms.length ? ` (${f.associated_symptoms.map((a) => clean(a.name, 40)).join(", ")})` : ""}`),
+      notes.map(noteLine(w)),
       notes.map((f) => f.log_id), notes.map((f) => ({ timestamp: f.timestamp, text: f.text, associated_symptoms: f.associated_symptoms.map((a) => a.name) }))),
     ...block("symptoms_to_follow_up", "Symptoms to follow up", "temp", follow,
       [...severe.map((s) => latestOf(s).log_id), ...pending.map((p) => p.log_id)],
@@ -165,20 +178,18 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
 
 function entries(state: PatientState): RecentEntry[] {
   const d = doc(state, "symptoms");
-  const out: RecentEntry[] = [];
-  for (const s of d?.symptoms ?? []) {
-    for (const h of s.history) out.push({ timestamp: h.timestamp, module_type: "symptoms", kind: "symptom_report", summary: `${s.name} ${score(s, h)}`, log_id: h.log_id });
-    for (const x of s.details) out.push({ timestamp: x.timestamp, module_type: "symptoms", kind: "symptom_detail", summary: `${s.name} ${x.detail_type}: ${clean(x.response, 80)}`, log_id: x.log_id });
-  }
-  for (const p of d?.pending_details ?? []) out.push({ timestamp: p.timestamp, module_type: "symptoms", kind: "symptom_detail", summary: `${p.symptom_type} ${p.detail_type}: ${clean(p.response, 80)}`, log_id: p.log_id });
-  for (const f of d?.free_text ?? []) out.push({ timestamp: f.timestamp, module_type: "symptoms", kind: "symptom_free_text", summary: clean(f.text, 120), log_id: f.log_id });
-  for (const m of d?.health_metrics ?? []) {
-    for (const h of m.history) out.push({ timestamp: h.timestamp, module_type: "symptoms", kind: "health_metric", summary: `${m.metric_type} ${scored(h.score, h.scale_max)}`, log_id: h.log_id });
-  }
-  for (const m of doc(state, "emotional_state")?.moods ?? []) {
-    for (const h of m.history) out.push({ timestamp: h.timestamp, module_type: "emotional_state", kind: "mood_report", summary: `${m.mood} ${h.intensity === null ? "(no intensity)" : `${fmt(h.intensity)}/10`}`, log_id: h.log_id });
-  }
-  return out;
+  const intensity = (n: number | null) => (n === null ? "(no intensity)" : `${fmt(n)}/10`);
+  return [
+    ...(d?.symptoms ?? []).flatMap((s) => [
+      ...s.history.map((h) => entry("symptoms", "symptom_report", h, `${s.name} ${score(s, h)}`)),
+      ...s.details.map((x) => entry("symptoms", "symptom_detail", x, `${s.name} ${x.detail_type}: ${clean(x.response, 80)}`)),
+    ]),
+    ...(d?.pending_details ?? []).map((p) => entry("symptoms", "symptom_detail", p, `${p.symptom_type} ${p.detail_type}: ${clean(p.response, 80)}`)),
+    ...(d?.free_text ?? []).map((f) => entry("symptoms", "symptom_free_text", f, clean(f.text, 120))),
+    ...(d?.health_metrics ?? []).flatMap((m) => m.history.map((h) => entry("symptoms", "health_metric", h, `${m.metric_type} ${scored(h.score, h.scale_max)}`))),
+    ...(doc(state, "emotional_state")?.moods ?? []).flatMap((m) =>
+      m.history.map((h) => entry("emotional_state", "mood_report", h, `${m.mood} ${intensity(h.intensity)}`))),
+  ];
 }
 
 export const symptomSnapshot: ViewDef = { type: "symptom_snapshot", title: "Symptom snapshot", inputs: ["symptoms", "emotional_state"], blocks, entries };

@@ -49,17 +49,19 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
   const wk = d.history.filter((h) => inWeek(w, h.timestamp));
   const series = new Map<string, number[]>();
   for (const h of wk) for (const [k, v] of Object.entries(h.measurements)) series.set(k, [...(series.get(k) ?? []), v]);
-  const stats = [...series.entries()].sort((a, b) => byOrder(a[0], b[0])).map(([k, vs]) => ({ measurement: k, ...(spread(vs) as NonNullable<ReturnType<typeof spread>>) }));
+  const stats = [...series.entries()].sort((a, b) => byOrder(a[0], b[0])).flatMap(([k, vs]) => {
+    const s = spread(vs);
+    return s ? [{ measurement: k, ...s }] : [];
+  });
   const weekLines = stats.map((s) => s.count === 1
     ? `**${label(s.measurement)}**: ${fmt(s.mean, 1)}${unit(s.measurement)} (1 reading)`
     : `**${label(s.measurement)}**: min ${fmt(s.min, 1)} / avg ${fmt(s.mean, 1)} / max ${fmt(s.max, 1)}${unit(s.measurement)} (${s.count} readings)`);
   const weights = d.daily_weight.filter((x) => dayInWeek(w, x.date) && x.weight_kg !== null);
   const weightLines = weights.map((x) => `${x.date}: ${fmt(x.weight_kg?.mean, 1)} kg${(x.weight_kg?.count ?? 0) > 1 ? ` (mean of ${x.weight_kg?.count})` : ""}`);
-  if (weights.length > 1) {
-    const first = weights[0].weight_kg?.mean as number;
-    const lastW = weights[weights.length - 1].weight_kg?.mean as number;
-    weightLines.push(`Change over the week: ${signed(lastW - first, 1)} kg (${fmt(first, 1)} → ${fmt(lastW, 1)} kg)`);
-  }
+  const first = weights[0]?.weight_kg?.mean;
+  const lastW = weights[weights.length - 1]?.weight_kg?.mean;
+  const change = weights.length > 1 && first !== undefined && lastW !== undefined ? lastW - first : null;
+  if (change !== null) weightLines.push(`Change over the week: ${signed(change, 1)} kg (${fmt(first, 1)} → ${fmt(lastW, 1)} kg)`);
   const weightIds = d.history.filter((h) => h.measurements.weight_kg !== undefined && dayInWeek(w, day(h.timestamp, w.tz))).map((h) => h.log_id);
   return [
     ...block("latest_vitals", "Latest vitals", "long_term", latestLines(latest, w), Object.values(latest).map((v) => v.log_id),
@@ -67,7 +69,7 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
     ...block("week_summary", "Vitals in the last 7 days", "week", weekLines, wk.map((h) => h.log_id),
       stats.map((s) => ({ ...s, unit: MEASURES[s.measurement]?.[1] ?? null }))),
     ...block("weight_trend", "Weight trend (last 7 days)", "week", weightLines, weightIds,
-      { days: weights.map((x) => ({ date: x.date, weight_kg: x.weight_kg })), change_kg: weights.length > 1 ? (weights[weights.length - 1].weight_kg?.mean as number) - (weights[0].weight_kg?.mean as number) : null }),
+      { days: weights.map((x) => ({ date: x.date, weight_kg: x.weight_kg })), change_kg: change }),
   ];
 }
 

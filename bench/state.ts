@@ -1,0 +1,120 @@
+/**
+ * End to end, from batch accepted to state applied: 32 clients send 100-log mixed
+ * batches for 10,000 patients (each client owns a tenth... a 32nd of them, so each
+ * patient's logs arrive in time order, as a gateway sends them). The state engine's
+ * backlog is sampled every second; the run ends when it is drained. Then 200
+ * concurrent readers read state (stable modules, an event module, a view) for 10 s.
+ *
+ *   npm run bench:state [-- --seconds 20 --patients 10000 --rate 0 --readers 200 --read-seconds 10]
+ */
+import { connect } from "@nats-io/transport-node";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { Pool } from "undici";
+import { destroyTopology, topologyNames } from "../infra/nats/topology.js";
+import { LOG_MIX } from "./log-mix.js";
+import { arg, call, percentile, startService } from "./support.js";
+
+const seconds = arg("seconds", 20);
+const clients = arg("clients", 32);
+const patientsTotal = arg("patients", 10_000);
+const rate = arg("rate", 0);
+const readers = arg("readers", 200);
+const readSeconds = arg("read-seconds", 10);
+const batchSize = 100;
+const perBatch = 10;
+
+const svc = await startService({ PSS_ACTOR_IDLE_MS: "30000" }, clients);
+const nc = await connect({ servers: process.env.NATS_URL ?? "127.0.0.1:4222" });
+const jsm = await jetstreamManager(nc);
+const names = topologyNames(svc.namespace);
+try {
+  const patients: string[] = [];
+  for (let i = 0; i < patientsTotal; i += 1000) {
+    const r = await call(svc.pool, svc.adminKey, "POST", "/v1/patients/batch", { patients: Array.from({ length: Math.min(1000, patientsTotal - i) }, () => ({})) });
+    patients.push(...r.json.items.map((x: { id: string }) => x.id));
+  }
+  const owned = Array.from({ length: clients }, (_, c) => patients.filter((_, i) => i % clients === c));
+  const base = Date.UTC(2026, 4, 1);
+  let n = 0;
+  const body = (c: number, k: number): string => {
+    const mine = owned[c]!;
+    const logs = [];
+    for (let i = 0; i < batchSize; i++) {
+      const m = LOG_MIX[n % LOG_MIX.length]!;
+      const pid = mine[(k * perBatch + (i % perBatch)) % mine.length]!;
+      // Time moves forward per client, so per patient: no late logs in this run.
+      logs.push({ log_type: m.log_type, patient_id: pid, timestamp: new Date(base + (k * batchSize + i) * 1000).toISOString(), payload: m.payload(n++) });
+    }
+    return JSON.stringify({ logs });
+  };
+
+  const backlog = async () => {
+    const ci = await jsm.consumers.info(names.logsStream, `${svc.namespace}_state`);
+    return ci.num_pending + ci.num_ack_pending;
+  };
+  const samples: { t: number; backlog: number }[] = [];
+  let accepted = 0;
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  const sampler = setInterval(() => void backlog().then((b) => samples.push({ t: Math.round((performance.now() - t0) / 1000), backlog: b })), 1000);
+  const gapMs = rate > 0 ? (batchSize * 1000) / rate : 0;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, c) => {
+      for (let k = 0; performance.now() < end; k++) {
+        if (gapMs > 0) {
+          const due = t0 + (k * clients + c) * gapMs;
+          if (due >= end) break;
+          if (due > performance.now()) await new Promise((r) => setTimeout(r, due - performance.now()));
+        }
+        const r = await call(svc.pool, svc.adminKey, "POST", "/v1/logs/batch", body(c, k));
+        if (r.status === 200) accepted += r.json.accepted;
+      }
+    }),
+  );
+  const sent = (performance.now() - t0) / 1000;
+  while ((await backlog()) > 0) await new Promise((r) => setTimeout(r, 100));
+  const drained = (performance.now() - t0) / 1000;
+  clearInterval(sampler);
+
+  // Reads: 200 concurrent readers over their own connections.
+  const readPool = new Pool(svc.url, { connections: readers });
+  const paths = (pid: string) => [`/v1/state/${pid}/stable`, `/v1/state/${pid}/event-modules/symptoms`, `/v1/state/${pid}/views/device_snapshot`];
+  const lat: number[] = [];
+  const r0 = performance.now();
+  await Promise.all(
+    Array.from({ length: readers }, async (_, i) => {
+      for (let k = 0; performance.now() - r0 < readSeconds * 1000; k++) {
+        const pid = patients[(i * 7919 + k * 104_729) % patients.length]!;
+        const path = paths(pid)[k % 3]!;
+        const s = performance.now();
+        const res = await readPool.request({ method: "GET", path, headers: { authorization: `Bearer ${svc.adminKey}` } });
+        await res.body.text();
+        if (res.statusCode === 200) lat.push(performance.now() - s);
+      }
+    }),
+  );
+  const readElapsed = (performance.now() - r0) / 1000;
+  await readPool.close();
+  lat.sort((a, b) => a - b);
+  console.log(
+    JSON.stringify(
+      {
+        patients: patientsTotal,
+        clients,
+        mode: rate > 0 ? `open loop at ${rate} logs/s offered` : "closed loop",
+        logs_accepted: accepted,
+        accept_seconds: +sent.toFixed(1),
+        applied_by_seconds: +drained.toFixed(1),
+        logs_applied_per_second_end_to_end: Math.round(accepted / drained),
+        backlog_messages_per_second: samples.map((s) => s.backlog),
+        reads: { readers, requests: lat.length, per_second: Math.round(lat.length / readElapsed), p50_ms: +percentile(lat, 50).toFixed(2), p99_ms: +percentile(lat, 99).toFixed(2) },
+      },
+      null,
+      2,
+    ),
+  );
+} finally {
+  await destroyTopology(nc, svc.namespace);
+  await nc.close();
+  await svc.stop();
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { renderView } from "../../../readmodels/views/index.js";
+import { given } from "../readmodels/given.js";
+import { blockOf, deviceLogs, shape } from "./fixtures.js";
+
+describe("device_snapshot", () => {
+  const f = deviceLogs();
+  const v = renderView("device_snapshot", given(f.logs));
+
+  it("renders daily rollups for the week, latest readings and out-of-range values", () => {
+    expect(shape(v)).toEqual([
+      ["heart_week", "week"], ["sleep_week", "week"], ["activity_week", "week"], ["glucose_week", "week"],
+      ["latest_readings", "long_term"], ["out_of_range", "temp"],
+    ]);
+  });
+
+  it("rolls heart rate, HRV and SpO2 up per day of the week, without older days", () => {
+    const b = blockOf(v, "heart_week");
+    expect(b.text.split("\n")).toEqual([
+      "- 2025-03-15: resting 60 bpm, avg 72 bpm, range 50–130 bpm, HRV 45 ms",
+      "- 2025-03-17: SpO2 88%",
+      "- 2025-03-18: SpO2 95%",
+    ]);
+    expect(b.refs).toEqual([f.hr.id, f.spo2Low.id, f.spo2.id].sort());
+  });
+
+  it("gives sleep, activity and glucose per day", () => {
+    expect(blockOf(v, "sleep_week")).toMatchObject({ text: "- 2025-03-16: 7 h 00 min (deep 80 min)", refs: [f.sleep.id] });
+    expect(blockOf(v, "activity_week").text).toBe("- 2025-03-16: 6,500 steps, 40 active min\n- 2025-03-19: 4,000 steps\n- **Average**: 5,250 steps/day over 2 days");
+    const g = blockOf(v, "glucose_week");
+    expect(g.text.split("\n")[0]).toBe("- 2025-03-18: mean 168 mg/dL, range 65–270, 0% in range (2 readings)");
+    expect(g.refs).toEqual([f.cgmLow.id, f.cgmHigh.id, f.cgm.id].sort());
+  });
+
+  it("keeps the latest reading of each kind as long-term", () => {
+    expect(blockOf(v, "latest_readings").refs).toEqual([f.hr.id, f.spo2.id, f.sleep.id, f.steps2.id, f.cgm.id].sort());
+    expect(blockOf(v, "latest_readings").text).toContain("- **Glucose**: 120 mg/dL (normal, flat) on 2025-03-20");
+  });
+
+  it("flags glucose below 70 or above 250 mg/dL and SpO2 below 90% in the week, not before it", () => {
+    const b = blockOf(v, "out_of_range");
+    expect(b.text).toBe("- 2025-03-18: glucose as low as 65 mg/dL and as high as 270 mg/dL\n- 2025-03-17: SpO2 as low as 88%");
+    expect(b.refs).toEqual([f.spo2Low.id, f.cgmLow.id, f.cgmHigh.id].sort());
+    expect(b.refs).not.toContain(f.cgmOld.id);
+  });
+});
