@@ -12,7 +12,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { Pool } from "undici";
 import { destroyTopology, topologyNames } from "../infra/nats/topology.js";
 import { LOG_MIX } from "./log-mix.js";
-import { arg, call, percentile, startService } from "./support.js";
+import { arg, call, natsServerCpu, percentile, startService } from "./support.js";
 
 const seconds = arg("seconds", 20);
 const clients = arg("clients", 32);
@@ -23,7 +23,7 @@ const readSeconds = arg("read-seconds", 10);
 const batchSize = 100;
 const perBatch = 10;
 
-const svc = await startService({ PSS_ACTOR_IDLE_MS: "30000" }, clients);
+const svc = await startService({ PSS_ACTOR_IDLE_MS: "30000", ...(process.env.PSS_VIEW_DEBOUNCE_MS ? { PSS_VIEW_DEBOUNCE_MS: process.env.PSS_VIEW_DEBOUNCE_MS } : {}) }, clients);
 const nc = await connect({ servers: process.env.NATS_URL ?? "127.0.0.1:4222" });
 const jsm = await jetstreamManager(nc);
 const names = topologyNames(svc.namespace);
@@ -54,6 +54,8 @@ try {
   };
   const samples: { t: number; backlog: number }[] = [];
   let accepted = 0;
+  const cpu0 = svc.cpuSeconds();
+  const nats0 = natsServerCpu();
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
   const sampler = setInterval(() => void backlog().then((b) => samples.push({ t: Math.round((performance.now() - t0) / 1000), backlog: b })), 1000);
@@ -75,6 +77,8 @@ try {
   while ((await backlog()) > 0) await new Promise((r) => setTimeout(r, 100));
   const drained = (performance.now() - t0) / 1000;
   clearInterval(sampler);
+  const serviceCpu = svc.cpuSeconds() - cpu0;
+  const natsCpu = natsServerCpu() - nats0;
 
   // Reads: 200 concurrent readers over their own connections.
   const readPool = new Pool(svc.url, { connections: readers });
@@ -107,6 +111,8 @@ try {
         applied_by_seconds: +drained.toFixed(1),
         logs_applied_per_second_end_to_end: Math.round(accepted / drained),
         backlog_messages_per_second: samples.map((s) => s.backlog),
+        cpu_cores_while_writing: { service: +(serviceCpu / drained).toFixed(2), nats_server: +(natsCpu / drained).toFixed(2) },
+        service_cpu_us_per_log: Math.round((serviceCpu * 1e6) / accepted),
         reads: { readers, requests: lat.length, per_second: Math.round(lat.length / readElapsed), p50_ms: +percentile(lat, 50).toFixed(2), p99_ms: +percentile(lat, 99).toFixed(2) },
       },
       null,

@@ -66,8 +66,10 @@ function changedFields(before: unknown, after: unknown): string[] {
   const a = before as Record<string, unknown>;
   const b = after as Record<string, unknown>;
   const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
-  // Reference first (cheap, and what immutable updates give); some writers copy whole subtrees, hence the fallback.
-  return keys.filter((k) => a[k] !== b[k] && JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
+  // By reference: reducers update immutably, so an untouched field keeps its object. A
+  // field rebuilt with equal content is reported as changed (the audit says "rewritten");
+  // comparing contents cost more than the whole rest of the fold on long histories.
+  return keys.filter((k) => a[k] !== b[k]).sort();
 }
 
 /**

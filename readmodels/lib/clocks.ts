@@ -21,20 +21,26 @@ const keyOf = (p: Path): string => JSON.stringify(p);
 const childPrefix = (p: Path): string => (p.length === 0 ? "[" : keyOf(p).slice(0, -1) + ",");
 const newer = (clock: string | undefined, ts: string): boolean => clock !== undefined && cmpTime(clock, ts) > 0;
 
-/** A mutable working copy; the inputs are never touched, and are returned when nothing changed. */
+/**
+ * A working copy that copies on write: only the objects along a written path are
+ * copied (shallowly), never the whole document, because entries carry long histories.
+ * The inputs are never touched, and are returned when nothing changed.
+ */
 class Draft {
   doc: Obj;
   clocks: Record<string, string>;
   changed = false;
   clocksChanged = false;
+  /** Objects this draft made (safe to mutate); everything else belongs to the input. */
+  private readonly owned = new WeakSet<object>();
 
   constructor(
     private readonly root: Obj,
     private readonly rootClocks: Clocks,
     private readonly base: Path,
   ) {
-    this.doc = structuredClone(root);
-    this.clocks = { ...rootClocks };
+    this.doc = root;
+    this.clocks = rootClocks as Record<string, string>;
   }
 
   result(): Versioned<Obj> {
@@ -44,20 +50,37 @@ class Draft {
   private setClock(p: Path, ts: string | undefined): void {
     const k = keyOf([...this.base, ...p]);
     if (this.clocks[k] === ts) return;
+    if (!this.clocksChanged) this.clocks = { ...this.rootClocks };
     if (ts === undefined) delete this.clocks[k];
     else this.clocks[k] = ts;
     this.clocksChanged = true;
   }
 
-  private set(p: Path, value: unknown): void {
-    let node = this.doc;
-    for (const seg of p.slice(0, -1)) {
-      if (!isObj(node[seg])) node[seg] = {};
-      node = node[seg] as Obj;
+  /** The object at `p`, made writable: it and its ancestors are copied once, created if missing. */
+  private writable(p: Path): Obj {
+    if (!this.owned.has(this.doc)) {
+      this.doc = { ...this.doc };
+      this.owned.add(this.doc);
     }
-    const leaf = p[p.length - 1];
-    if (JSON.stringify(node[leaf]) === JSON.stringify(value)) return;
-    node[leaf] = structuredClone(value);
+    let node = this.doc;
+    for (const seg of p) {
+      let child = node[seg];
+      if (!isObj(child)) child = {};
+      else if (!this.owned.has(child)) child = { ...child };
+      if (child !== node[seg]) {
+        node[seg] = child;
+        this.owned.add(child as Obj);
+      }
+      node = child as Obj;
+    }
+    return node;
+  }
+
+  private set(p: Path, value: unknown): void {
+    const current = this.get(p);
+    if (current === value || (typeof value === "object" && JSON.stringify(current) === JSON.stringify(value))) return;
+    const node = this.writable(p.slice(0, -1));
+    node[p[p.length - 1]] = typeof value === "object" && value !== null ? structuredClone(value) : value;
     this.changed = true;
   }
 
@@ -69,14 +92,15 @@ class Draft {
 
   /** Deletes a leaf and prunes parents left empty, so "set then cleared" equals "never set". */
   private delete(p: Path): void {
-    const chain: Obj[] = [this.doc];
+    let probe: unknown = this.doc;
     for (const seg of p.slice(0, -1)) {
-      const next = chain[chain.length - 1][seg];
-      if (!isObj(next)) return;
-      chain.push(next);
+      probe = isObj(probe) ? probe[seg] : undefined;
+      if (!isObj(probe)) return;
     }
     const leaf = p[p.length - 1];
-    if (!(leaf in chain[chain.length - 1])) return;
+    if (!(leaf in (probe as Obj))) return;
+    const chain: Obj[] = [this.writable([])];
+    for (let i = 0; i < p.length - 1; i++) chain.push(this.writable(p.slice(0, i + 1)));
     delete chain[chain.length - 1][leaf];
     this.changed = true;
     // Top-level containers (`extensions`) stay, as every document starts with them.

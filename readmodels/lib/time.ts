@@ -13,7 +13,12 @@ export function timeMs(iso: string): number {
  * "…00Z" and "…00.000Z" are the same instant. Unparsable values sort after parsable ones
  * and among themselves by text, so the order stays total.
  */
+const MS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 export function cmpTime(a: string, b: string): number {
+  // Fast path: two canonical "YYYY-MM-DDTHH:mm:ss.sssZ" stamps (what the service stores)
+  // order as text; this comparison runs for nearly every fold step.
+  if (a.length === 24 && b.length === 24 && MS_UTC.test(a) && MS_UTC.test(b)) return a < b ? -1 : a > b ? 1 : 0;
   const x = timeMs(a);
   const y = timeMs(b);
   const xn = Number.isNaN(x);
@@ -58,12 +63,26 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
 }
 
 /** The calendar date (YYYY-MM-DD) of an instant in an IANA timezone. */
+const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+/** Zone offsets change at minute boundaries at the finest, so a (zone, minute) answer can be kept. */
+const localDates = new Map<string, string>();
+
 export function localDate(iso: string, timeZone: string): string {
+  // Stored timestamps are canonical UTC: in UTC the date is the first ten characters.
+  if (timeZone === "UTC" && CANONICAL_UTC.test(iso)) return iso.slice(0, 10);
+  const key = `${timeZone}|${iso.slice(0, 16)}`;
+  const hit = localDates.get(key);
+  if (hit !== undefined && CANONICAL_UTC.test(iso)) return hit;
   const ms = timeMs(iso);
   if (Number.isNaN(ms)) return iso.slice(0, 10);
   const parts = formatter(timeZone).formatToParts(new Date(ms));
   const get = (t: string) => parts.find((p) => p.type === t)?.value ?? "";
-  return `${get("year")}-${get("month")}-${get("day")}`;
+  const day = `${get("year")}-${get("month")}-${get("day")}`;
+  if (CANONICAL_UTC.test(iso)) {
+    if (localDates.size >= 50_000) localDates.clear();
+    localDates.set(key, day);
+  }
+  return day;
 }
 
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;

@@ -1,0 +1,34 @@
+/**
+ * The state engine alone: 50,000 logs for 2,000 patients are stored first (through the
+ * real write path), then a fresh engine applies them; prints logs/s and CPU per log.
+ * Isolates the fold and its I/O from HTTP ingest.
+ *
+ *   npx tsx bench/engine-only.ts
+ */
+import { loadConfig } from "../src/config.js";
+import { createServices } from "../src/services.js";
+import { destroyTopology } from "../infra/nats/topology.js";
+import { newPatient } from "../src/control/patient-records.js";
+import { StateEngine } from "../actors/state-engine.js";
+import { LOG_MIX } from "./log-mix.js";
+const cfg = loadConfig({ PSS_NAMESPACE: `eng${process.pid}`, DATA_DIR: `/tmp/eng${process.pid}`, PSS_ADMIN_KEY: "x".repeat(20), LOG_LEVEL: "silent" });
+const s = await createServices(cfg, "api");
+const scope = { organization_id: "org_default", project_id: "prj_default" };
+const pats: string[] = [];
+for (let i = 0; i < 2000; i++) { const p = newPatient({}, scope, new Date().toISOString()); await s.patients.create(p); pats.push(p.id); }
+let n = 0; const base = Date.UTC(2026, 4, 1);
+for (let b = 0; b < 500; b++) {
+  const logs = Array.from({ length: 100 }, (_, i) => { const m = LOG_MIX[n % LOG_MIX.length]!; const k = n++; return { log_type: m.log_type, patient_id: pats[(b * 10 + (i % 10)) % 2000]!, timestamp: new Date(base + k * 1000).toISOString(), payload: m.payload(k) }; });
+  await s.logWriter.writeBatch(scope, logs, { atomic: false, at: ["b"] });
+}
+console.log("ingested", n);
+const engine = new StateEngine({ js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names, store: s.stateStore, patients: s.patients, log: console }, { consumer: `${cfg.namespace}_state`, viewDebounceMs: 5000 });
+const c0 = process.cpuUsage(); const t0 = performance.now();
+await engine.start();
+while (engine.stats.applied_logs < n) await new Promise((r) => setTimeout(r, 20));
+const c = process.cpuUsage(c0); const dt = (performance.now() - t0) / 1000;
+console.log("applied", engine.stats.applied_logs, "logs/s", Math.round(n / dt), "cpu us/log", ((c.user + c.system) / n).toFixed(1), engine.stats);
+await engine.stop();
+await destroyTopology(s.nc, cfg.namespace);
+for await (const keys of s.redis.scanIterator({ MATCH: `${cfg.namespace}:*`, COUNT: 1000 })) { const list = Array.isArray(keys) ? keys : [keys]; if (list.length) await s.redis.del(list); }
+await s.close();
