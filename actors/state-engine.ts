@@ -10,7 +10,7 @@ import { MODULE_KEYS } from "../readmodels/registry.js";
 import { renderView, viewsAffectedBy } from "../readmodels/views/index.js";
 import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "./apply-logs.js";
 import { patientActorMachine, type Delivery, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
-import { EVENTS_KEPT, MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "./state-store.js";
+import { changedModules, EVENTS_KEPT, MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "./state-store.js";
 
 export interface StateEngineOptions {
   /** Durable consumer name on the log stream. */
@@ -200,7 +200,7 @@ export class StateEngine {
   private async replay(base: StoredPatientState, now: string) {
     this.stats.replays++;
     const r = replayAll(base, await this.history(base, base.state.patient_id), now);
-    await this.deps.store.save(r.stored, r.events.slice(-EVENTS_KEPT), true);
+    await this.deps.store.save(r.stored, r.events.slice(-EVENTS_KEPT));
     return r;
   }
 
@@ -234,7 +234,7 @@ export class StateEngine {
     // A late log, or a redelivery that may have overtaken an earlier message: the
     // patient's whole history decides, in fold order.
     if (r.late || ordered.some((d) => d.redelivered && d.seq > stored.applied_seq)) r = await this.replay(stored, now);
-    else if (r.events.length > 0) await this.deps.store.save(r.stored, r.events);
+    else if (r.events.length > 0) await this.deps.store.save(r.stored, r.events, changedModules(stored.state, r.stored.state));
     for (const d of batch) d.ack();
     this.stats.applied_logs += r.events.length;
     return r;

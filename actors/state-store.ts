@@ -1,6 +1,7 @@
 import type { Redis } from "../infra/redis.js";
 import type { PatientState, ModuleChange } from "../readmodels/patient-state.js";
-import { MODULE_VERSIONS } from "../readmodels/registry.js";
+import { MODELS, MODULE_VERSIONS } from "../readmodels/registry.js";
+import { EVENT_MODULES, STABLE_MODULES, type ModuleKey } from "../readmodels/module.js";
 
 /** Changes when any reducer's version changes: a snapshot under another fingerprint is rebuilt by replay. */
 export const MODEL_FINGERPRINT = Object.entries(MODULE_VERSIONS)
@@ -53,6 +54,16 @@ export function patientKeys(prefix: string, patientId: string) {
 /** Highest stream sequence accepted per patient of a project: one sorted set, raised with ZADD GT. */
 const acceptedKey = (prefix: string, projectId: string) => `${prefix}:acc:{${projectId}}`;
 
+type Meta = Omit<StoredPatientState, "state"> & { patient_id: string; timezone: string; applied: number };
+
+const MODULE_FIELD = "m:";
+
+/**
+ * A patient's state is one Redis hash: `meta` (sequence, fingerprint, fold position)
+ * and one field per module (`m:<key>`, the module entry with its clocks). A save writes
+ * only the modules that changed, with the meta, in one MULTI; a read fetches only the
+ * modules it answers with.
+ */
 export class PatientStateStore {
   constructor(
     private readonly redis: Redis,
@@ -63,20 +74,57 @@ export class PatientStateStore {
     return patientKeys(this.prefix, patientId);
   }
 
+  private static assemble(meta: Meta, modules: [string, string][]): StoredPatientState {
+    const { patient_id, timezone, applied, ...rest } = meta;
+    const state: PatientState = { patient_id, timezone, stable: {}, event: {}, applied };
+    for (const [field, raw] of modules) {
+      const key = field.slice(MODULE_FIELD.length) as ModuleKey;
+      const table = (MODELS[key]?.kind === "stable" ? state.stable : state.event) as Record<string, unknown>;
+      if (MODELS[key]) table[key] = JSON.parse(raw);
+    }
+    // Keep the catalog order of modules, as the fold does, so equal states serialize alike.
+    state.stable = Object.fromEntries(STABLE_MODULES.filter((k) => k in state.stable).map((k) => [k, state.stable[k]])) as PatientState["stable"];
+    state.event = Object.fromEntries(EVENT_MODULES.filter((k) => k in state.event).map((k) => [k, state.event[k]])) as PatientState["event"];
+    return { ...rest, state };
+  }
+
+  /** The whole state (the engine's load). */
   async load(patientId: string): Promise<StoredPatientState | null> {
-    const raw = await this.redis.get(this.keys(patientId).state);
-    return raw ? (JSON.parse(raw) as StoredPatientState) : null;
+    const all = await this.redis.hGetAll(this.keys(patientId).state);
+    if (!all.meta) return null;
+    return PatientStateStore.assemble(JSON.parse(all.meta) as Meta, Object.entries(all).filter(([f]) => f.startsWith(MODULE_FIELD)));
+  }
+
+  /** The state with only `modules` (a read), plus the highest sequence accepted for the patient. */
+  async loadPart(projectId: string, patientId: string, modules: readonly ModuleKey[]): Promise<{ stored: StoredPatientState | null; accepted: number }> {
+    const fields = ["meta", ...modules.map((k) => MODULE_FIELD + k)];
+    const [values, accepted] = await Promise.all([
+      this.redis.hmGet(this.keys(patientId).state, fields),
+      this.redis.zScore(acceptedKey(this.prefix, projectId), patientId),
+    ]);
+    const meta = values[0];
+    if (!meta) return { stored: null, accepted: accepted ?? 0 };
+    const present = modules.flatMap((k, i) => (values[i + 1] ? [[MODULE_FIELD + k, values[i + 1]!] as [string, string]] : []));
+    return { stored: PatientStateStore.assemble(JSON.parse(meta) as Meta, present), accepted: accepted ?? 0 };
   }
 
   /**
-   * Writes the state with its applied sequence, and the new audit rows, in one MULTI:
-   * a crash can never leave a state whose sequence does not match what it contains.
+   * Writes the changed modules with the meta (applied sequence included) and the new audit
+   * rows in one MULTI: a crash never leaves modules whose sequence does not match.
+   * `changed` undefined: everything (a replay), replacing what was there.
    */
-  async save(s: StoredPatientState, events: StateEvent[], replaceEvents = false): Promise<void> {
+  async save(s: StoredPatientState, events: StateEvent[], changed?: readonly ModuleKey[]): Promise<void> {
     const k = this.keys(s.state.patient_id);
+    const { state, ...rest } = s;
+    const meta: Meta = { ...rest, patient_id: state.patient_id, timezone: state.timezone, applied: state.applied };
+    const fields: Record<string, string> = { meta: JSON.stringify(meta) };
+    const tables = { ...state.stable, ...state.event } as Record<string, unknown>;
+    for (const key of changed ?? (Object.keys(tables) as ModuleKey[])) {
+      if (tables[key] !== undefined) fields[MODULE_FIELD + key] = JSON.stringify(tables[key]);
+    }
     const m = this.redis.multi();
-    m.set(k.state, JSON.stringify(s));
-    if (replaceEvents) m.del(k.events);
+    if (changed === undefined) m.del([k.state, k.events]);
+    m.hSet(k.state, fields);
     if (events.length > 0) {
       const first = s.events_total - events.length + 1;
       m.zAdd(
@@ -115,13 +163,17 @@ export class PatientStateStore {
     );
   }
 
-  async accepted(projectId: string, patientId: string): Promise<number> {
-    return (await this.redis.zScore(acceptedKey(this.prefix, projectId), patientId)) ?? 0;
-  }
-
   async erase(projectId: string, patientId: string): Promise<void> {
     const k = this.keys(patientId);
     await this.redis.del([k.state, k.events, k.views]);
     await this.redis.zRem(acceptedKey(this.prefix, projectId), patientId);
   }
+}
+
+/** The modules whose entry differs (by reference: the fold is immutable) between two states. */
+export function changedModules(before: PatientState, after: PatientState): ModuleKey[] {
+  const out: ModuleKey[] = [];
+  for (const k of STABLE_MODULES) if (before.stable[k] !== after.stable[k]) out.push(k);
+  for (const k of EVENT_MODULES) if (before.event[k] !== after.event[k]) out.push(k);
+  return out;
 }

@@ -80,6 +80,14 @@ try {
   const serviceCpu = svc.cpuSeconds() - cpu0;
   const natsCpu = natsServerCpu() - nats0;
 
+  // Views are regenerated after a pause in each patient's logs: let that finish (the
+  // service goes quiet) so the read figures measure reads.
+  for (let quiet = 0, last = svc.cpuSeconds(); quiet < 2; ) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = svc.cpuSeconds();
+    quiet = now - last < 0.05 ? quiet + 1 : 0;
+    last = now;
+  }
   // Reads: 200 concurrent readers over their own connections.
   const readPool = new Pool(svc.url, { connections: readers });
   const paths = (pid: string) => [`/v1/state/${pid}/stable`, `/v1/state/${pid}/event-modules/symptoms`, `/v1/state/${pid}/views/device_snapshot`];

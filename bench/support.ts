@@ -70,6 +70,8 @@ export async function startService(env: Record<string, string> = {}, connections
       await pool.close();
       proc.kill("SIGTERM");
       await new Promise((r) => proc.once("exit", r));
+      // The bench namespace's streams are dropped by each bench; its Redis keys here.
+      execSync(`redis-cli --scan --pattern '${namespace}:*' | xargs -r -n 1000 redis-cli del > /dev/null`, { shell: "/bin/bash" });
     },
   };
 }

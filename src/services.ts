@@ -96,6 +96,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     const projects = new ProjectStore(new JsonKv(kv.projects), new JsonKv(kv.slugs));
     const apiKeys = new ApiKeyStore(new JsonKv(kv.apiKeys), new JsonKv(kv.apiKeyHashes));
     const patients = new PatientStore(new JsonKv(kv.patients), new JsonKv(kv.externalIds));
+    stops.push(await watchKeys(kv.orgs, (e) => orgs.invalidate(e.key)));
     stops.push(await watchKeys(kv.apiKeys, (e) => apiKeys.invalidate(e.key)));
     stops.push(await watchKeys(kv.projects, (e) => projects.invalidate(e.key)));
     stops.push(await watchKeys(kv.patients, (e) => patients.refresh(e.key, entryValue<Patient>(e))));

@@ -4,7 +4,7 @@ import { AppError, notFound } from "../errors.js";
 import type { PatientStore } from "../control/patients.js";
 import type { Principal } from "../auth/scopes.js";
 import { EVENT_MODULES, STABLE_MODULES, type EventKey, type ModuleKey, type StableKey } from "../../readmodels/module.js";
-import { MODELS } from "../../readmodels/registry.js";
+import { MODELS, MODULE_KEYS } from "../../readmodels/registry.js";
 import { moduleEntry, toModuleRead } from "../../readmodels/patient-state.js";
 import { isViewType, renderView, VIEW_TYPES, type View, type ViewType } from "../../readmodels/views/index.js";
 
@@ -46,14 +46,20 @@ export class StateReader {
     if (!(await this.deps.patients.getActive(principal.project_id, patientId))) throw notFound("patient", patientId);
   }
 
-  async snapshot(principal: Principal, patientId: string): Promise<Snapshot> {
+  /**
+   * The patient's state with the `modules` a read needs (all by default), once it holds
+   * every log accepted before the read (bounded wait).
+   */
+  async snapshot(principal: Principal, patientId: string, modules: readonly ModuleKey[] = MODULE_KEYS): Promise<Snapshot> {
     await this.authorize(principal, patientId);
     const { store } = this.deps;
-    let accepted = await store.accepted(principal.project_id, patientId);
+    let accepted = 0;
     const deadline = Date.now() + this.deps.options.maxWaitMs;
     let touched = false;
     for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
-      const stored = await store.load(patientId);
+      const part = await store.loadPart(principal.project_id, patientId, modules);
+      const stored = part.stored;
+      accepted = Math.max(accepted, part.accepted);
       if (!touched && (!stored || stored.fingerprint !== MODEL_FINGERPRINT)) {
         // Redis lost the state (or an older reducer made it): JetStream knows what is
         // stored, and the engine rebuilds it by replay.
@@ -97,7 +103,7 @@ export class StateReader {
     return { module_type: moduleType, payload: MODELS[moduleType as EventKey].initial(), created_at: null, updated_at: null };
   }
 
-  /** A view as current as the state: the actor's pre-rendered copy when it matches, else rendered now. */
+  /** A view as current as the state: the actor's pre-rendered copy when it matches, else rendered now (from a full snapshot). */
   async view(s: StoredPatientState, viewType: string): Promise<View> {
     assertViewType(viewType);
     const raw = await this.deps.store.loadView(s.state.patient_id, viewType);

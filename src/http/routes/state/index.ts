@@ -3,7 +3,8 @@ import type { FastifyReply } from "fastify";
 import { Type } from "@sinclair/typebox";
 import type { Services } from "../../../services.js";
 import { readPatientLogs } from "../../../state/log-reader.js";
-import type { Snapshot } from "../../../state/state-reader.js";
+import { assertModule, type Snapshot } from "../../../state/state-reader.js";
+import { EVENT_MODULES, STABLE_MODULES, type ModuleKey } from "../../../../readmodels/module.js";
 import { responses } from "../../schemas.js";
 import { csv, EventRowSchema, LogRowSchema, ModuleRead, PatientParams } from "./schemas.js";
 import { stateViewRoutes } from "./views.js";
@@ -33,9 +34,11 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       },
     },
     async (req, reply) => {
-      const snap = await reader.snapshot(req.principal, req.params.pid);
+      const only = csv(req.query.modules);
+      for (const k of only ?? []) assertModule(k, "stable");
+      const snap = await reader.snapshot(req.principal, req.params.pid, (only as ModuleKey[] | undefined) ?? STABLE_MODULES);
       markFreshness(reply, snap);
-      return { patient_id: req.params.pid, modules: reader.stableModules(snap.stored, csv(req.query.modules)) as Record<string, typeof ModuleRead.static> };
+      return { patient_id: req.params.pid, modules: reader.stableModules(snap.stored, only) as Record<string, typeof ModuleRead.static> };
     },
   );
 
@@ -53,7 +56,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       },
     },
     async (req, reply) => {
-      const snap = await reader.snapshot(req.principal, req.params.pid);
+      const snap = await reader.snapshot(req.principal, req.params.pid, EVENT_MODULES);
       markFreshness(reply, snap);
       return { patient_id: req.params.pid, modules: reader.eventModuleList(snap.stored) };
     },
@@ -71,7 +74,8 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       },
     },
     async (req, reply) => {
-      const snap = await reader.snapshot(req.principal, req.params.pid);
+      assertModule(req.params.module_type, "event");
+      const snap = await reader.snapshot(req.principal, req.params.pid, [req.params.module_type]);
       markFreshness(reply, snap);
       return { patient_id: req.params.pid, ...reader.eventModule(snap.stored, req.params.module_type) } as typeof ModuleRead.static & { patient_id: string };
     },
@@ -140,7 +144,8 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       },
     },
     async (req, reply) => {
-      const snap = await reader.snapshot(req.principal, req.params.pid);
+      // The audit is written with the state; waiting on the state (no modules) is enough.
+      const snap = await reader.snapshot(req.principal, req.params.pid, []);
       markFreshness(reply, snap);
       const { since, until, limit } = req.query;
       const out: (typeof EventRowSchema.static)[] = [];

@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { notFound } from "../../../errors.js";
 import type { Services } from "../../../services.js";
 import { assertViewType } from "../../../state/state-reader.js";
-import { recentEntries, renderMarkdown } from "../../../../readmodels/views/index.js";
+import { recentEntries, renderMarkdown, VIEW_INPUTS } from "../../../../readmodels/views/index.js";
 import { Nullable, responses } from "../../schemas.js";
 import { markFreshness } from "./index.js";
 import { BlockSchema, PatientParams } from "./schemas.js";
@@ -75,7 +75,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     },
     async (req, reply) => {
       assertViewType(req.params.view_type);
-      const snap = await reader.snapshot(req.principal, req.params.pid);
+      const snap = await reader.snapshot(req.principal, req.params.pid, VIEW_INPUTS[req.params.view_type]);
       markFreshness(reply, snap);
       const v = await reader.view(snap.stored, req.params.view_type);
       if (req.query.format === "markdown") {
@@ -111,7 +111,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     },
     async (req, reply) => {
       assertViewType(req.params.view_type);
-      const snap = await reader.snapshot(req.principal, req.params.pid);
+      const snap = await reader.snapshot(req.principal, req.params.pid, VIEW_INPUTS[req.params.view_type]);
       markFreshness(reply, snap);
       const v = await reader.view(snap.stored, req.params.view_type);
       return {
@@ -147,7 +147,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     },
     async (req, reply) => {
       assertViewType(req.params.view_type);
-      const snap = await reader.snapshot(req.principal, req.params.pid);
+      const snap = await reader.snapshot(req.principal, req.params.pid, VIEW_INPUTS[req.params.view_type]);
       markFreshness(reply, snap);
       const v = await reader.view(snap.stored, req.params.view_type);
       const b = [...v.blocks, ...v.temp].find((x) => x.id === req.params.block_id);
@@ -182,7 +182,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     },
     async (req, reply) => {
       assertViewType(req.params.view_type);
-      const snap = await reader.snapshot(req.principal, req.params.pid);
+      const snap = await reader.snapshot(req.principal, req.params.pid, VIEW_INPUTS[req.params.view_type]);
       markFreshness(reply, snap);
       const r = recentEntries(req.params.view_type, snap.stored.state, req.query.limit);
       return { patient_id: req.params.pid, view_type: req.params.view_type, entries: r.entries, count: r.entries.length, total_count: r.total_count };
