@@ -20,6 +20,8 @@ import { bootstrapAdmin } from "./control/bootstrap.js";
 import { PatientStateStore } from "../actors/state-store.js";
 import { StateEngine } from "../actors/state-engine.js";
 import { DeviceFeed } from "../actors/device-feed.js";
+import { ClickHouseProjector } from "../actors/clickhouse-projector.js";
+import { migrate } from "../infra/clickhouse-schema.js";
 import { StateReader } from "./state/state-reader.js";
 
 /** Everything the HTTP app and the workers need, built once and passed in (no singletons). */
@@ -42,6 +44,8 @@ export interface Services {
   stateReader: StateReader;
   /** Present in the process that applies logs to state (role "all" or "engine"). */
   engine: StateEngine | null;
+  /** Present in the process that owns ClickHouse writes (role "all" or "engine"). */
+  projector: ClickHouseProjector | null;
   close(): Promise<void>;
 }
 
@@ -119,6 +123,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     const touchSubject = `${config.namespace}.engine.touch`;
     let engine: StateEngine | null = null;
     let deviceFeed: DeviceFeed | null = null;
+    let projector: ClickHouseProjector | null = null;
     const stateReader = new StateReader({
       store: stateStore,
       patients,
@@ -142,6 +147,14 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       await engine.start();
       const sub = engine.serveTouch(nc, touchSubject);
       stops.push(() => sub.unsubscribe());
+      if (clickhouse.client) {
+        await migrate(clickhouse.client, config.namespace);
+        projector = new ClickHouseProjector(
+          { js: topology.js, jsm: topology.jsm, names: topology.names, client: clickhouse.client, database: config.namespace, redis, redisPrefix: config.namespace, log: options.log ?? console },
+          `${config.namespace}_clickhouse`,
+        );
+        await projector.start();
+      }
       deviceFeed = new DeviceFeed(
         { js: topology.js, jsm: topology.jsm, names: topology.names, projects, writer: logWriter, publisher, log: options.log ?? console },
         `${config.namespace}_device_feed`,
@@ -150,9 +163,10 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     }
     return {
       config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, ledger, logWriter,
-      stateStore, stateReader, engine,
+      stateStore, stateReader, engine, projector,
       async close() {
         await deviceFeed?.stop();
+        await projector?.stop();
         await engine?.stop();
         for (const s of stops) s();
         publisher.close();

@@ -40,6 +40,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Test
       await app.close();
       // Stop writers first, so nothing lands in Redis after the clean-up.
       await services.engine?.stop();
+      await services.projector?.stop();
       const keys: string[] = [];
       for await (const batch of services.redis.scanIterator({ MATCH: `${ns}:*`, COUNT: 1000 })) keys.push(...(Array.isArray(batch) ? batch : [batch]));
       if (keys.length > 0) await services.redis.del(keys);

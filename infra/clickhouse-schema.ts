@@ -1,0 +1,54 @@
+import type { ClickHouseClient } from "@clickhouse/client";
+
+/**
+ * Versioned schema of the log store. Each migration runs once, in order, and is
+ * recorded in `schema_migrations`; add a new entry to change the schema, never edit one.
+ */
+export const MIGRATIONS: { version: number; name: string; sql: (db: string) => string[] }[] = [
+  {
+    version: 1,
+    name: "logs table",
+    sql: (db) => [
+      `CREATE TABLE IF NOT EXISTS ${db}.logs (
+        organization_id LowCardinality(String),
+        project_id LowCardinality(String),
+        patient_id String,
+        id String,
+        type LowCardinality(String),
+        timestamp DateTime64(3, 'UTC'),
+        ingested_at DateTime64(3, 'UTC'),
+        trace String,
+        idempotency_key String,
+        payload String,
+        stream_seq UInt64
+      )
+      ENGINE = ReplacingMergeTree
+      ORDER BY (organization_id, project_id, type, patient_id, timestamp, id)`,
+    ],
+  },
+];
+
+/** A database name is an identifier we control (the namespace), never user text. */
+export function assertIdentifier(db: string): string {
+  if (!/^[a-z][a-z0-9_]{0,30}$/.test(db)) throw new Error(`invalid ClickHouse database name ${db}`);
+  return db;
+}
+
+/** Creates the database and applies the migrations it has not seen; idempotent. */
+export async function migrate(client: ClickHouseClient, db: string): Promise<number[]> {
+  assertIdentifier(db);
+  await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` });
+  await client.command({
+    query: `CREATE TABLE IF NOT EXISTS ${db}.schema_migrations (version UInt32, name String, applied_at DateTime64(3, 'UTC')) ENGINE = MergeTree ORDER BY version`,
+  });
+  const r = await client.query({ query: `SELECT version FROM ${db}.schema_migrations`, format: "JSONEachRow" });
+  const done = new Set((await r.json<{ version: number }>()).map((x) => Number(x.version)));
+  const applied: number[] = [];
+  for (const m of MIGRATIONS) {
+    if (done.has(m.version)) continue;
+    for (const q of m.sql(db)) await client.command({ query: q });
+    await client.insert({ table: `${db}.schema_migrations`, values: [{ version: m.version, name: m.name, applied_at: Date.now() }], format: "JSONEachRow" });
+    applied.push(m.version);
+  }
+  return applied;
+}

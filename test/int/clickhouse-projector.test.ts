@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStack, type TestStack } from "../support/stack.js";
+
+let t: TestStack;
+beforeAll(async () => {
+  t = await startStack();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+async function rows(sql: string, params: Record<string, unknown> = {}) {
+  const r = await t.services.clickhouse.client!.query({ query: sql, query_params: params, format: "JSONEachRow" });
+  return r.json<Record<string, unknown>>();
+}
+
+describe("the ClickHouse projector", () => {
+  it("copies every accepted log into the logs table, once, with its tenancy and payload", async () => {
+    const pid = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id;
+    const logs = [
+      { log_type: "symptom_report", patient_id: pid, timestamp: "2026-08-01T10:00:00Z", trace: { object_type: "visit", object_id: "v9" }, idempotency_key: "ck-1", payload: { instrument: "esas_r", symptoms: [{ name: "pain", score: 3 }] } },
+      { log_type: "user_login", patient_id: pid, timestamp: "2026-08-01T11:00:00Z", payload: {} },
+    ];
+    const ans = (await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs } })).json();
+    const ns = t.config.namespace;
+    const deadline = Date.now() + 5_000;
+    let got: Record<string, unknown>[] = [];
+    while (Date.now() < deadline) {
+      got = await rows(`SELECT id, type, organization_id, project_id, patient_id, trace, idempotency_key, toString(timestamp) AS ts, payload FROM ${ns}.logs FINAL WHERE patient_id = {p:String} ORDER BY timestamp`, { p: pid });
+      if (got.length === 2) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(got.map((r) => r.id)).toEqual(ans.results.map((r: any) => r.id));
+    expect(got[0]).toMatchObject({ type: "symptom_report", organization_id: "org_default", project_id: "prj_default", trace: "visit:v9", idempotency_key: "ck-1", ts: "2026-08-01 10:00:00.000" });
+    expect(JSON.parse(got[0]!.payload as string)).toEqual(logs[0]!.payload);
+    // A redelivered batch inserts again; FINAL still answers one row per log.
+    const { toRow } = await import("../../actors/clickhouse-projector.js");
+    await t.services.clickhouse.client!.insert({
+      table: `${ns}.logs`,
+      values: [toRow({ ...(logs[1] as any), id: ans.results[1].id, log_type: "user_login", organization_id: "org_default", project_id: "prj_default", ingested_at: "2026-08-01T11:00:00.000Z", timestamp: "2026-08-01T11:00:00.000Z" }, 1)],
+      format: "JSONEachRow",
+      clickhouse_settings: { date_time_input_format: "best_effort" },
+    });
+    const again = await rows(`SELECT count() AS n FROM ${ns}.logs FINAL WHERE patient_id = {p:String}`, { p: pid });
+    expect(Number(again[0]!.n)).toBe(2);
+    expect(t.services.projector!.projectedSeq).toBeGreaterThan(0);
+  });
+
+  it("records applied schema migrations", async () => {
+    const m = await rows(`SELECT version FROM ${t.config.namespace}.schema_migrations`);
+    expect(m.map((r) => Number(r.version))).toEqual([1]);
+  });
+});
