@@ -1,7 +1,7 @@
 import { assign, fromPromise, setup } from "xstate";
 import type { ModuleKey } from "../readmodels/module.js";
-import type { ApplyResult } from "./apply-logs.js";
 import type { StoredPatientState } from "./state-store.js";
+import type { Mailbox } from "./mailbox.js";
 
 /** A JetStream message on its way into a patient's state; ack once the state holding it is saved. */
 export interface Delivery {
@@ -24,6 +24,12 @@ export interface LoadInput extends PatientActorInput {
   firstQueuedSeq: number | null;
 }
 
+/** What draining the mailbox gave: the new state and the modules that changed. */
+export interface DrainResult {
+  stored: StoredPatientState;
+  changed: Iterable<ModuleKey>;
+}
+
 export interface LoadOutput {
   stored: StoredPatientState;
   /** Modules rebuilt while loading (a replay): their views are stale. */
@@ -32,19 +38,19 @@ export interface LoadOutput {
 
 interface Context extends PatientActorInput {
   stored: StoredPatientState | null;
-  queue: Delivery[];
-  batch: Delivery[];
+  mailbox: Mailbox;
   dirty: ModuleKey[];
   /** Someone saw Redis without this patient's state: reload (and so rebuild) when free. */
   reload: boolean;
 }
 
-/** What a new actor starts with: who it is, and the delivery that woke it, if any. */
+/** What a new actor starts with: who it is, and the mailbox the consumer fills. */
 export interface PatientActorStart extends PatientActorInput {
-  first?: Delivery;
+  mailbox: Mailbox;
 }
 
-type Events = { type: "LOGS"; delivery: Delivery } | { type: "PASSIVATE" } | { type: "RELOAD" };
+/** WAKE: the mailbox got deliveries. */
+type Events = { type: "WAKE" } | { type: "PASSIVATE" } | { type: "RELOAD" };
 
 const union = (a: readonly ModuleKey[], b: Iterable<ModuleKey>) => [...new Set([...a, ...b])];
 
@@ -53,7 +59,8 @@ const union = (a: readonly ModuleKey[], b: Iterable<ModuleKey>) => [...new Set([
  * stream order, so a patient's state has a single writer. Every side effect is a named
  * actor provided by the wiring (actors/state-engine.ts), so tests can swap them.
  *
- * loading → (processing ⇄ settling → rendering) → idle → passivated. Views are
+ * loading → (processing ⇄ settling → rendering) → idle → passivated. Deliveries wait
+ * in a mailbox the consumer fills; WAKE says it is no longer empty. Views are
  * regenerated once deliveries stop for `viewDebounce`; an idle actor passivates after
  * `idle` and its memory goes; Redis and JetStream hold everything it knew.
  */
@@ -63,7 +70,8 @@ export const patientActorMachine = setup({
     load: fromPromise<LoadOutput, LoadInput>(async () => {
       throw new Error("load is provided by the state engine");
     }),
-    process: fromPromise<ApplyResult, { stored: StoredPatientState; batch: Delivery[] }>(async () => {
+    /** Drains the mailbox (again while it refills), saves, acks; on failure naks what it took. */
+    process: fromPromise<DrainResult, { stored: StoredPatientState; mailbox: Mailbox }>(async () => {
       throw new Error("process is provided by the state engine");
     }),
     renderViews: fromPromise<void, { stored: StoredPatientState; modules: ModuleKey[] }>(async () => {
@@ -77,14 +85,10 @@ export const patientActorMachine = setup({
     viewDebounce: 250,
   },
   actions: {
-    enqueue: assign({ queue: ({ context, event }) => (event.type === "LOGS" ? [...context.queue, event.delivery] : context.queue) }),
-    takeBatch: assign({ batch: ({ context }) => context.queue, queue: () => [] }),
-    failAll: ({ context }) => {
-      for (const d of [...context.batch, ...context.queue]) d.nak();
-    },
+    failAll: ({ context }) => context.mailbox.failAll(),
   },
   guards: {
-    hasQueue: ({ context }) => context.queue.length > 0,
+    hasQueue: ({ context }) => context.mailbox.size() > 0,
     hasDirty: ({ context }) => context.dirty.length > 0,
   },
 }).createMachine({
@@ -94,13 +98,12 @@ export const patientActorMachine = setup({
     organization_id: input.organization_id,
     project_id: input.project_id,
     stored: null,
-    queue: input.first ? [input.first] : [],
-    batch: [],
+    mailbox: input.mailbox,
     dirty: [],
     reload: false,
   }),
   initial: "loading",
-  on: { LOGS: { actions: "enqueue" }, RELOAD: { actions: assign({ reload: () => true }) } },
+  on: { RELOAD: { actions: assign({ reload: () => true }) } },
   states: {
     loading: {
       entry: assign({ reload: () => false }),
@@ -110,7 +113,7 @@ export const patientActorMachine = setup({
           patient_id: context.patient_id,
           organization_id: context.organization_id,
           project_id: context.project_id,
-          firstQueuedSeq: context.queue.length > 0 ? Math.min(...context.queue.map((d) => d.seq)) : null,
+          firstQueuedSeq: context.mailbox.minSeq(),
         }),
         onDone: { target: "deciding", actions: assign({ stored: ({ event }) => event.output.stored, dirty: ({ event }) => event.output.changed }) },
         onError: { target: "failed" },
@@ -125,16 +128,14 @@ export const patientActorMachine = setup({
       ],
     },
     processing: {
-      entry: "takeBatch",
       invoke: {
         src: "process",
-        input: ({ context }) => ({ stored: context.stored!, batch: context.batch }),
+        input: ({ context }) => ({ stored: context.stored!, mailbox: context.mailbox }),
         onDone: {
           target: "deciding",
           actions: assign({
             stored: ({ event }) => event.output.stored,
             dirty: ({ context, event }) => union(context.dirty, event.output.changed),
-            batch: () => [],
           }),
         },
         onError: { target: "failed" },
@@ -142,7 +143,7 @@ export const patientActorMachine = setup({
     },
     settling: {
       after: { viewDebounce: { target: "rendering" } },
-      on: { LOGS: { target: "processing", actions: "enqueue" }, RELOAD: { target: "loading" } },
+      on: { WAKE: { target: "processing" }, RELOAD: { target: "loading" } },
     },
     rendering: {
       invoke: {
@@ -156,7 +157,7 @@ export const patientActorMachine = setup({
     idle: {
       after: { idle: { target: "passivated" } },
       // RELOAD: Redis may have lost what this actor holds; loading checks and rebuilds.
-      on: { LOGS: { target: "processing", actions: "enqueue" }, PASSIVATE: { target: "passivated" }, RELOAD: { target: "loading" } },
+      on: { WAKE: { target: "processing" }, PASSIVATE: { target: "passivated" }, RELOAD: { target: "loading" } },
     },
     failed: { entry: "failAll", type: "final" },
     passivated: { type: "final" },

@@ -9,7 +9,8 @@ import type { ModuleKey } from "../readmodels/module.js";
 import { MODULE_KEYS } from "../readmodels/registry.js";
 import { renderView, viewsAffectedBy } from "../readmodels/views/index.js";
 import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "./apply-logs.js";
-import { patientActorMachine, type Delivery, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
+import { patientActorMachine, type Delivery, type DrainResult, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
+import { Mailbox } from "./mailbox.js";
 import { changedModules, EVENTS_KEPT, MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "./state-store.js";
 
 export interface StateEngineOptions {
@@ -37,6 +38,8 @@ interface Logger {
  */
 export class StateEngine {
   private readonly actors = new Map<string, PatientActor>();
+  private readonly mailboxes = new Map<string, Mailbox>();
+  private stopping = false;
   /** Patients whose actor failed: the next one replays from JetStream, not trusting order. */
   private readonly replayNext = new Set<string>();
   private messages: ConsumerMessages | null = null;
@@ -61,7 +64,7 @@ export class StateEngine {
       delays: { idle: options.idleMs ?? 60_000, viewDebounce: options.viewDebounceMs ?? 250 },
       actors: {
         load: fromPromiseOf(async (input: LoadInput) => this.load(input, now())),
-        process: fromPromiseOf(async ({ stored, batch }: { stored: StoredPatientState; batch: Delivery[] }) => this.process(stored, batch, now())),
+        process: fromPromiseOf(async ({ stored, mailbox }: { stored: StoredPatientState; mailbox: Mailbox }) => this.drain(stored, mailbox, now)),
         renderViews: fromPromiseOf(async ({ stored, modules }: { stored: StoredPatientState; modules: ModuleKey[] }) => this.renderViews(stored, modules)),
       },
     });
@@ -117,6 +120,7 @@ export class StateEngine {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     this.messages?.stop();
     await this.loop;
     for (const a of this.actors.values()) a.stop();
@@ -144,9 +148,19 @@ export class StateEngine {
       nak: () => m.nak(1_000),
     };
     const input = { patient_id: patient_id!, organization_id: organization_id!, project_id: project_id! };
+    this.mailboxOf(input.patient_id).push(delivery);
     const existing = this.activeActor(input.patient_id);
-    if (existing) existing.send({ type: "LOGS", delivery });
-    else this.startActor({ ...input, first: delivery });
+    if (existing) existing.send({ type: "WAKE" });
+    else this.startActor(input);
+  }
+
+  private mailboxOf(patientId: string): Mailbox {
+    let m = this.mailboxes.get(patientId);
+    if (!m) {
+      m = new Mailbox();
+      this.mailboxes.set(patientId, m);
+    }
+    return m;
   }
 
   private activeActor(patientId: string): PatientActor | undefined {
@@ -158,10 +172,11 @@ export class StateEngine {
     return this.activeActor(input.patient_id) ?? this.startActor(input);
   }
 
-  /** A new actor; the delivery that woke it is in its queue before it loads. */
-  private startActor(input: PatientActorStart): PatientActor {
+  /** A new actor; its mailbox already holds what woke it, before it loads. */
+  private startActor(input: PatientActorInput): PatientActor {
     if (this.actors.size >= (this.options.maxActive ?? 50_000)) this.evictIdle();
-    const actor = createActor(this.machine, { input });
+    const mailbox = this.mailboxOf(input.patient_id);
+    const actor = createActor(this.machine, { input: { ...input, mailbox } satisfies PatientActorStart });
     actor.subscribe({
       complete: () => {
         if (this.actors.get(input.patient_id) === actor) this.actors.delete(input.patient_id);
@@ -169,6 +184,9 @@ export class StateEngine {
           this.stats.failures++;
           this.replayNext.add(input.patient_id);
         } else this.stats.passivated++;
+        // Deliveries that came while it was stopping get a new actor; else the mailbox goes.
+        if (mailbox.size() > 0 && !this.stopping) this.startActor(input);
+        else if (this.mailboxes.get(input.patient_id) === mailbox && !this.activeActor(input.patient_id)) this.mailboxes.delete(input.patient_id);
       },
       error: (err) => this.deps.log.error({ err, patient_id: input.patient_id }, "patient actor crashed"),
     });
@@ -226,6 +244,24 @@ export class StateEngine {
     // Redis lost the state, a reducer changed, or the last actor failed: replay.
     const r = await this.replay(empty, now);
     return { stored: r.stored, changed: r.stored.applied_seq > 0 ? [...MODULE_KEYS] : [] };
+  }
+
+  /** Applies everything in the mailbox, again while it refills, then returns the state. */
+  private async drain(stored: StoredPatientState, mailbox: Mailbox, now: () => string): Promise<DrainResult> {
+    let s = stored;
+    const changed = new Set<ModuleKey>();
+    while (mailbox.size() > 0) {
+      const batch = mailbox.take();
+      try {
+        const r = await this.process(s, batch, now());
+        s = r.stored;
+        for (const k of r.changed) changed.add(k);
+      } catch (err) {
+        for (const d of batch) d.nak();
+        throw err;
+      }
+    }
+    return { stored: s, changed };
   }
 
   private async process(stored: StoredPatientState, batch: Delivery[], now: string) {

@@ -17,7 +17,7 @@ const scope = { organization_id: "org_default", project_id: "prj_default" };
 const pats: string[] = [];
 for (let i = 0; i < 2000; i++) { const p = newPatient({}, scope, new Date().toISOString()); await s.patients.create(p); pats.push(p.id); }
 let n = 0; const base = Date.UTC(2026, 4, 1);
-for (let b = 0; b < 500; b++) {
+for (let b = 0; b < Number(process.env.BATCHES ?? 500); b++) {
   const logs = Array.from({ length: 100 }, (_, i) => { const m = LOG_MIX[n % LOG_MIX.length]!; const k = n++; return { log_type: m.log_type, patient_id: pats[(b * 10 + (i % 10)) % 2000]!, timestamp: new Date(base + k * 1000).toISOString(), payload: m.payload(k) }; });
   await s.logWriter.writeBatch(scope, logs, { atomic: false, at: ["b"] });
 }
@@ -25,7 +25,7 @@ console.log("ingested", n);
 const engine = new StateEngine({ js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names, store: s.stateStore, patients: s.patients, log: console }, { consumer: `${cfg.namespace}_state`, viewDebounceMs: 5000 });
 const c0 = process.cpuUsage(); const t0 = performance.now();
 await engine.start();
-while (engine.stats.applied_logs < n) await new Promise((r) => setTimeout(r, 20));
+while (engine.stats.applied_logs < n) { await new Promise((r) => setTimeout(r, 20)); if (process.env.DEBUG_ENGINE) console.log(engine.stats, engine.activeCount()); }
 const c = process.cpuUsage(c0); const dt = (performance.now() - t0) / 1000;
 console.log("applied", engine.stats.applied_logs, "logs/s", Math.round(n / dt), "cpu us/log", ((c.user + c.system) / n).toFixed(1), engine.stats);
 await engine.stop();
