@@ -1,0 +1,67 @@
+import { fieldIssue, type ErrorDetail } from "../../src/errors.js";
+import type { CompileLimits } from "./types.js";
+
+/** Placeholder types the compiler emits; a closed list so no type text comes from the body. */
+export type ParamType = "String" | "Float64" | "Bool" | "Int64" | "UInt32" | "Array(String)" | "Array(Float64)" | "Array(Int64)";
+
+/** A payload path segment: an object key, or a 0-based array index as the client writes it. */
+export type PathSeg = string | number;
+
+/** Stop collecting after this many problems: a hostile body could otherwise make a huge answer. */
+const MAX_ISSUES = 50;
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Shortens a body string quoted in a message, so a megabyte-long field name stays out of logs. */
+export function quote(s: string): string {
+  return JSON.stringify(s.length > 80 ? `${s.slice(0, 80)}…` : s);
+}
+
+/**
+ * One compilation: the problems found so far and the bound parameters. Validation and
+ * SQL generation happen in the same walk; nothing is returned while `issues` is non-empty.
+ */
+export class Ctx {
+  readonly issues: ErrorDetail[] = [];
+  readonly params: Record<string, unknown> = {};
+  private nextValue = 0;
+  private nextKey = 0;
+  private readonly paths = new Map<string, string>();
+
+  constructor(readonly limits: CompileLimits) {}
+
+  /** Records a problem located under the body; returns undefined so callers can `return ctx.fail(…)`. */
+  fail(location: (string | number)[], message: string, input?: unknown): undefined {
+    if (this.issues.length < MAX_ISSUES) this.issues.push(fieldIssue(["body", ...location], message, input));
+    return undefined;
+  }
+
+  /** Binds a body value as a fresh parameter `p{n}` and returns its placeholder. */
+  bind(type: ParamType, value: unknown): string {
+    return this.named(`p${this.nextValue++}`, type, value);
+  }
+
+  /** Binds under a fixed name (scope, limit, offset): names the body cannot choose or collide with. */
+  named(name: string, type: ParamType, value: unknown): string {
+    this.params[name] = value;
+    return `{${name}:${type}}`;
+  }
+
+  /**
+   * `payload, {k0:String}, {k1:Int64}`: the JSON path arguments of JSONExtract*, each segment
+   * a parameter. ClickHouse JSON array indexes are 1-based (negative counts from the end),
+   * clients send 0-based ones, so index i is bound as i + 1. The same path reuses its keys.
+   */
+  jsonArgs(path: PathSeg[]): string {
+    const id = path.join(".");
+    let args = this.paths.get(id);
+    if (args === undefined) {
+      const parts = path.map((seg) => (typeof seg === "number" ? this.named(`k${this.nextKey++}`, "Int64", seg + 1) : this.named(`k${this.nextKey++}`, "String", seg)));
+      args = ["payload", ...parts].join(", ");
+      this.paths.set(id, args);
+    }
+    return args;
+  }
+}

@@ -1,0 +1,82 @@
+import type { CompiledQuery, QueryShape } from "./types.js";
+
+/**
+ * Turns ClickHouse JSONEachRow rows into answer rows. Timestamps come back as
+ * "YYYY-MM-DD hh:mm:ss.sss" (UTC) and leave as ISO 8601 with Z; 64-bit counts may come
+ * quoted and leave as numbers; payload paths come as raw JSON text and leave parsed.
+ */
+export function shapeRows(q: CompiledQuery, raw: Record<string, unknown>[]): unknown[] {
+  switch (q.kind) {
+    case "count":
+      return raw.map((r) => ({ count: toNumber(r.n) ?? 0 }));
+    case "group":
+      return raw.map((r) => groupRow(q.shape, r));
+    case "rows": {
+      const select = q.shape.select;
+      return raw.map((r) => (select ? Object.fromEntries(select.map((s, i) => [s.key, fieldValue(s.path, r[`s${i}`])])) : logRow(r)));
+    }
+    default:
+      return unreachable(q.kind);
+  }
+}
+
+/** The page the answer carries: at most `q.limit` rows, and whether the SQL's extra row showed more. */
+export function pageRows(q: CompiledQuery, raw: Record<string, unknown>[]): { rows: unknown[]; has_more: boolean } {
+  if (q.kind === "count") return { rows: shapeRows(q, raw), has_more: false };
+  return { rows: shapeRows(q, raw.slice(0, q.limit)), has_more: raw.length > q.limit };
+}
+
+/** The number in a count query's single row (`countSql`, or the count terminal). */
+export function countOf(raw: Record<string, unknown>[]): number {
+  return toNumber(raw[0]?.n) ?? 0;
+}
+
+function logRow(r: Record<string, unknown>): Record<string, unknown> {
+  return { id: r.id, type: r.type, timestamp: toIso(r.timestamp), trace: fieldValue("trace", r.trace), payload: fieldValue("payload", r.payload) };
+}
+
+function groupRow(shape: QueryShape, r: Record<string, unknown>): Record<string, unknown> {
+  const keys = shape.groupKeys ?? [];
+  const out: Record<string, unknown> = {};
+  // With select, only the selected group keys, under their keys; else every group key.
+  const wanted = shape.select ?? keys.map((k) => ({ key: k, path: k }));
+  for (const s of wanted) out[s.key] = fieldValue(s.path, r[`g${keys.indexOf(s.path)}`]);
+  (shape.aggregations ?? []).forEach((a, i) => {
+    const v = r[`a${i}`];
+    out[a.alias] = a.field === "timestamp" ? toIso(v) : toNumber(v);
+  });
+  return out;
+}
+
+/** A column value by the field it came from (the path text as the body wrote it). */
+function fieldValue(path: string, v: unknown): unknown {
+  if (path === "timestamp") return toIso(v);
+  if (path === "trace") return v === "" || v === undefined ? null : v; // '' is "no trace"
+  if (path === "type") return v;
+  // payload or payload.<path>: JSON text; '' is a path the log lacks.
+  if (typeof v !== "string") return v ?? null;
+  if (v === "") return null;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return v;
+  }
+}
+
+/** ClickHouse DateTime64 text (UTC, no zone) → canonical ISO 8601 "…sssZ". */
+function toIso(v: unknown): unknown {
+  if (typeof v !== "string") return v ?? null;
+  const s = v.includes("T") ? v : v.replace(" ", "T");
+  const ms = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/.test(s) ? s : `${s}Z`);
+  return Number.isNaN(ms) ? v : new Date(ms).toISOString();
+}
+
+/** Counts arrive as numbers or quoted 64-bit strings; avg over nothing is null or NaN → null. */
+function toNumber(v: unknown): number | null {
+  const n = typeof v === "number" ? v : typeof v === "string" && v.trim() !== "" ? Number(v) : Number.NaN;
+  return Number.isFinite(n) ? n : null;
+}
+
+function unreachable(x: never): never {
+  throw new Error(`unhandled query kind ${String(x)}`);
+}
