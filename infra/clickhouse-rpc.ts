@@ -5,11 +5,39 @@ import type { ClickHouseClient } from "@clickhouse/client";
  * Embedded ClickHouse lives in one process (its data directory takes one owner). Other
  * processes of the service reach it through NATS request-reply on these subjects.
  */
-export const clickhouseRpcSubjects = (ns: string) => ({ ping: `${ns}.engine.clickhouse.ping` });
+export const clickhouseRpcSubjects = (ns: string) => ({ ping: `${ns}.engine.clickhouse.ping`, query: `${ns}.engine.clickhouse.query` });
 
-/** Answers pings for the processes that do not own the embedded engine. */
-export function serveClickHouseRpc(nc: NatsConnection, ns: string, client: ClickHouseClient): Subscription {
-  return nc.subscribe(clickhouseRpcSubjects(ns).ping, {
+/** A NATS message is at most ~1 MB here; bigger results are refused with a clear error. */
+const MAX_REPLY_BYTES = 900 * 1024;
+
+export interface QueryRequest {
+  sql: string;
+  params: Record<string, unknown>;
+  settings?: Record<string, string | number>;
+}
+
+/** A ClickHouse error as it crosses processes: its code decides the HTTP answer. */
+export class ClickHouseQueryError extends Error {
+  override name = "ClickHouseQueryError";
+  constructor(message: string, readonly code?: string) {
+    super(message);
+  }
+}
+
+export async function runQuery(client: ClickHouseClient, q: QueryRequest): Promise<Record<string, unknown>[]> {
+  try {
+    const r = await client.query({ query: q.sql, query_params: q.params, format: "JSONEachRow", clickhouse_settings: q.settings as never });
+    return await r.json<Record<string, unknown>>();
+  } catch (err) {
+    const e = err as { message?: string; code?: string };
+    throw new ClickHouseQueryError(e.message ?? String(err), e.code);
+  }
+}
+
+/** Answers pings and queries for the processes that do not own the embedded engine. */
+export function serveClickHouseRpc(nc: NatsConnection, ns: string, client: ClickHouseClient): Subscription[] {
+  const subjects = clickhouseRpcSubjects(ns);
+  const ping = nc.subscribe(subjects.ping, {
     queue: "clickhouse",
     callback: (_err, msg) => {
       client
@@ -18,10 +46,30 @@ export function serveClickHouseRpc(nc: NatsConnection, ns: string, client: Click
         .catch((err) => msg.respond(JSON.stringify({ ok: false, error: String(err) })));
     },
   });
+  const query = nc.subscribe(subjects.query, {
+    queue: "clickhouse",
+    callback: (_err, msg) => {
+      runQuery(client, msg.json<QueryRequest>())
+        .then((rows) => {
+          const body = JSON.stringify({ ok: true, rows });
+          if (body.length > MAX_REPLY_BYTES) msg.respond(JSON.stringify({ ok: false, error: "result too large: lower the limit or select fewer fields", code: "RESULT_TOO_LARGE" }));
+          else msg.respond(body);
+        })
+        .catch((err: ClickHouseQueryError) => msg.respond(JSON.stringify({ ok: false, error: err.message, code: err.code })));
+    },
+  });
+  return [ping, query];
 }
 
 export async function pingClickHouseRpc(nc: NatsConnection, ns: string): Promise<void> {
   const r = await nc.request(clickhouseRpcSubjects(ns).ping, undefined, { timeout: 2_000 });
   const body = r.json<{ ok: boolean; error?: string }>();
   if (!body.ok) throw new Error(body.error ?? "ClickHouse is down");
+}
+
+export async function queryClickHouseRpc(nc: NatsConnection, ns: string, q: QueryRequest, timeoutMs: number): Promise<Record<string, unknown>[]> {
+  const r = await nc.request(clickhouseRpcSubjects(ns).query, JSON.stringify(q), { timeout: timeoutMs });
+  const body = r.json<{ ok: boolean; rows?: Record<string, unknown>[]; error?: string; code?: string }>();
+  if (!body.ok) throw new ClickHouseQueryError(body.error ?? "query failed", body.code);
+  return body.rows!;
 }

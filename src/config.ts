@@ -44,6 +44,14 @@ export interface Config {
   viewDebounceMs: number;
   /** Patients held in memory by the state engine. @default 50_000 */
   maxActivePatients: number;
+  /**
+   * Requests one API key (with the JWTs and patient tokens minted from it; or one IP
+   * address without a credential) may make per rate-limit window; 0 turns limiting off.
+   * @default 10_000
+   */
+  rateLimitMax: number;
+  /** The rate-limit window in ms. @default 60_000 (1 min) */
+  rateLimitWindowMs: number;
 }
 
 export class ConfigError extends Error {
@@ -116,6 +124,8 @@ export function loadConfig(env: Env = process.env): Config {
     actorIdleMs: int(env, "PSS_ACTOR_IDLE_MS", 60_000, 10, 3_600_000),
     viewDebounceMs: int(env, "PSS_VIEW_DEBOUNCE_MS", 1_000, 0, 60_000),
     maxActivePatients: int(env, "PSS_MAX_ACTIVE_PATIENTS", 50_000, 1, 10_000_000),
+    rateLimitMax: int(env, "PSS_RATE_LIMIT_MAX", 10_000, 0, 100_000_000),
+    rateLimitWindowMs: int(env, "PSS_RATE_LIMIT_WINDOW_MS", 60_000, 1_000, 86_400_000),
     workers: env.PSS_WORKERS === "auto" ? availableParallelism() : int(env, "PSS_WORKERS", 1, 1, 64),
   };
 }

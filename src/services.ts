@@ -10,8 +10,9 @@ import { createClickHouse } from "../infra/clickhouse.js";
 import { pingClickHouseRpc, serveClickHouseRpc } from "../infra/clickhouse-rpc.js";
 import type { Config } from "./config.js";
 import { OrganizationStore } from "./control/organizations.js";
-import { ProjectStore } from "./control/projects.js";
-import { ApiKeyStore } from "./control/api-keys.js";
+import { ProjectStore, type Project } from "./control/projects.js";
+import { ApiKeyStore, type ApiKey } from "./control/api-keys.js";
+import { AuditLog } from "./audit/audit-log.js";
 import { PatientStore, type Patient } from "./control/patients.js";
 import { generateJwtSecret, TokenService } from "./auth/tokens.js";
 import { IdempotencyLedger } from "./logs/idempotency-ledger.js";
@@ -38,6 +39,8 @@ export interface Services {
   apiKeys: ApiKeyStore;
   patients: PatientStore;
   tokens: TokenService;
+  /** The append-only audit trail (stream {NS}_AUDIT). */
+  audit: AuditLog;
   ledger: IdempotencyLedger;
   logWriter: LogWriter;
   stateStore: PatientStateStore;
@@ -74,8 +77,8 @@ function openClickHouse(config: Config, nc: NatsConnection, role: ProcessRole, s
   }
   const { client, embedded } = createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
   if (embedded && role === "engine") {
-    const sub = serveClickHouseRpc(nc, config.namespace, client);
-    stops.push(() => sub.unsubscribe());
+    const subs = serveClickHouseRpc(nc, config.namespace, client);
+    stops.push(() => subs.forEach((s) => s.unsubscribe()));
   }
   return {
     client,
@@ -101,10 +104,12 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     const apiKeys = new ApiKeyStore(new JsonKv(kv.apiKeys), new JsonKv(kv.apiKeyHashes));
     const patients = new PatientStore(new JsonKv(kv.patients), new JsonKv(kv.externalIds));
     stops.push(await watchKeys(kv.orgs, (e) => orgs.invalidate(e.key)));
-    stops.push(await watchKeys(kv.apiKeys, (e) => apiKeys.invalidate(e.key)));
-    stops.push(await watchKeys(kv.projects, (e) => projects.invalidate(e.key)));
+    // Revocations and deprecations made by any instance reach this one's caches at once.
+    stops.push(await watchKeys(kv.apiKeys, (e) => apiKeys.refresh(e.key, entryValue<ApiKey>(e), e.revision)));
+    stops.push(await watchKeys(kv.projects, (e) => projects.refresh(e.key, entryValue<Project>(e), e.revision)));
     stops.push(await watchKeys(kv.patients, (e) => patients.refresh(e.key, entryValue<Patient>(e))));
     const tokens = new TokenService(await jwtSecret(config, new JsonKv(kv.config)));
+    const audit = new AuditLog({ publisher, js: topology.js, jsm: topology.jsm, names: topology.names });
     const ledger = new IdempotencyLedger({ publisher, js: topology.js, jsm: topology.jsm, redis, names: topology.names, redisPrefix: config.namespace });
     const stateStore = new PatientStateStore(redis, config.namespace);
     const logWriter = new LogWriter({
@@ -162,7 +167,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       await deviceFeed.start();
     }
     return {
-      config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, ledger, logWriter,
+      config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logWriter,
       stateStore, stateReader, engine, projector,
       async close() {
         await deviceFeed?.stop();

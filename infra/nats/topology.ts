@@ -23,6 +23,9 @@ export function topologyNames(ns: string) {
     /** `{ns}.idem.{project}.{shard}`: the idempotency ledger, one compare-and-set subject per shard. */
     idempotencySubject: (project: string, shard: number) => `${ns}.idem.${project}.${shard}`,
     idempotencySubjectsAll: `${ns}.idem.>`,
+    auditStream: `${upper}_AUDIT`,
+    /** `{ns}.audit.{organization}`: who read or wrote what, one append-only record per request. */
+    auditSubject: (org: string) => `${ns}.audit.${org}`,
     buckets: {
       config: `${ns}_config`,
       orgs: `${ns}_orgs`,
@@ -102,6 +105,21 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
     allow_direct: true,
   };
   await ensureStream(jsm, logsConfig);
+  await ensureStream(jsm, {
+    name: names.auditStream,
+    subjects: [`${ns}.audit.*`],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    discard: DiscardPolicy.Old,
+    // An audit trail is append-only: nothing expires, and no message can be deleted or
+    // purged through the API (erasing a patient erases its logs, not who read them).
+    max_age: 0,
+    max_msgs: -1,
+    max_bytes: -1,
+    max_msg_size: 1024 * 1024,
+    deny_delete: true,
+    deny_purge: true,
+  });
   const kvm = new Kvm(nc);
   const kv = {} as Record<BucketName, KV>;
   for (const [key, bucket] of Object.entries(names.buckets) as [BucketName, string][]) {
@@ -124,7 +142,7 @@ async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamM
 export async function destroyTopology(nc: NatsConnection, ns: string): Promise<void> {
   const names = topologyNames(ns);
   const jsm = await jetstreamManager(nc);
-  const streams = [names.logsStream, names.idempotencyStream, names.ingestStream, names.deadLetterStream, ...Object.values(names.buckets).map((b) => `KV_${b}`)];
+  const streams = [names.logsStream, names.idempotencyStream, names.ingestStream, names.deadLetterStream, names.auditStream, ...Object.values(names.buckets).map((b) => `KV_${b}`)];
   for (const s of streams) {
     try {
       await jsm.streams.delete(s);

@@ -20,12 +20,18 @@ export function generateSecret(): string {
   return `pss_${randomBytes(32).toString("base64url")}`;
 }
 
+/** A cached key with the KV revision it was read at; `value: null` is a deletion. */
+interface Cached {
+  value: ApiKey | null;
+  revision: number;
+}
+
 /**
  * API keys by id, and an index from the secret's hash to the id. Lookups on the request
- * path hit an in-process cache that the bucket watch keeps exact (see watchKeys).
+ * path hit an in-process cache that the bucket watch keeps exact (see refresh).
  */
 export class ApiKeyStore {
-  private readonly byId = new Map<string, ApiKey>();
+  private readonly byId = new Map<string, Cached>();
   private readonly idByHash = new Map<string, string>();
 
   constructor(
@@ -33,17 +39,27 @@ export class ApiKeyStore {
     private readonly hashes: JsonKv<{ key_id: string }>,
   ) {}
 
-  /** Drops a cached key after any write to it (revocation takes effect at once). */
+  /** Drops a cached key (the next read goes to the bucket). */
   invalidate(id: string): void {
     this.byId.delete(id);
   }
 
+  /**
+   * Takes a value seen on the bucket watch (null: deleted). A revision never goes back,
+   * so a read that started before a revocation and finishes after it cannot put the
+   * live key back into the cache: revocation holds on every instance at once.
+   */
+  refresh(id: string, value: ApiKey | null, revision: number): void {
+    const cur = this.byId.get(id);
+    if (!cur || cur.revision < revision) this.byId.set(id, { value, revision });
+  }
+
   async get(id: string): Promise<ApiKey | null> {
     const cached = this.byId.get(id);
-    if (cached) return cached;
-    const k = (await this.keys.get(id))?.value ?? null;
-    if (k) this.byId.set(id, k);
-    return k;
+    if (cached) return cached.value;
+    const k = await this.keys.get(id);
+    if (k) this.refresh(id, k.value, k.revision);
+    return k?.value ?? null;
   }
 
   async findBySecret(secret: string): Promise<ApiKey | null> {
@@ -63,22 +79,24 @@ export class ApiKeyStore {
     const existing = await this.keys.get(key.id);
     if (existing) return existing.value;
     await this.hashes.put(digest("api-key", secret), { key_id: key.id });
-    await this.keys.put(key.id, key);
+    this.refresh(key.id, key, await this.keys.put(key.id, key));
     return key;
   }
 
+  /** The organization's keys (revoked ones too), oldest first. */
   async list(org: string): Promise<ApiKey[]> {
     const out: ApiKey[] = [];
     for (const id of await this.keys.keys()) {
       const k = await this.get(id);
       if (k && k.organization_id === org) out.push(k);
     }
-    return out;
+    return out.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
   }
 
+  /** Revokes the key (a second revocation keeps the first time); null when absent. */
   async revoke(id: string, at: string): Promise<ApiKey | null> {
     const r = await this.keys.modify(id, (k) => (k.revoked_at ? undefined : { ...k, revoked_at: at }));
-    this.invalidate(id);
+    if (r) this.refresh(id, r.value, r.revision);
     return r?.value ?? null;
   }
 }

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Services } from "../services.js";
@@ -15,16 +15,61 @@ import { logBatchRoutes } from "./routes/logs/batch.js";
 import { logTypeRoutes } from "./routes/logs/log-types.js";
 import { stateRoutes } from "./routes/state/index.js";
 import { deadLetterRoutes } from "./routes/dead-letters.js";
+import { patientTokenRoutes } from "./routes/patient-tokens.js";
+import { mcpPlugin } from "../mcp/plugin.js";
+import { rateLimitPlugin } from "./plugins/rate-limit.js";
+import { auditPlugin } from "./plugins/audit.js";
+import { projectRoutes } from "./routes/projects.js";
+import { apiKeyRoutes } from "./routes/api-keys.js";
+import { auditRoutes } from "./routes/audit.js";
 
 export interface AppOptions {
-  /** Pino options; false silences logs (tests). */
-  logger?: boolean | { level: string };
+  /** Pino options; false silences logs (tests). `stream` sends the lines elsewhere than stdout. */
+  logger?: boolean | { level: string; stream?: { write(line: string): void } };
+}
+
+/**
+ * Never logged, whatever the level: bearer credentials and secrets in bodies (the
+ * /auth/token key, a created key, a minted token). Fastify's request serializer does not
+ * log headers or bodies today; this holds if someone logs them later.
+ */
+export const REDACT_PATHS = [
+  "req.headers.authorization",
+  "headers.authorization",
+  "authorization",
+  "api_key",
+  "key",
+  "access_token",
+  "*.api_key",
+  "*.key",
+  "*.access_token",
+  "*.authorization",
+];
+
+function loggerOptions(opts: AppOptions, level: string) {
+  if (opts.logger === false) return false;
+  const base = opts.logger === undefined || opts.logger === true ? { level } : opts.logger;
+  return {
+    ...base,
+    redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+    serializers: {
+      // Fastify's own, minus the query string: it may carry identifiers of patients (or a
+      // credential a client put there by mistake), and logs are not the place for either.
+      req: (req: Partial<FastifyRequest>) => ({
+        method: req.method,
+        url: typeof req.url === "string" ? req.url.split("?")[0] : undefined,
+        host: req.host,
+        remoteAddress: req.ip,
+        remotePort: req.socket?.remotePort,
+      }),
+    },
+  };
 }
 
 /** Builds the HTTP app without listening, so tests drive it with inject() or a real socket. */
 export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger ?? { level: services.config.logLevel },
+    logger: loggerOptions(opts, services.config.logLevel),
     bodyLimit: services.config.maxBodyBytes,
     // Keep-alive clients (SDKs, gateways) reuse sockets across batches.
     keepAliveTimeout: 65_000,
@@ -47,7 +92,11 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
   });
+  // Before any route: auth refuses routes without an access rule, and the rate limiter
+  // attaches its check to each route as it is added.
   await app.register(authPlugin, { services });
+  await app.register(rateLimitPlugin, { services });
+  await app.register(auditPlugin, { services });
 
   await app.register(healthRoutes, { services });
   await app.register(authRoutes, { services });
@@ -57,6 +106,11 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(logTypeRoutes, { services });
   await app.register(stateRoutes, { services });
   await app.register(deadLetterRoutes, { services });
+  await app.register(patientTokenRoutes, { services });
+  await app.register(mcpPlugin, { services });
+  await app.register(projectRoutes, { services });
+  await app.register(apiKeyRoutes, { services });
+  await app.register(auditRoutes, { services });
 
   app.get("/openapi.json", { config: { scope: false }, schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -1,17 +1,38 @@
 import fp from "fastify-plugin";
-import type { FastifyInstance, FastifyRequest } from "fastify";
-import { AppError } from "../../errors.js";
-import type { Principal, Scope } from "../../auth/scopes.js";
+import type { FastifyInstance, FastifyRequest, RouteOptions } from "fastify";
+import { AppError, isAppError } from "../../errors.js";
+import { isScope, type Principal, type Scope } from "../../auth/scopes.js";
 import type { Services } from "../../services.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
-    /** The scope a route needs; `false` marks a route that takes no bearer credential. */
+    /**
+     * Every route must state this (startup fails otherwise): the scope it needs; `false`
+     * for a route that takes no bearer credential; an explicit `undefined` for a route
+     * any valid credential may call (the log-type catalog).
+     */
     scope?: Scope | false;
+    /** Only an org-wide key (or its JWT) may call it; a project-scoped one gets 403. */
+    orgWide?: boolean;
   }
   interface FastifyRequest {
     principal: Principal;
   }
+  interface FastifyInstance {
+    /** Every route with its access rule, in registration order (the authorization matrix test walks it). */
+    routeRules: readonly RouteRule[];
+    /** Set by the rate-limit plugin: counts a failed authentication against the caller's IP (429 when over). */
+    limitFailedAuth?: (req: FastifyRequest) => Promise<void>;
+  }
+}
+
+/** A route's access rule as the auth plugin enforces it. */
+export interface RouteRule {
+  method: string;
+  url: string;
+  /** false: no credential; undefined: any valid credential. */
+  scope: Scope | false | undefined;
+  orgWide: boolean;
 }
 
 const PROJECT_HEADERS = ["x-project", "x-olira-project"] as const;
@@ -77,16 +98,50 @@ async function resolveProject(s: Services, req: FastifyRequest, base: Omit<Princ
   return projectId;
 }
 
+/**
+ * Refuses, at startup, a route that states no access rule, so a route cannot be added
+ * open by omission. Register the auth plugin before any route.
+ */
+function ruleOf(route: RouteOptions): RouteRule {
+  const config = (route.config ?? {}) as { scope?: unknown; orgWide?: unknown };
+  const where = `${String(route.method)} ${route.url}`;
+  if (!Object.hasOwn(config, "scope")) {
+    throw new Error(`route ${where} states no config.scope: give the scope it needs, or false for a route without credentials`);
+  }
+  const scope = config.scope;
+  if (scope !== false && scope !== undefined && !(typeof scope === "string" && isScope(scope))) {
+    throw new Error(`route ${where} names an unknown scope ${String(scope)}`);
+  }
+  if (scope === false && config.orgWide === true) throw new Error(`route ${where} is orgWide but takes no credential`);
+  return { method: String(route.method), url: route.url, scope: scope as RouteRule["scope"], orgWide: config.orgWide === true };
+}
+
 export const authPlugin = fp(
   async (app: FastifyInstance, opts: { services: Services }) => {
+    const rules: RouteRule[] = [];
+    app.decorate("routeRules", rules);
+    app.addHook("onRoute", (route) => {
+      rules.push(ruleOf(route));
+    });
     app.decorateRequest("principal", null as unknown as Principal);
     app.addHook("onRequest", async (req) => {
-      const scope = req.routeOptions.config?.scope;
+      const { scope, orgWide } = req.routeOptions.config ?? {};
       if (scope === false || req.routeOptions.url === undefined) return;
-      req.principal = await resolvePrincipal(opts.services, req);
+      try {
+        req.principal = await resolvePrincipal(opts.services, req);
+      } catch (err) {
+        // Guessing credentials costs a lookup each: such callers are limited per IP.
+        if (isAppError(err) && err.code === "authentication" && app.limitFailedAuth) await app.limitFailedAuth(req);
+        throw err;
+      }
       if (scope !== undefined && !req.principal.scopes.has(scope)) {
         throw new AppError("authorization", `this credential lacks the scope ${scope}`, [
           { type: "missing_scope", message: `required scope: ${scope}`, required_scope: scope },
+        ]);
+      }
+      if (orgWide && req.principal.key_project_id !== null) {
+        throw new AppError("authorization", "this operation needs an org-wide API key (or its JWT); this credential is bound to one project", [
+          { type: "org_wide_key_required", message: "use a key created without a project" },
         ]);
       }
     });

@@ -1,0 +1,74 @@
+import type { FastifyPluginAsync } from "fastify";
+import { Type } from "@sinclair/typebox";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { AppError } from "../errors.js";
+import { responses } from "../http/schemas.js";
+import type { Services } from "../services.js";
+import { createMcpServer, featuresFor } from "./server.js";
+
+/**
+ * MCP over streamable HTTP at /mcp, stateless: every POST gets a new server and transport
+ * (`sessionIdGenerator: undefined`) built for the caller the auth plugin resolved.
+ *
+ * Why stateless: every tool reads the state afresh (nothing is kept between calls), so a
+ * session would only add a per-session server held in one process's memory. Without
+ * sessions any instance or cluster worker can answer any request, a restart loses
+ * nothing, and each request is authenticated on its own (a revoked key or an expired
+ * patient token stops working at the next call, not at the next session). The cost is
+ * that the server cannot push notifications or requests to the client outside a call,
+ * which none of these tools need; GET (the server-to-client stream) and DELETE (session
+ * end) therefore answer 405.
+ *
+ * Answers are plain JSON (`enableJsonResponse`), not an SSE stream: each call has one
+ * answer and no progress to report, and JSON saves the stream framing.
+ */
+export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const config = { scope: "mcp:patient-state" as const };
+
+  app.post(
+    "/mcp",
+    {
+      config,
+      schema: {
+        summary: "MCP (JSON-RPC 2.0 over streamable HTTP, stateless): tools, resources and prompts over patient state",
+        tags: ["mcp"],
+        description: "Send JSON-RPC requests (initialize, tools/list, tools/call, resources/*, prompts/*) with Accept: application/json, text/event-stream.",
+        response: responses({
+          200: Type.Object({}, { additionalProperties: true, description: "JSON-RPC response (or array of responses)" }),
+          202: Type.Null({ description: "Notification accepted; no body" }),
+        }),
+      },
+    },
+    async (req, reply) => {
+      const server = createMcpServer(services, req.principal, featuresFor(req.body));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      // From here the transport writes the response; Fastify must not send one too.
+      reply.hijack();
+      // A client gone mid-call: close the server (and its transport) so in-flight handlers
+      // are aborted. After a finished answer nothing is left to release, and closing
+      // would only build a "connection closed" error with a stack trace per request.
+      reply.raw.on("close", () => {
+        if (!reply.raw.writableFinished) void server.close();
+      });
+      try {
+        await server.connect(transport);
+        await transport.handleRequest(req.raw, reply.raw, req.body);
+      } catch (err) {
+        req.log.error({ err }, "MCP request failed");
+        if (!reply.raw.headersSent) {
+          reply.raw.writeHead(500, { "content-type": "application/json" });
+          reply.raw.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32603, message: "internal server error" }, id: null }));
+        }
+      }
+    },
+  );
+
+  // Stateless: there is no server-to-client stream to open and no session to end.
+  const notAllowed = async () => {
+    throw new AppError("method_not_allowed", "this MCP server is stateless: send JSON-RPC messages with POST /mcp; there is no stream (GET) or session (DELETE)", [], {
+      headers: { allow: "POST" },
+    });
+  };
+  app.get("/mcp", { config, schema: { hide: true } }, notAllowed);
+  app.delete("/mcp", { config, schema: { hide: true } }, notAllowed);
+};

@@ -1,0 +1,23 @@
+import { z } from "zod";
+import { EVENT_MODULES, STABLE_MODULES } from "../../../readmodels/module.js";
+import { VIEW_TYPES } from "../../../readmodels/views/index.js";
+
+/**
+ * Argument schemas shared by the tools (names from the contract's "MCP tool arguments").
+ * Closed sets are enums, so a model reads the valid values in the schema itself and a
+ * wrong one comes back as a tool error listing them.
+ */
+export const args = {
+  stableModules: z.array(z.enum(STABLE_MODULES)).optional()
+    .describe(`Stable modules to return; all with data when left out. One of: ${STABLE_MODULES.join(", ")}.`),
+  moduleType: z.enum(EVENT_MODULES).describe("Event-state module to read."),
+  viewType: z.enum(VIEW_TYPES).describe("View (template) to read."),
+  format: z.enum(["markdown", "raw"]).default("raw")
+    .describe("raw (default): JSON blocks with structured data and refs; markdown: one readable document with each block's log ids."),
+  blockId: z.string().min(1).max(100).describe("Block id as listed by list_views_and_blocks (for example active_symptoms, missed_doses)."),
+  since: z.iso.datetime({ offset: true }).optional().describe("Only items at or after this ISO 8601 time (event time), e.g. 2026-07-01T00:00:00Z."),
+  until: z.iso.datetime({ offset: true }).optional().describe("Only items at or before this ISO 8601 time (event time)."),
+  cursor: z.string().min(1).max(500).optional().describe("next_cursor of the previous page; leave out for the first page."),
+  limit: (fallback: number, max: number) =>
+    z.number().int().min(1).max(max).default(fallback).describe(`Most items to return (default ${fallback}, at most ${max}); the answer may hold fewer to stay under about 20 kB.`),
+};

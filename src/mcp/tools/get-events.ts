@@ -1,0 +1,52 @@
+import { z } from "zod";
+import type { StateEvent } from "../../../actors/state-store.js";
+import { fitCount } from "../budget.js";
+import { defineTool, jsonResult } from "../context.js";
+import { args } from "./args.js";
+
+const schema = {
+  since: args.since.describe("Only events triggered (logs accepted) at or after this ISO 8601 time."),
+  until: args.until.describe("Only events triggered at or before this ISO 8601 time."),
+  limit: args.limit(20, 100),
+  cursor: z.string().regex(/^\d+$/, "a cursor is the next_cursor of a previous answer").optional()
+    .describe("next_cursor of the previous page; leave out for the first page."),
+};
+
+export const getEvents = defineTool({
+  name: "get_events",
+  title: "State change audit",
+  description: [
+    "Returns the audit of what each applied log changed in the patient's state, oldest first: which modules, what",
+    "kind of change and which fields. Use it to explain why the state says what it says, or when something changed",
+    "(triggered_at is when the log was accepted). For the logs' contents use get_logs.",
+    "Answer: JSON {patient_id, count, events: [{id, trigger, log_type, status (applied or no_change), triggered_at,",
+    "completed_at, source_event_log_id (the log's id), changes: [{module_type, kind, op, fields}]}], next_cursor}.",
+  ].join(" "),
+  args: schema,
+  async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
+    const snap = await ctx.services.stateReader.snapshot(ctx.principal, pid);
+    // The REST twin's paging: filters apply after paging by score, so read until the page is full.
+    const rows: { score: number; event: StateEvent }[] = [];
+    let after = a.cursor ? Number(a.cursor) : 0;
+    let more = false;
+    for (;;) {
+      const batch = await ctx.services.stateStore.events(pid, after, a.limit + 1);
+      for (const r of batch) {
+        if (rows.length === a.limit) {
+          more = true;
+          break;
+        }
+        after = r.score;
+        if (a.since && r.event.triggered_at < new Date(a.since).toISOString()) continue;
+        if (a.until && r.event.triggered_at > new Date(a.until).toISOString()) continue;
+        rows.push(r);
+      }
+      if (more || batch.length <= a.limit) break;
+    }
+    const events = rows.map((r) => r.event);
+    const wrap = (page: readonly unknown[], cursor: string | null) => ({ patient_id: pid, count: page.length, events: page, next_cursor: cursor });
+    const n = fitCount(events, (p) => wrap(p, "0"));
+    if (n === events.length) return jsonResult(wrap(events, more ? String(after) : null), snap);
+    return jsonResult({ ...wrap(events.slice(0, n), String(rows[n - 1]!.score)), truncated: true, note: "Cut to stay under 20 kB; continue with next_cursor." }, snap);
+  },
+});

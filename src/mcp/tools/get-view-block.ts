@@ -1,0 +1,37 @@
+import type { z } from "zod";
+import { AppError } from "../../errors.js";
+import { bounded } from "../budget.js";
+import { defineTool, jsonResult } from "../context.js";
+import { args } from "./args.js";
+
+const schema = { view_type: args.viewType, block_id: args.blockId };
+
+export const getViewBlock = defineTool({
+  name: "get_view_block",
+  title: "One block of a view",
+  description: [
+    "Returns one block of a view with every id of the logs behind it: use it to read a single topic (for example",
+    "symptom_snapshot/active_symptoms, medication_snapshot/missed_doses, labs_snapshot/critical_values,",
+    "profile_snapshot/missing_essentials) without the whole view, or to get the full refs list to cite or to fetch",
+    "those logs with get_logs. Block ids come from list_views_and_blocks.",
+    "Answer: JSON {patient_id, view_type, block_id, block_name, segment, content (markdown bullets), data (the same",
+    "facts as JSON), refs (log ids), updated_at (the view's as-of time)}.",
+  ].join(" "),
+  args: schema,
+  async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
+    const reader = ctx.services.stateReader;
+    const snap = await reader.snapshot(ctx.principal, pid);
+    const v = await reader.view(snap.stored, a.view_type);
+    const all = [...v.blocks, ...v.temp];
+    const b = all.find((x) => x.id === a.block_id);
+    if (!b) {
+      const known = all.length > 0 ? `blocks with content now: ${all.map((x) => x.id).join(", ")}` : "this view has no blocks yet (no data)";
+      throw new AppError("not_found", `block "${a.block_id}" not found in view ${v.view_type}; ${known}`);
+    }
+    const answer = {
+      patient_id: pid, view_type: v.view_type, block_id: b.id, block_name: b.name, segment: b.segment,
+      content: b.text, data: b.data, refs: b.refs, updated_at: v.valid_from,
+    };
+    return jsonResult(bounded(answer, "Fetch the logs behind the block with get_logs for the detail."), snap);
+  },
+});

@@ -1,0 +1,39 @@
+import type { z } from "zod";
+import type { View } from "../../../readmodels/views/index.js";
+import { bounded } from "../budget.js";
+import { defineTool, jsonResult, textResult, type McpContext } from "../context.js";
+import { args } from "./args.js";
+import { markdownView, rawView } from "./view-format.js";
+
+/** A view as current as the state (read-your-writes), shared with the views resource. */
+export async function readView(ctx: McpContext, patientId: string, viewType: string) {
+  const reader = ctx.services.stateReader;
+  const snap = await reader.snapshot(ctx.principal, patientId);
+  return { snap, view: await reader.view(snap.stored, viewType) };
+}
+
+/** The raw JSON answer (the REST twin's shape), bounded. */
+export const rawViewAnswer = (patientId: string, view: View, budget?: number) =>
+  bounded(rawView(patientId, view), "Read one block at a time with get_view_block.", budget);
+
+const schema = { view_type: args.viewType, format: args.format };
+
+export const getView = defineTool({
+  name: "get_view",
+  title: "A view of the patient",
+  description: [
+    "Returns a view: a ready-made snapshot of one area of the patient's state, built from a template",
+    "(symptom_snapshot, medication_snapshot, labs_snapshot, vitals_snapshot, profile_snapshot, engagement_snapshot,",
+    "questionnaire_snapshot, device_snapshot). Blocks are in segments long_term (standing facts), week (the 7 days",
+    "before the view's as-of time) and temp (things to follow up or ask, such as missed doses or critical values).",
+    "Use it to answer 'how is the patient doing' questions or to prepare a summary; prefer it over raw modules.",
+    "format raw (default): JSON {patient_id, view_type, view_id, valid_from, valid_to, content: {blocks, temp}}, each",
+    "block {id, name, text (markdown bullets), segment, refs (ids of the logs its facts came from), data}.",
+    "format markdown: one document, each block followed by its log ids. Cite refs when you report a fact.",
+  ].join(" "),
+  args: schema,
+  async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
+    const { snap, view } = await readView(ctx, pid, a.view_type);
+    return a.format === "markdown" ? textResult(markdownView(view), snap) : jsonResult(rawViewAnswer(pid, view), snap);
+  },
+});

@@ -1,0 +1,36 @@
+import { z } from "zod";
+import type { View } from "../../../readmodels/views/index.js";
+import { defineTool, jsonResult } from "../context.js";
+import { args } from "./args.js";
+
+const blockList = (v: View) =>
+  [...v.blocks, ...v.temp].map((b) => ({ block_id: b.id, block_name: b.name, segment: b.segment, has_result: b.text.trim() !== "" }));
+
+const schema = { view_type: args.viewType.optional().describe("Only this view's blocks; every view when left out.") };
+
+export const listViewsAndBlocks = defineTool({
+  name: "list_views_and_blocks",
+  title: "Views and their blocks",
+  description: [
+    "Lists the patient's views (one per template) and the blocks each holds, so you can pick what to read with",
+    "get_view or get_view_block. Only blocks with content are listed; a view without blocks has no data yet.",
+    "Answer without view_type: JSON {patient_id, views: [{view_type, view_id, has_blocks, has_temp, blocks:",
+    "[{block_id, block_name, segment, has_result}]}]}. With view_type: {patient_id, view_type, blocks: [...]}.",
+    "has_temp means the view has follow-up items (segment temp): missing information, severe symptoms, critical",
+    "lab values, missed doses.",
+  ].join(" "),
+  args: schema,
+  async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
+    const reader = ctx.services.stateReader;
+    const snap = await reader.snapshot(ctx.principal, pid);
+    if (a.view_type !== undefined) {
+      const v = await reader.view(snap.stored, a.view_type);
+      return jsonResult({ patient_id: pid, view_type: v.view_type, blocks: blockList(v) }, snap);
+    }
+    const views = await reader.allViews(snap.stored);
+    return jsonResult({
+      patient_id: pid,
+      views: views.map((v) => ({ view_type: v.view_type, view_id: v.view_id, has_blocks: v.blocks.length > 0, has_temp: v.temp.length > 0, blocks: blockList(v) })),
+    }, snap);
+  },
+});

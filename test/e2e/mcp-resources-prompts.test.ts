@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { startStack, type TestStack } from "../support/stack.js";
+
+let t: TestStack;
+let client: Client;
+let pid: string;
+let big: string;
+let ids: string[];
+
+const text = (r: { contents: unknown[] }) => (r.contents[0] as { text: string }).text;
+const promptText = (p: { messages: { content: unknown }[] }) => (p.messages[0]!.content as { text: string }).text;
+async function call(name: string, args: Record<string, unknown>) {
+  const r = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: { text: string }[] };
+  return { isError: r.isError === true, text: r.content[0]!.text, json: JSON.parse(r.content[0]!.text) };
+}
+
+beforeAll(async () => {
+  t = await startStack({ PSS_VIEW_DEBOUNCE_MS: "10" });
+  await t.app.listen({ port: 0, host: "127.0.0.1" });
+  const url = new URL(`http://127.0.0.1:${(t.app.server.address() as { port: number }).port}/mcp`);
+  const create = async () => (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id as string;
+  pid = await create();
+  big = await create();
+  const logs = [
+    { log_type: "symptom_report", patient_id: pid, timestamp: "2026-07-03T08:00:00Z", payload: { instrument: "esas_r", symptoms: [{ name: "pain", score: 9 }] } },
+    { log_type: "lab_results", patient_id: pid, timestamp: "2026-07-02T07:00:00Z", payload: { results: [{ loinc_code: "2823-3", test_name: "Potassium", value_numeric: 6.9, unit: "mmol/L", abnormal_flag: "HH" }] } },
+    { log_type: "lab_results", patient_id: pid, timestamp: "2026-06-01T07:00:00Z", payload: { results: [{ loinc_code: "2345-7", test_name: "Glucose", value_numeric: 180, unit: "mg/dL", abnormal_flag: "H" }] } },
+    { log_type: "medication_adherence", patient_id: pid, timestamp: "2026-07-02T08:30:00Z", payload: { medication_adherence: [{ status: "skipped", medication_name: "Metformin", scheduled_time: "2026-07-02T08:00:00Z" }] } },
+    { log_type: "symptom_detail", patient_id: pid, timestamp: "2026-07-03T09:00:00Z", payload: { symptom_type: "headache", detail_type: "location", response: "behind the eyes" } },
+    { log_type: "demographics", patient_id: pid, timestamp: "2026-07-01T00:00:00Z", payload: { name: "Ada Example", dob: "1960-02-03" } },
+  ];
+  // 40 notes of about 2 kB each: far over any answer's budget.
+  const note = "The pain wakes me at night and moves from the lower back to the left leg. ".repeat(27);
+  for (let i = 0; i < 40; i++) {
+    logs.push({ log_type: "symptom_free_text", patient_id: big, timestamp: new Date(Date.UTC(2026, 6, 1, 0, i)).toISOString(), payload: { text: `${i}: ${note}` } } as never);
+  }
+  const r = (await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs } })).json();
+  expect(r.accepted, JSON.stringify(r.errors)).toBe(logs.length);
+  ids = r.results.map((x: { id: string }) => x.id);
+  client = new Client({ name: "pss-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${t.adminKey}` } } }));
+});
+afterAll(async () => {
+  await client?.close();
+  await t?.close();
+});
+
+describe("MCP resources", () => {
+  it("lists organization resources and the patient templates for an API key", async () => {
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri).sort()).toEqual(["org://log-types", "org://projects/current"]);
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map((r) => r.uriTemplate).sort()).toEqual([
+      "patient://{patient_id}/event-modules/{module_type}", "patient://{patient_id}/stable", "patient://{patient_id}/views/{view_type}",
+    ]);
+  });
+
+  it("reads the project and the log-type catalog (under 50 kB)", async () => {
+    expect(JSON.parse(text(await client.readResource({ uri: "org://projects/current" })))).toMatchObject({ id: "prj_default", slug: "default", name: expect.any(String) });
+    const catalog = text(await client.readResource({ uri: "org://log-types" }));
+    expect(catalog.length).toBeLessThan(50_000);
+    const types = JSON.parse(catalog).log_types;
+    expect(types).toHaveLength(55);
+    expect(types.find((x: any) => x.log_type === "symptom_report")).toMatchObject({ group: "symptom", lifecycle_tracked: true, required: expect.arrayContaining(["symptoms"]) });
+  });
+
+  it("reads a patient's stable facts, an event module and a view as JSON", async () => {
+    const stable = JSON.parse(text(await client.readResource({ uri: `patient://${pid}/stable` })));
+    expect(stable.modules.demographics.payload).toMatchObject({ name: "Ada Example" });
+    const labs = JSON.parse(text(await client.readResource({ uri: `patient://${pid}/event-modules/lab_results` })));
+    expect(labs).toMatchObject({ patient_id: pid, module_type: "lab_results" });
+    const view = JSON.parse(text(await client.readResource({ uri: `patient://${pid}/views/labs_snapshot` })));
+    expect(view.content.temp.find((b: any) => b.id === "critical_values").refs).toEqual([ids[1]]);
+    await expect(client.readResource({ uri: `patient://${pid}/event-modules/moonphase` })).rejects.toThrow(/unknown event-state module/);
+    await expect(client.readResource({ uri: "patient://pat_00000000000000000000000000/stable" })).rejects.toThrow(/not found/);
+  });
+});
+
+describe("MCP prompts", () => {
+  it("lists three prompts with argument schemas", async () => {
+    const { prompts } = await client.listPrompts();
+    const byName = Object.fromEntries(prompts.map((p) => [p.name, p]));
+    expect(Object.keys(byName).sort()).toEqual(["missing_data_elicitation", "provider_alert", "visit_prep_summary"]);
+    expect(byName.missing_data_elicitation!.arguments).toEqual([
+      expect.objectContaining({ name: "patient_id", required: true }), expect.objectContaining({ name: "view_type", required: true }),
+    ]);
+    expect(byName.provider_alert!.arguments!.find((x) => x.name === "since")).toMatchObject({ required: false });
+  });
+
+  it("missing_data_elicitation asks for what the view's template lacks, essentials first", async () => {
+    const p = promptText(await client.getPrompt({ name: "missing_data_elicitation", arguments: { patient_id: pid, view_type: "profile_snapshot" } }));
+    expect(p).toMatch(/Essential[\s\S]*emergency[\s\S]*If time allows/);
+    expect(p).not.toContain("What is your date of birth"); // demographics carry a dob
+    const sym = promptText(await client.getPrompt({ name: "missing_data_elicitation", arguments: { patient_id: pid, view_type: "symptom_snapshot" } }));
+    expect(sym).toContain("headache");
+    expect(sym).toContain(ids[4]);
+    await expect(client.getPrompt({ name: "missing_data_elicitation", arguments: { patient_id: pid, view_type: "horoscope" } })).rejects.toThrow();
+  });
+
+  it("provider_alert cites the logs of severe symptoms, abnormal labs and missed doses since a time", async () => {
+    const p = promptText(await client.getPrompt({ name: "provider_alert", arguments: { patient_id: pid } }));
+    expect(p).toContain(`pain: score 9 (esas_r), first reported 2026-07-03T08:00:00.000Z [${ids[0]}]`);
+    expect(p).toContain(`Potassium: 6.9 mmol/L flag HH (CRITICAL) [${ids[1]}]`);
+    expect(p).toContain(`Metformin: dose skipped (scheduled 2026-07-02T08:00:00Z) [${ids[3]}]`);
+    expect(p).not.toContain("Glucose"); // a month before the default week
+    const since = promptText(await client.getPrompt({ name: "provider_alert", arguments: { patient_id: pid, since: "2026-05-01T00:00:00Z" } }));
+    expect(since).toContain(`[${ids[2]}]`);
+    const later = promptText(await client.getPrompt({ name: "provider_alert", arguments: { patient_id: pid, since: "2026-08-01T00:00:00Z" } }));
+    expect(later).toContain("Nothing");
+  });
+
+  it("visit_prep_summary is resolved from the views, with their sources", async () => {
+    const p = promptText(await client.getPrompt({ name: "visit_prep_summary", arguments: { patient_id: pid } }));
+    expect(p).toContain("# Symptom snapshot");
+    expect(p).toContain("# Labs snapshot");
+    expect(p).toContain(ids[1]);
+  });
+});
+
+describe("MCP answer size", () => {
+  it("cuts a page of logs under 20 kB, says so, and continues from the cursor without gaps", async () => {
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < 20; i++) {
+      const r = await call("get_logs", { patient_id: big, limit: 100, ...(cursor ? { cursor } : {}) });
+      expect(Buffer.byteLength(r.text)).toBeLessThan(20_500);
+      if (r.json.next_cursor !== null) expect(r.json.truncated).toBe(true);
+      seen.push(...r.json.logs.map((l: any) => l.id));
+      cursor = r.json.next_cursor ?? undefined;
+      if (!cursor) break;
+    }
+    expect(new Set(seen).size).toBe(40);
+    expect(seen).toEqual([...ids.slice(6)].reverse());
+  });
+
+  it("shortens the longest lists of a large module, keeping the newest, and names the cut", async () => {
+    const r = await call("get_event_state_module", { patient_id: big, module_type: "symptoms" });
+    expect(Buffer.byteLength(r.text)).toBeLessThan(20_500);
+    expect(r.json).toMatchObject({ truncated: true, truncated_lists: [expect.objectContaining({ path: "payload.free_text", total: 20 })] });
+    expect(r.json.payload.free_text.at(-1).log_id).toBe(ids.at(-1));
+  });
+});
