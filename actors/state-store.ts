@@ -163,6 +163,12 @@ export class PatientStateStore {
     );
   }
 
+  /** Highest stream sequence accepted for any patient of the project (0 when none). */
+  async projectAccepted(projectId: string): Promise<number> {
+    const top = await this.redis.zRangeWithScores(acceptedKey(this.prefix, projectId), -1, -1);
+    return top[0]?.score ?? 0;
+  }
+
   async erase(projectId: string, patientId: string): Promise<void> {
     const k = this.keys(patientId);
     await this.redis.del([k.state, k.events, k.views]);

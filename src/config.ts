@@ -38,6 +38,10 @@ export interface Config {
   workers: number;
   /** Longest a state read waits for the patient's accepted logs to be applied. @default 2_000 ms */
   readWaitMs: number;
+  /** Longest a log query may run in ClickHouse. @default 10_000 ms */
+  queryTimeoutMs: number;
+  /** Most rows one log query may read before it is refused as too costly. @default 200_000_000 */
+  queryMaxRowsToRead: number;
   /** A patient actor idle this long is passivated. @default 60_000 ms */
   actorIdleMs: number;
   /** Views are regenerated once a patient's logs pause this long (reads render a stale view themselves). @default 1_000 ms */
@@ -121,6 +125,8 @@ export function loadConfig(env: Env = process.env): Config {
     publishTimeoutMs: int(env, "PSS_PUBLISH_TIMEOUT_MS", 5_000, 100, 120_000),
     logLevel,
     readWaitMs: int(env, "PSS_READ_WAIT_MS", 2_000, 0, 60_000),
+    queryTimeoutMs: int(env, "PSS_QUERY_TIMEOUT_MS", 10_000, 100, 600_000),
+    queryMaxRowsToRead: int(env, "PSS_QUERY_MAX_ROWS_TO_READ", 200_000_000, 1_000, 100_000_000_000),
     actorIdleMs: int(env, "PSS_ACTOR_IDLE_MS", 60_000, 10, 3_600_000),
     viewDebounceMs: int(env, "PSS_VIEW_DEBOUNCE_MS", 1_000, 0, 60_000),
     maxActivePatients: int(env, "PSS_MAX_ACTIVE_PATIENTS", 50_000, 1, 10_000_000),

@@ -24,6 +24,7 @@ import { DeviceFeed } from "../actors/device-feed.js";
 import { ClickHouseProjector } from "../actors/clickhouse-projector.js";
 import { migrate } from "../infra/clickhouse-schema.js";
 import { StateReader } from "./state/state-reader.js";
+import { LogQueryService } from "./query/log-query-service.js";
 
 /** Everything the HTTP app and the workers need, built once and passed in (no singletons). */
 export interface Services {
@@ -45,6 +46,7 @@ export interface Services {
   logWriter: LogWriter;
   stateStore: PatientStateStore;
   stateReader: StateReader;
+  logQuery: LogQueryService;
   /** Present in the process that applies logs to state (role "all" or "engine"). */
   engine: StateEngine | null;
   /** Present in the process that owns ClickHouse writes (role "all" or "engine"). */
@@ -166,9 +168,18 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       );
       await deviceFeed.start();
     }
+    const logQuery = new LogQueryService({
+      client: clickhouse.client,
+      nc,
+      namespace: config.namespace,
+      redis,
+      projectAccepted: (p) => stateStore.projectAccepted(p),
+      projector: () => projector,
+      options: { timeoutMs: config.queryTimeoutMs, maxRowsToRead: config.queryMaxRowsToRead, maxWaitMs: config.readWaitMs },
+    });
     return {
       config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logWriter,
-      stateStore, stateReader, engine, projector,
+      stateStore, stateReader, engine, projector, logQuery,
       async close() {
         await deviceFeed?.stop();
         await projector?.stop();

@@ -15,6 +15,7 @@ import { logBatchRoutes } from "./routes/logs/batch.js";
 import { logTypeRoutes } from "./routes/logs/log-types.js";
 import { stateRoutes } from "./routes/state/index.js";
 import { deadLetterRoutes } from "./routes/dead-letters.js";
+import { queryRoutes } from "./routes/query.js";
 import { patientTokenRoutes } from "./routes/patient-tokens.js";
 import { mcpPlugin } from "../mcp/plugin.js";
 import { rateLimitPlugin } from "./plugins/rate-limit.js";
@@ -106,6 +107,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(logTypeRoutes, { services });
   await app.register(stateRoutes, { services });
   await app.register(deadLetterRoutes, { services });
+  await app.register(queryRoutes, { services });
   await app.register(patientTokenRoutes, { services });
   await app.register(mcpPlugin, { services });
   await app.register(projectRoutes, { services });

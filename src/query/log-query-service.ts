@@ -1,0 +1,132 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { ClickHouseClient } from "@clickhouse/client";
+import { ClickHouseProjector } from "../../actors/clickhouse-projector.js";
+import { ClickHouseQueryError, queryClickHouseRpc, runQuery, type QueryRequest } from "../../infra/clickhouse-rpc.js";
+import { assertIdentifier } from "../../infra/clickhouse-schema.js";
+import type { Redis } from "../../infra/redis.js";
+import { compileLogQuery, countOf, DEFAULT_LIMITS, pageRows, type CompileScope, type CompiledQuery } from "../../readmodels/query/index.js";
+import { AppError } from "../errors.js";
+
+export interface QueryOptions {
+  /** Longest a query may run in ClickHouse. @default 10_000 ms */
+  timeoutMs: number;
+  /** Most rows one query may read before it is refused as too costly. @default 200_000_000 */
+  maxRowsToRead: number;
+  /** Longest a query waits for the projector to reach the caller's writes. @default 2_000 ms */
+  maxWaitMs: number;
+}
+
+export interface QueryAnswer {
+  count: number;
+  rows?: unknown[];
+  organization_id?: string;
+  patient_id?: string | null;
+  total_count?: number | null;
+  has_more?: boolean;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** ClickHouse error codes that mean "this query costs too much", not "the service failed". */
+const TOO_COSTLY = new Set(["158", "159", "160", "241", "396", "RESULT_TOO_LARGE", "TOO_MANY_ROWS", "TIMEOUT_EXCEEDED"]);
+
+/**
+ * Runs compiled log queries: waits (bounded) until the projector has copied every log
+ * accepted in the project before the query, then runs it on the embedded engine or the
+ * configured server (through the engine process when this one does not own it).
+ */
+export class LogQueryService {
+  private readonly db: string;
+
+  constructor(
+    private readonly deps: {
+      client: ClickHouseClient | null;
+      nc: NatsConnection;
+      namespace: string;
+      redis: Redis;
+      /** Highest stream sequence accepted in the project (0 when none). */
+      projectAccepted: (projectId: string) => Promise<number>;
+      /** In-process projector, when this process runs it. */
+      projector: () => ClickHouseProjector | null;
+      options: QueryOptions;
+    },
+  ) {
+    this.db = assertIdentifier(deps.namespace);
+  }
+
+  private async projected(): Promise<number> {
+    const p = this.deps.projector();
+    if (p) return p.projectedSeq;
+    return Number((await this.deps.redis.get(ClickHouseProjector.progressKey(this.deps.namespace))) ?? 0);
+  }
+
+  /** Read-your-writes: a query after a batch's answer sees the batch. */
+  private async waitForProjector(projectId: string): Promise<boolean> {
+    const target = await this.deps.projectAccepted(projectId);
+    const deadline = Date.now() + this.deps.options.maxWaitMs;
+    for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
+      if ((await this.projected()) >= target) return true;
+      if (Date.now() >= deadline) return false;
+      await sleep(delay);
+    }
+  }
+
+  private async exec(sql: string, params: Record<string, unknown>): Promise<Record<string, unknown>[]> {
+    const q: QueryRequest = {
+      // The compiler names the table `logs`; each namespace has its own database.
+      sql: sql.replace(/\bFROM logs\b/g, `FROM ${this.db}.logs`),
+      params,
+      settings: {
+        max_execution_time: Math.ceil(this.deps.options.timeoutMs / 1000),
+        max_rows_to_read: this.deps.options.maxRowsToRead,
+        read_overflow_mode: "throw",
+      },
+    };
+    try {
+      if (this.deps.client) return await runQuery(this.deps.client, q);
+      return await queryClickHouseRpc(this.deps.nc, this.deps.namespace, q, this.deps.options.timeoutMs + 2_000);
+    } catch (err) {
+      const code = err instanceof ClickHouseQueryError ? String(err.code ?? "") : "";
+      if (TOO_COSTLY.has(code) || /TIMEOUT_EXCEEDED|TOO_MANY_ROWS|too large/i.test((err as Error).message)) {
+        throw new AppError("validation", "query too costly: narrow the filter (type, patient, time range) or lower the limit", [
+          { type: "query_too_costly", message: (err as Error).message.slice(0, 300) },
+        ]);
+      }
+      throw err;
+    }
+  }
+
+  async run(body: unknown, scope: CompileScope): Promise<{ answer: QueryAnswer; current: boolean }> {
+    const q: CompiledQuery = compileLogQuery(body, scope, DEFAULT_LIMITS);
+    const current = await this.waitForProjector(scope.project_id);
+    if (q.kind === "count") {
+      return { answer: { count: countOf(await this.exec(q.sql, q.params)) }, current };
+    }
+    const [raw, total] = await Promise.all([
+      this.exec(q.sql, q.params),
+      q.countSql ? this.exec(q.countSql, q.countParams ?? q.params).then(countOf) : Promise.resolve(null),
+    ]);
+    const { rows, has_more } = pageRows(q, raw);
+    if (q.single && rows.length !== 1) {
+      throw new AppError("validation", `single expected exactly one row, got ${rows.length === 0 ? "none" : "more than one"}`, [
+        { type: "single_row", message: "exactly one row required", field: "single", location: ["body", "single"] },
+      ]);
+    }
+    if (q.maybeSingle && rows.length > 1) {
+      throw new AppError("validation", "maybe_single expected at most one row, got more than one", [
+        { type: "single_row", message: "at most one row allowed", field: "maybe_single", location: ["body", "maybe_single"] },
+      ]);
+    }
+    return {
+      answer: {
+        count: rows.length,
+        rows,
+        organization_id: scope.organization_id,
+        patient_id: scope.patient_id ?? null,
+        total_count: total,
+        has_more: q.single || q.maybeSingle ? false : has_more,
+      },
+      current,
+    };
+  }
+}
