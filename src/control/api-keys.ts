@@ -12,6 +12,8 @@ export interface ApiKey {
   name: string;
   scopes: Scope[];
   created_at: string;
+  /** SHA-256 of the secret (its index entry's key); never the secret itself. Not served. */
+  secret_hash?: string;
   revoked_at: string | null;
 }
 
@@ -73,12 +75,32 @@ export class ApiKeyStore {
     return this.get(id);
   }
 
+  /**
+   * Points a fixed key (the bootstrap key) at `secret`: after PSS_ADMIN_KEY changes, the
+   * new value works and the old one stops, across restarts. The record keeps only the
+   * secret's hash, which is what lets the old mapping be found and removed.
+   */
+  async rotateSecret(id: string, secret: string): Promise<void> {
+    const h = digest("api-key", secret);
+    const cur = await this.keys.get(id);
+    if (!cur || cur.value.secret_hash === h) return;
+    await this.hashes.put(h, { key_id: id });
+    const old = cur.value.secret_hash;
+    const updated = await this.keys.modify(id, (k) => ({ ...k, secret_hash: h }));
+    if (updated) this.refresh(id, updated.value, updated.revision);
+    if (old !== undefined && old !== h) {
+      await this.hashes.delete(old);
+      this.idByHash.delete(old);
+    }
+  }
+
   /** Stores a key for `secret`; with a fixed id it is idempotent (bootstrap). */
   async create(input: Omit<ApiKey, "id" | "created_at" | "revoked_at"> & { id?: string }, secret: string): Promise<ApiKey> {
-    const key: ApiKey = { ...input, id: input.id ?? newId("key"), created_at: new Date().toISOString(), revoked_at: null };
+    const secret_hash = digest("api-key", secret);
+    const key: ApiKey = { ...input, id: input.id ?? newId("key"), created_at: new Date().toISOString(), revoked_at: null, secret_hash };
     const existing = await this.keys.get(key.id);
     if (existing) return existing.value;
-    await this.hashes.put(digest("api-key", secret), { key_id: key.id });
+    await this.hashes.put(secret_hash, { key_id: key.id });
     this.refresh(key.id, key, await this.keys.put(key.id, key));
     return key;
   }

@@ -27,4 +27,6 @@ export async function bootstrapAdmin(s: { orgs: OrganizationStore; projects: Pro
     { id: BOOTSTRAP.key_id, organization_id: BOOTSTRAP.organization_id, project_id: null, name: "bootstrap admin", scopes: [...ALL_SCOPES] },
     adminKey,
   );
+  // A changed PSS_ADMIN_KEY replaces the old one.
+  await s.apiKeys.rotateSecret(BOOTSTRAP.key_id, adminKey);
 }
