@@ -1,8 +1,9 @@
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ModuleKey } from "../../../readmodels/module.js";
-import { moduleEntry } from "../../../readmodels/patient-state.js";
+import { moduleEntry, type PatientState } from "../../../readmodels/patient-state.js";
 import { MODELS } from "../../../readmodels/registry.js";
+import { doc } from "../../../readmodels/views/lib.js";
 import { VIEW_INPUTS, VIEW_TYPES, viewTitle, type ViewBlock, type ViewType } from "../../../readmodels/views/index.js";
 import { patientIdArg, type McpContext } from "../context.js";
 import { cite, promptPatient, resolvePrompt, userMessage } from "./shared.js";
@@ -52,8 +53,12 @@ interface Ask {
   refs: readonly string[];
 }
 
-/** The follow-up items the view template itself flags (its temp blocks), where it has them: these come first. */
-function templateAsks(temp: readonly ViewBlock[]): { asks: Ask[]; covered: Set<ModuleKey> } {
+/**
+ * The follow-up items the view template itself flags (its temp blocks), where it has
+ * them: these come first. Pending symptom details are read from the module, which keeps
+ * each one's log id (the block's refs are for the whole block).
+ */
+function templateAsks(temp: readonly ViewBlock[], state: PatientState): { asks: Ask[]; covered: Set<ModuleKey> } {
   const asks: Ask[] = [];
   const covered = new Set<ModuleKey>();
   for (const b of temp) {
@@ -65,9 +70,11 @@ function templateAsks(temp: readonly ViewBlock[]): { asks: Ask[]; covered: Set<M
       }
     }
     if (b.id === "symptoms_to_follow_up") {
-      for (const x of b.data as { reason: string; name: string; detail_type?: string }[]) {
-        if (x.reason !== "pending_detail") continue;
-        asks.push({ question: `You mentioned ${x.name} (${x.detail_type}). How bad is it now, from 0 (none) to 10 (worst)?`, why: "symptom detail reported without a score", log_types: ["symptom_report"], refs: b.refs });
+      for (const p of doc(state, "symptoms")?.pending_details ?? []) {
+        asks.push({
+          question: `You mentioned ${p.symptom_type} (${p.detail_type}: "${p.response}"). How bad is it now, from 0 (none) to 10 (worst)?`,
+          why: "symptom detail reported without a score", log_types: ["symptom_report"], refs: [p.log_id],
+        });
       }
     }
   }
@@ -96,7 +103,7 @@ export function registerMissingDataElicitation(server: McpServer, ctx: McpContex
       const snap = await reader.snapshot(ctx.principal, pid);
       const view = await reader.view(snap.stored, view_type);
       const empty = VIEW_INPUTS[view_type as ViewType].filter((k) => moduleEntry(snap.stored.state, k) === undefined);
-      const first = templateAsks(view.temp);
+      const first = templateAsks(view.temp, snap.stored.state);
       const rest: Ask[] = empty.flatMap((k) =>
         QUESTIONS[k] && !first.covered.has(k) ? [{ question: QUESTIONS[k]!, why: `nothing recorded for ${k}`, log_types: MODELS[k].handles, refs: [] }] : []);
       const asks = [...first.asks, ...rest];

@@ -1,6 +1,5 @@
 import type { z } from "zod";
-import { recentEntries } from "../../../readmodels/views/index.js";
-import type { ViewType } from "../../../readmodels/views/index.js";
+import { recentEntries, type ViewType } from "../../../readmodels/views/index.js";
 import { fitCount } from "../budget.js";
 import { defineTool, jsonResult } from "../context.js";
 import { args } from "./args.js";
