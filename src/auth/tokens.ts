@@ -40,7 +40,8 @@ export class TokenService {
       .setIssuer(ISSUER)
       .setSubject(claims.key_id)
       .setIssuedAt()
-      .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+      // Rounded up: a token lives at least its full TTL, never a fraction of a second less.
+      .setExpirationTime(Math.ceil(Date.now() / 1000) + ttlSeconds)
       .sign(this.key);
   }
 
