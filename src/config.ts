@@ -56,6 +56,12 @@ export interface Config {
   rateLimitMax: number;
   /** The rate-limit window in ms. @default 60_000 (1 min) */
   rateLimitWindowMs: number;
+  /** An ingestion job left in AWAITING_CONFIRMATION this long is cancelled. @default 604_800_000 (7 days) */
+  jobConfirmTimeoutMs: number;
+  /** Largest file one upload URL takes, in bytes. @default 5_368_709_120 (5 GiB) */
+  maxUploadBytes: number;
+  /** Ingestion jobs running at once per engine process; more wait in QUEUED. @default 2 */
+  maxRunningJobs: number;
 }
 
 export class ConfigError extends Error {
@@ -132,6 +138,9 @@ export function loadConfig(env: Env = process.env): Config {
     maxActivePatients: int(env, "PSS_MAX_ACTIVE_PATIENTS", 50_000, 1, 10_000_000),
     rateLimitMax: int(env, "PSS_RATE_LIMIT_MAX", 10_000, 0, 100_000_000),
     rateLimitWindowMs: int(env, "PSS_RATE_LIMIT_WINDOW_MS", 60_000, 1_000, 86_400_000),
+    jobConfirmTimeoutMs: int(env, "PSS_JOB_CONFIRM_TIMEOUT_MS", 7 * 24 * 3600 * 1000, 100, 365 * 24 * 3600 * 1000),
+    maxUploadBytes: int(env, "PSS_MAX_UPLOAD_BYTES", 5 * 1024 ** 3, 1024, 1024 ** 4),
+    maxRunningJobs: int(env, "PSS_MAX_RUNNING_JOBS", 2, 1, 64),
     workers: env.PSS_WORKERS === "auto" ? availableParallelism() : int(env, "PSS_WORKERS", 1, 1, 64),
   };
 }

@@ -25,6 +25,11 @@ import { ClickHouseProjector } from "../actors/clickhouse-projector.js";
 import { migrate } from "../infra/clickhouse-schema.js";
 import { StateReader } from "./state/state-reader.js";
 import { LogQueryService } from "./query/log-query-service.js";
+import { JobRunner } from "../actors/ingestion/job-runner.js";
+import type { StageDeps } from "../actors/ingestion/stage-deps.js";
+import { JobStore } from "./ingestion/job-store.js";
+import { UploadStore } from "./ingestion/uploads.js";
+import { IngestionService } from "./ingestion/service.js";
 
 /** Everything the HTTP app and the workers need, built once and passed in (no singletons). */
 export interface Services {
@@ -51,6 +56,10 @@ export interface Services {
   engine: StateEngine | null;
   /** Present in the process that owns ClickHouse writes (role "all" or "engine"). */
   projector: ClickHouseProjector | null;
+  /** Ingestion jobs: uploads, creation, reads, control (the routes' side). */
+  ingestion: IngestionService;
+  /** Present in the process that runs ingestion jobs (role "all" or "engine"). */
+  jobRunner: JobRunner | null;
   close(): Promise<void>;
 }
 
@@ -92,7 +101,13 @@ function openClickHouse(config: Config, nc: NatsConnection, role: ProcessRole, s
   };
 }
 
-export async function createServices(config: Config, role: ProcessRole = "all", options: { log?: { error(o: unknown, m?: string): void; warn(o: unknown, m?: string): void } } = {}): Promise<Services> {
+export interface ServiceOptions {
+  log?: { error(o: unknown, m?: string): void; warn(o: unknown, m?: string): void };
+  /** Test hooks of the ingestion job stages (for example a slow replay to stop a job midway). */
+  ingestion?: Pick<StageDeps, "beforeReplayChunk" | "backfillStallMs" | "bucketBytes">;
+}
+
+export async function createServices(config: Config, role: ProcessRole = "all", options: ServiceOptions = {}): Promise<Services> {
   const nc = await connectNats(config.natsUrl);
   const stops: (() => void)[] = [];
   try {
@@ -168,6 +183,28 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       );
       await deviceFeed.start();
     }
+    const jobStore = new JobStore(new JsonKv(kv.ingestionJobs), new JsonKv(kv.ingestionKeys));
+    const uploads = new UploadStore({ os: topology.uploads, js: topology.js, publisher, bucket: topology.names.uploadsBucket, tokens: new JsonKv(kv.uploadTokens) });
+    const controlSubject = `${config.namespace}.ingestion.control`;
+    let jobRunner: JobRunner | null = null;
+    if (role !== "api") {
+      jobRunner = new JobRunner(
+        {
+          store: jobStore,
+          patients,
+          logWriter,
+          stateStore,
+          uploads,
+          staging: { js: topology.js, jsm: topology.jsm, publisher, names: topology.names },
+          log: options.log ?? console,
+          ...options.ingestion,
+        },
+        { confirmTimeoutMs: config.jobConfirmTimeoutMs, maxRunning: config.maxRunningJobs },
+      );
+      await jobRunner.start();
+      jobRunner.serve(nc, controlSubject);
+    }
+    const ingestion = new IngestionService({ store: jobStore, uploads, runner: jobRunner, nc, controlSubject, maxUploadBytes: config.maxUploadBytes });
     const logQuery = new LogQueryService({
       client: clickhouse.client,
       nc,
@@ -179,8 +216,9 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     });
     return {
       config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logWriter,
-      stateStore, stateReader, engine, projector, logQuery,
+      stateStore, stateReader, engine, projector, logQuery, ingestion, jobRunner,
       async close() {
+        await jobRunner?.stop();
         await deviceFeed?.stop();
         await projector?.stop();
         await engine?.stop();

@@ -1,6 +1,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { jetstreamManager, jetstream, RetentionPolicy, StorageType, DiscardPolicy, type JetStreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
+import { Objm, type ObjectStore } from "@nats-io/obj";
 
 /**
  * Names of every stream, bucket and subject, derived from one namespace so that test
@@ -26,6 +27,15 @@ export function topologyNames(ns: string) {
     auditStream: `${upper}_AUDIT`,
     /** `{ns}.audit.{organization}`: who read or wrote what, one append-only record per request. */
     auditSubject: (org: string) => `${ns}.audit.${org}`,
+    stagingStream: `${upper}_STAGING`,
+    /** `{ns}.staging.{job}.p.{patient}`: an ingestion job's validated logs, held until replay. */
+    stagingSubject: (job: string, patient: string) => `${ns}.staging.${job}.p.${patient}`,
+    stagingLogSubjectsOfJob: (job: string) => `${ns}.staging.${job}.p.*`,
+    /** `{ns}.staging.{job}.m.{name}`: a job's working documents (its patients, its replay list). */
+    stagingDocSubject: (job: string, name: string) => `${ns}.staging.${job}.m.${name}`,
+    stagingSubjectsOfJob: (job: string) => `${ns}.staging.${job}.>`,
+    /** Object store of uploaded JSONL files (and inline records) of ingestion jobs. */
+    uploadsBucket: `${ns}_uploads`,
     buckets: {
       config: `${ns}_config`,
       orgs: `${ns}_orgs`,
@@ -35,6 +45,9 @@ export function topologyNames(ns: string) {
       apiKeyHashes: `${ns}_api_key_hashes`,
       patients: `${ns}_patients`,
       externalIds: `${ns}_external_ids`,
+      ingestionJobs: `${ns}_ingestion_jobs`,
+      ingestionKeys: `${ns}_ingestion_keys`,
+      uploadTokens: `${ns}_upload_tokens`,
     },
   } as const;
 }
@@ -47,6 +60,8 @@ export interface Topology {
   jsm: JetStreamManager;
   js: JetStreamClient;
   kv: Record<BucketName, KV>;
+  /** Uploaded ingestion files (JetStream object store). */
+  uploads: ObjectStore;
 }
 
 /**
@@ -120,12 +135,27 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
     deny_delete: true,
     deny_purge: true,
   });
+  await ensureStream(jsm, {
+    name: names.stagingStream,
+    subjects: [`${ns}.staging.>`],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    discard: DiscardPolicy.Old,
+    // Held until the job replays or is cancelled (possibly days of waiting for a
+    // confirmation); each job purges its own subjects when it ends.
+    max_age: 0,
+    max_msgs: -1,
+    max_bytes: -1,
+    max_msg_size: 8 * 1024 * 1024,
+  });
   const kvm = new Kvm(nc);
   const kv = {} as Record<BucketName, KV>;
   for (const [key, bucket] of Object.entries(names.buckets) as [BucketName, string][]) {
     kv[key] = await kvm.create(bucket, { history: 1, storage: StorageType.File });
   }
-  return { names, jsm, js: jetstream(nc), kv };
+  // Uploads expire after 7 days: a file is read only until its job has staged its logs.
+  const uploads = await new Objm(nc).create(names.uploadsBucket, { storage: StorageType.File, ttl: 7 * 24 * 3600 * 1_000_000_000 });
+  return { names, jsm, js: jetstream(nc), kv, uploads };
 }
 
 async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamManager["streams"]["add"]>[0] & { name: string }): Promise<void> {
@@ -142,7 +172,7 @@ async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamM
 export async function destroyTopology(nc: NatsConnection, ns: string): Promise<void> {
   const names = topologyNames(ns);
   const jsm = await jetstreamManager(nc);
-  const streams = [names.logsStream, names.idempotencyStream, names.ingestStream, names.deadLetterStream, names.auditStream, ...Object.values(names.buckets).map((b) => `KV_${b}`)];
+  const streams = [names.logsStream, names.idempotencyStream, names.ingestStream, names.deadLetterStream, names.auditStream, names.stagingStream, `OBJ_${names.uploadsBucket}`, ...Object.values(names.buckets).map((b) => `KV_${b}`)];
   for (const s of streams) {
     try {
       await jsm.streams.delete(s);

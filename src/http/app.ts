@@ -23,6 +23,7 @@ import { auditPlugin } from "./plugins/audit.js";
 import { projectRoutes } from "./routes/projects.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { auditRoutes } from "./routes/audit.js";
+import { ingestionRoutes } from "./routes/ingestion.js";
 
 export interface AppOptions {
   /** Pino options; false silences logs (tests). `stream` sends the lines elsewhere than stdout. */
@@ -113,6 +114,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(projectRoutes, { services });
   await app.register(apiKeyRoutes, { services });
   await app.register(auditRoutes, { services });
+  await app.register(ingestionRoutes, { services });
 
   app.get("/openapi.json", { config: { scope: false }, schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -1,0 +1,285 @@
+import { createActor, type Actor, type SnapshotFrom } from "xstate";
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import { AppError, isAppError, notFound } from "../../src/errors.js";
+import { TERMINAL, type JobRecord, type JobStatus, type Stage } from "../../src/ingestion/job-record.js";
+import type { JobStore, StoredJob } from "../../src/ingestion/job-store.js";
+import type { JobMachineInput, JobStateName } from "./job-machine.js";
+import { HeldJob } from "./live-job.js";
+import { DOCS, type StageDeps } from "./stage-deps.js";
+import { backfillStage } from "./stages/backfill.js";
+import { provideJobMachine, type ProvidedJobMachine } from "./wiring.js";
+
+export interface JobRunnerOptions {
+  /** Time in AWAITING_CONFIRMATION before an automatic cancel. @default 604_800_000 (7 days) */
+  confirmTimeoutMs: number;
+  /** Jobs working at once; more wait in QUEUED. @default 2 */
+  maxRunning: number;
+  /** How often progress is saved while a job runs. @default 1_000 ms */
+  saveEveryMs?: number;
+}
+
+/** What the routes ask of the runner (locally, or over NATS from an HTTP worker). */
+export type JobControl =
+  | { op: "wake"; project_id: string; job_id: string }
+  | { op: "confirm"; project_id: string; job_id: string; summary_types?: string[] }
+  | { op: "cancel"; project_id: string; job_id: string }
+  | { op: "retry_backfill"; project_id: string; job_id: string; summary_types?: string[] };
+
+type JobActor = Actor<ProvidedJobMachine>;
+
+/** Machine states that hold one of the `maxRunning` slots. */
+const WORKING = new Set<JobStateName>(["VALIDATING", "INSERTING_PATIENTS", "INSERTING_LOGS", "REPLAYING", "BACKFILLING", "CANCELLING", "FAILING"]);
+const STAGE_STATES = new Set<string>(["QUEUED", "VALIDATING", "INSERTING_PATIENTS", "INSERTING_LOGS", "AWAITING_CONFIRMATION", "REPLAYING", "BACKFILLING"]);
+const CANCELLABLE = new Set<JobStateName>(["QUEUED", "VALIDATING", "INSERTING_PATIENTS", "INSERTING_LOGS", "AWAITING_CONFIRMATION"]);
+
+const input = (r: JobRecord, confirmTimeoutMs: number): JobMachineInput => ({
+  job_id: r.job_id,
+  organization_id: r.organization_id,
+  project_id: r.project_id,
+  require_confirmation: r.require_confirmation,
+  rollback_on_cancel: r.rollback_on_cancel,
+  summary_types: r.summary_types,
+  confirm_timeout_ms: confirmTimeoutMs,
+});
+
+/**
+ * Runs ingestion jobs in the process that owns background work (role "all" or
+ * "engine"; one per namespace, like the state engine). Each job is an xstate actor of
+ * the job machine; its persisted snapshot is saved with the job record after every
+ * transition and its progress about once a second, so on start every unfinished job is
+ * restored where it stood (the interrupted stage's actor runs again and resumes from
+ * the progress its record holds).
+ */
+export class JobRunner {
+  private readonly held = new Map<string, { job: HeldJob; actor: JobActor | null; frozen?: unknown }>();
+  private readonly machine: ProvidedJobMachine;
+  private timer: NodeJS.Timeout | null = null;
+  private stopping = false;
+  private sub: Subscription | null = null;
+
+  constructor(
+    private readonly deps: StageDeps & { store: JobStore },
+    private readonly options: JobRunnerOptions,
+  ) {
+    this.machine = provideJobMachine(deps, (jobId) => {
+      const h = this.held.get(jobId);
+      if (!h) throw new Error(`job ${jobId} is not held by this runner`);
+      return h.job;
+    });
+  }
+
+  async start(): Promise<void> {
+    for (const stored of await this.deps.store.all()) {
+      const r = stored.record;
+      if (!TERMINAL.has(r.status)) this.hold(stored);
+      else if (r.backfill_status === "running") this.runBackfill(this.holdFinished(stored), r.summary_types);
+    }
+    this.schedule();
+    this.timer = setInterval(() => this.saveProgress(), this.options.saveEveryMs ?? 1_000);
+  }
+
+  /** Serves control requests from HTTP workers that do not run jobs themselves. */
+  serve(nc: NatsConnection, subject: string): void {
+    this.sub = nc.subscribe(subject, {
+      queue: "ingestion-runner",
+      callback: (_err, msg) => {
+        this.control(msg.json<JobControl>()).then(
+          (job) => msg.respond(JSON.stringify({ ok: true, job })),
+          (err) => msg.respond(JSON.stringify(isAppError(err) ? { ok: false, code: err.code, message: err.message, details: err.details } : { ok: false, code: "internal", message: String(err) })),
+        );
+      },
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.sub?.unsubscribe();
+    if (this.timer) clearInterval(this.timer);
+    // Stopping an actor aborts its stage's signal; the work settles, then the last
+    // progress is saved (the replay cursor is consistent at any moment).
+    for (const h of this.held.values()) {
+      // The snapshot as it stood: a stopped actor's own snapshot says "stopped" and would
+      // restore as a job that never runs again.
+      if (h.actor) h.frozen = h.actor.getPersistedSnapshot();
+      h.actor?.stop();
+      h.job.backfill?.abort();
+    }
+    const settle = Promise.all([...this.held.values()].map(({ job }) => job.settled()));
+    await Promise.race([settle, new Promise((r) => setTimeout(r, 10_000))]);
+    await Promise.all([...this.held.values()].map(({ job }) => job.save().catch(() => undefined)));
+  }
+
+  async control(c: JobControl): Promise<JobRecord | null> {
+    if (c.op === "wake") {
+      const stored = this.held.has(c.job_id) ? null : await this.deps.store.getStored(c.project_id, c.job_id);
+      if (stored && !TERMINAL.has(stored.record.status)) this.hold(stored);
+      this.schedule();
+      return null;
+    }
+    let h = this.held.get(c.job_id);
+    if (!h) {
+      const stored = await this.deps.store.getStored(c.project_id, c.job_id);
+      if (!stored) throw notFound("ingestion job", c.job_id);
+      if (TERMINAL.has(stored.record.status) && c.op !== "retry_backfill") {
+        if (c.op === "cancel" && stored.record.status === "cancelled") return stored.record;
+        throw conflict(stored.record, c.op === "confirm" ? "only a job awaiting confirmation can be confirmed" : "it has already ended");
+      }
+      h = TERMINAL.has(stored.record.status) ? { job: this.holdFinished(stored), actor: null } : this.hold(stored);
+    }
+    if (h.job.record.project_id !== c.project_id) throw notFound("ingestion job", c.job_id);
+    const state = h.actor ? (h.actor.getSnapshot().value as JobStateName) : null;
+    const r = h.job.record;
+    if (c.op === "confirm") {
+      if (state !== "AWAITING_CONFIRMATION") throw conflict(r, "only a job awaiting confirmation can be confirmed");
+      h.actor!.send({ type: "CONFIRM", ...(c.summary_types ? { summary_types: c.summary_types } : {}) });
+    } else if (c.op === "cancel") {
+      if (r.status === "cancelled") return r;
+      if (state === null || !CANCELLABLE.has(state)) throw conflict(r, "a job can be cancelled until its replay into patient state starts");
+      h.actor!.send({ type: "CANCEL" });
+      await this.until(h.job, 30_000);
+    } else {
+      if (r.status !== "completed" && r.status !== "completed_with_errors") throw conflict(r, "only a completed job's view backfill can be retried");
+      if (r.backfill_status === "running") throw conflict(r, "its view backfill is already running");
+      this.runBackfill(h.job, c.summary_types ?? r.summary_types);
+    }
+    await h.job.save();
+    return r;
+  }
+
+  /** Holds a finished job (for a retry of its backfill); it is let go when that ends. */
+  private holdFinished(stored: StoredJob): HeldJob {
+    const existing = this.held.get(stored.record.job_id);
+    if (existing) return existing.job;
+    const job = new HeldJob(stored.record, this.deps.store, () => stored.snapshot, (err) => this.deps.log.error({ err }, "saving an ingestion job failed"));
+    this.held.set(stored.record.job_id, { job, actor: null });
+    return job;
+  }
+
+  private hold(stored: StoredJob): { job: HeldJob; actor: JobActor } {
+    const existing = this.held.get(stored.record.job_id);
+    if (existing?.actor) return existing as { job: HeldJob; actor: JobActor };
+    let actor: JobActor | null = null;
+    const entry: { job: HeldJob; actor: JobActor | null; frozen?: unknown } = { job: null as unknown as HeldJob, actor: null };
+    const job = new HeldJob(stored.record, this.deps.store, () => entry.frozen ?? actor?.getPersistedSnapshot() ?? stored.snapshot, (err) =>
+      this.deps.log.error({ err, job_id: stored.record.job_id }, "saving an ingestion job failed"),
+    );
+    entry.job = job;
+    this.held.set(stored.record.job_id, entry);
+    const options = stored.snapshot
+      ? { snapshot: stored.snapshot as SnapshotFrom<ProvidedJobMachine>, input: input(stored.record, this.options.confirmTimeoutMs) }
+      : { input: input(stored.record, this.options.confirmTimeoutMs) };
+    actor = createActor(this.machine, options);
+    entry.actor = actor;
+    let last: string | null = null;
+    actor.subscribe({
+      next: (snap) => {
+        const value = snap.value as JobStateName;
+        if (value === last || this.stopping) return;
+        last = value;
+        this.onTransition(job, value, snap.context);
+      },
+      error: (err) => this.deps.log.error({ err, job_id: stored.record.job_id }, "ingestion job actor crashed"),
+    });
+    actor.start();
+    return { job, actor };
+  }
+
+  /** Mirrors a transition into the record, saves it with the snapshot, frees slots. */
+  private onTransition(job: HeldJob, value: JobStateName, ctx: SnapshotFrom<ProvidedJobMachine>["context"]): void {
+    const r = job.record;
+    const now = new Date();
+    if (r.awaiting_since !== null && value !== "AWAITING_CONFIRMATION") {
+      r.awaited_ms += now.getTime() - Date.parse(r.awaiting_since);
+      r.awaiting_since = null;
+    }
+    if (STAGE_STATES.has(value) && r.stage !== value) {
+      r.stage = value as Stage;
+      r.stage_fraction = 0;
+    }
+    if (value === "AWAITING_CONFIRMATION") r.awaiting_since ??= now.toISOString();
+    if (value !== "QUEUED") r.started_at ??= now.toISOString();
+    r.summary_types = ctx.summary_types;
+    r.status = statusOf(value, r);
+    if (value === "FAILED" || value === "CANCELLED") r.status_message = ctx.message;
+    if (TERMINAL.has(r.status)) {
+      r.completed_at = now.toISOString();
+      if (value === "COMPLETED" && ctx.backfill_ok === false) r.backfill_status = "failed";
+      void this.finish(job);
+    }
+    void job.save();
+    this.schedule();
+  }
+
+  /**
+   * A finished job: its inline file and working documents go, except a completed job's
+   * replay list (a few bytes per patient), which retry-backfill needs.
+   */
+  private async finish(job: HeldJob): Promise<void> {
+    const r = job.record;
+    await job.flushed().catch(() => undefined);
+    if (r.source.inline) await this.deps.uploads.delete(r.source.object);
+    const { jsm, names } = this.deps.staging;
+    const completed = r.status === "completed" || r.status === "completed_with_errors";
+    const filters = completed ? [DOCS.rows, DOCS.targets, DOCS.existing, DOCS.patients].map((d) => names.stagingDocSubject(r.job_id, d)) : [names.stagingSubjectsOfJob(r.job_id)];
+    for (const filter of filters) await jsm.streams.purge(names.stagingStream, { filter }).catch(() => undefined);
+    this.held.delete(r.job_id);
+  }
+
+  private runBackfill(job: HeldJob, summaryTypes: string[] | null): void {
+    const r = job.record;
+    const abort = new AbortController();
+    job.backfill = abort;
+    r.backfill_status = "running";
+    const input = { job_id: r.job_id, organization_id: r.organization_id, project_id: r.project_id, summary_types: summaryTypes };
+    void job
+      .track(backfillStage(this.deps, job, input, abort.signal))
+      .catch((err) => this.deps.log.warn({ err, job_id: r.job_id }, "view backfill failed"))
+      .finally(() => {
+        job.backfill = null;
+        if (!this.stopping) void this.finish(job);
+      });
+  }
+
+  /** Starts queued jobs, oldest first, while fewer than maxRunning work. */
+  private schedule(): void {
+    if (this.stopping) return;
+    const state = (a: JobActor | null) => (a ? (a.getSnapshot().value as JobStateName) : null);
+    let working = [...this.held.values()].filter((h) => WORKING.has(state(h.actor)!)).length;
+    const queued = [...this.held.values()].filter((h) => state(h.actor) === "QUEUED").sort((a, b) => (a.job.record.created_at < b.job.record.created_at ? -1 : 1));
+    for (const h of queued) {
+      if (working >= this.options.maxRunning) break;
+      h.actor!.send({ type: "START" });
+      working++;
+    }
+  }
+
+  private saveProgress(): void {
+    for (const { job } of this.held.values()) if (job.isDirty()) void job.save();
+  }
+
+  private async until(job: HeldJob, ms: number): Promise<void> {
+    const end = Date.now() + ms;
+    while (!TERMINAL.has(job.record.status) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function statusOf(value: JobStateName, r: JobRecord): JobStatus {
+  switch (value) {
+    case "QUEUED":
+      return "queued";
+    case "AWAITING_CONFIRMATION":
+      return "awaiting_confirmation";
+    case "COMPLETED":
+      return r.logs_failed > 0 ? "completed_with_errors" : "completed";
+    case "FAILED":
+      return "failed";
+    case "CANCELLED":
+      return "cancelled";
+    default:
+      return "running";
+  }
+}
+
+function conflict(r: JobRecord, why: string): AppError {
+  return new AppError("conflict", `job ${r.job_id} is ${r.status} (stage ${r.stage}): ${why}`, [{ type: "invalid_job_state", message: why, status: r.status, stage: r.stage }]);
+}

@@ -1,0 +1,96 @@
+import type { PatientStore } from "../../src/control/patients.js";
+import type { JobRecord } from "../../src/ingestion/job-record.js";
+import type { StagingDeps } from "../../src/ingestion/staging.js";
+import type { UploadStore } from "../../src/ingestion/uploads.js";
+import type { LogWriter } from "../../src/logs/log-writer.js";
+import type { PatientStateStore } from "../state-store.js";
+
+export interface Logger {
+  error(obj: unknown, msg?: string): void;
+  warn(obj: unknown, msg?: string): void;
+}
+
+/** What the stage actors use: adapters only, passed in (no singletons). */
+export interface StageDeps {
+  patients: PatientStore;
+  logWriter: LogWriter;
+  stateStore: PatientStateStore;
+  uploads: UploadStore;
+  staging: StagingDeps;
+  log: Logger;
+  /** How long BACKFILLING waits for a patient whose state does not advance. @default 300_000 (5 min) */
+  backfillStallMs?: number;
+  /** Staged text per replay bucket, in bytes (tests make it small to get many buckets). @default 4_194_304 (4 MiB) */
+  bucketBytes?: number;
+  /** Test hook: called before each replay write (a slow fake lets a test stop the service mid-replay). */
+  beforeReplayChunk?: (jobId: string) => Promise<void>;
+}
+
+/**
+ * A running job as its stage actors see it: the record they update in place (the runner
+ * persists it about once a second), and ways to save now or wait for earlier work.
+ */
+export interface LiveJob {
+  readonly record: JobRecord;
+  /** Marks the record changed; the runner saves it within a second. */
+  touch(): void;
+  /** Saves the record now: a milestone a restart must see before the stage goes on. */
+  save(): Promise<void>;
+  /** Resolves once the stage work started before this call has settled (clean-up waits for a cancelled stage). */
+  settled(): Promise<void>;
+  /** Registers a stage's work, for settled(). */
+  track<T>(work: Promise<T>): Promise<T>;
+}
+
+export type StageFn<I, O> = (deps: StageDeps, job: LiveJob, input: I, signal: AbortSignal) => Promise<O>;
+
+export function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error("job stopped");
+}
+
+/** Runs `fn` over `items` with at most `limit` at once; stops starting new ones once aborted. */
+export async function forEachLimited<T>(items: Iterable<T>, limit: number, signal: AbortSignal, fn: (item: T) => Promise<void>): Promise<void> {
+  const it = items[Symbol.iterator]();
+  let failure: unknown = null;
+  const worker = async () => {
+    while (failure === null && !signal.aborted) {
+      const n = it.next();
+      if (n.done) return;
+      try {
+        await fn(n.value);
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: limit }, worker));
+  if (failure !== null) throw failure;
+  throwIfAborted(signal);
+}
+
+export const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+
+/** The names of a job's working documents in the staging stream. */
+export const DOCS = {
+  /** The file's valid patient rows: [line, data]. Written by VALIDATING. */
+  rows: "rows",
+  /** Per line, the patient a log feeds (src/ingestion/line-targets.ts). Written by VALIDATING. */
+  targets: "targets",
+  /** Existing patients that logs name, in the order targets refers to them. */
+  existing: "existing",
+  /** Where each patient row went: [line, id, created]. Written by INSERTING_PATIENTS. */
+  patients: "patients",
+  /** Every patient with staged logs. Written by INSERTING_LOGS; read by BACKFILLING. */
+  replay: "replay",
+} as const;
+
+export type RowDocRow = [line: number, data: Record<string, unknown>];
+/** A row of the "patients" document: file line, patient id, created by this job (1) or reused (0). */
+export type PatientDocRow = [line: number, id: string, created: 0 | 1];

@@ -1,0 +1,79 @@
+import { newId } from "../../../src/ids.js";
+import { readDoc } from "../../../src/ingestion/staging.js";
+import { renderView, VIEW_TYPES, type ViewType } from "../../../readmodels/views/index.js";
+import { MODEL_FINGERPRINT } from "../../state-store.js";
+import type { StageInput } from "../job-machine.js";
+import { DOCS, forEachLimited, sleep, throwIfAborted, type StageDeps, type StageFn } from "../stage-deps.js";
+
+const CONCURRENCY = 16;
+
+/** The sequence a stored view was rendered at, read without parsing the view. */
+const RENDERED_AT = /^\{"applied_seq":(\d+)/;
+
+/**
+ * BACKFILLING, the linked view-backfill job: for every patient the job replayed, once the
+ * state engine has applied the patient's logs, makes sure each chosen view (all views
+ * when none were chosen) is stored rendered from that state. Views the engine already
+ * re-rendered are left alone. Its id and status are the job's view_backfill_job_id and
+ * backfill_status; POST .../retry-backfill runs it again.
+ */
+export const backfillStage: StageFn<StageInput & { summary_types: string[] | null }, void> = async (deps, job, input, signal) => {
+  const r = job.record;
+  r.view_backfill_job_id ??= newId("job");
+  Object.assign(r, { backfill_status: "running", backfill_patients_done: 0, stage_fraction: 0 });
+  await job.save();
+  try {
+    const list = await readDoc<string>(deps.staging, input.job_id, DOCS.replay);
+    if (list === null) throw new Error("the job's patient list is no longer kept");
+    const types = (input.summary_types && input.summary_types.length > 0 ? input.summary_types : VIEW_TYPES) as ViewType[];
+    await forEachLimited(list, CONCURRENCY, signal, async (patientId) => {
+      await ensureViews(deps, input.project_id, patientId, types, signal);
+      r.backfill_patients_done++;
+      r.stage_fraction = r.backfill_patients_done / list.length;
+      job.touch();
+    });
+    r.backfill_status = "completed";
+  } catch (err) {
+    // Stopped by a shutdown: it resumes on start, so it has not failed.
+    if (!signal.aborted) r.backfill_status = "failed";
+    throw err;
+  } finally {
+    await job.save();
+  }
+};
+
+async function ensureViews(deps: StageDeps, projectId: string, patientId: string, types: ViewType[], signal: AbortSignal): Promise<void> {
+  const stallMs = deps.backfillStallMs ?? 300_000;
+  let applied = 0;
+  let lastSeq = -1;
+  let since = Date.now();
+  for (let delay = 10; ; delay = Math.min(delay * 2, 500)) {
+    const part = await deps.stateStore.loadPart(projectId, patientId, []);
+    const seq = part.stored?.applied_seq ?? 0;
+    if (part.stored === null && part.accepted === 0) return; // nothing stored for this patient
+    if (part.stored && seq >= part.accepted && part.stored.fingerprint === MODEL_FINGERPRINT) {
+      applied = seq;
+      break;
+    }
+    if (seq !== lastSeq) {
+      lastSeq = seq;
+      since = Date.now();
+    } else if (Date.now() - since > stallMs) {
+      throw new Error(`the state of patient ${patientId} did not advance for ${Math.round(stallMs / 1000)} s`);
+    }
+    await sleep(delay, signal);
+    throwIfAborted(signal);
+  }
+  const stale: ViewType[] = [];
+  for (const t of types) {
+    const m = RENDERED_AT.exec((await deps.stateStore.loadView(patientId, t)) ?? "");
+    if (!m || Number(m[1]) !== applied) stale.push(t);
+  }
+  if (stale.length === 0) return;
+  const full = await deps.stateStore.load(patientId);
+  if (!full) return;
+  const out: Record<string, string> = {};
+  // The format the state engine stores (actors/state-engine.ts renderViews), so reads serve it.
+  for (const t of stale) out[t] = JSON.stringify({ applied_seq: full.applied_seq, view: renderView(t, full.state) });
+  await deps.stateStore.saveViews(patientId, out);
+}

@@ -1,0 +1,44 @@
+import { derivedPatientId } from "../../../src/ingestion/patient-refs.js";
+import { docPieces, purgeStaging, readDoc } from "../../../src/ingestion/staging.js";
+import type { StageInput } from "../job-machine.js";
+import { DOCS, forEachLimited, type PatientDocRow, type RowDocRow, type StageDeps, type StageFn } from "../stage-deps.js";
+
+/**
+ * CANCELLING and FAILING: waits for the interrupted stage to stop, drops the staged logs
+ * and the job's documents, and with `rollback` removes the patients this job created
+ * (never patients it only reused). Runs only before REPLAYING wrote anything to patient
+ * state, so removing a created patient removes all the job put there.
+ */
+export const cleanupStage: StageFn<StageInput & { rollback: boolean }, void> = async (deps, job, input, signal) => {
+  await job.settled();
+  await purgeStaging(deps.staging, input.job_id);
+  if (input.rollback) {
+    const created = await createdPatients(deps, input, signal);
+    let removed = 0;
+    await forEachLimited(created, 16, signal, async (id) => {
+      await deps.patients.erase(input.project_id, id);
+      await deps.stateStore.erase(input.project_id, id);
+      removed++;
+    });
+    job.record.patients_rolled_back = removed;
+  }
+  await purgeStaging(deps.staging, input.job_id, true);
+  await job.save();
+};
+
+/**
+ * The patients this job created: from its patients document once INSERTING_PATIENTS
+ * finished, else (cancelled midway) the patient rows whose derived id exists.
+ */
+async function createdPatients(deps: StageDeps, input: StageInput, signal: AbortSignal): Promise<string[]> {
+  const placed = await readDoc<PatientDocRow>(deps.staging, input.job_id, DOCS.patients);
+  if (placed) return placed.filter((r) => r[2] === 1).map((r) => r[1]);
+  const out: string[] = [];
+  for await (const piece of docPieces<RowDocRow>(deps.staging, input.job_id, DOCS.rows, signal)) {
+    await forEachLimited(piece, 16, signal, async ([line]) => {
+      const id = derivedPatientId(input.job_id, line);
+      if (await deps.patients.get(input.project_id, id)) out.push(id);
+    });
+  }
+  return out;
+}

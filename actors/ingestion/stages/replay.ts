@@ -1,0 +1,194 @@
+import { readSubject } from "../../../infra/nats/log-history.js";
+import { addLineError, type ReplayCursor } from "../../../src/ingestion/job-record.js";
+import { purgeStaging, readBucket, type StagedLine } from "../../../src/ingestion/staging.js";
+import { canonicalTimestamp } from "../../../src/logs/envelope.js";
+import type { PatientLogMessage } from "../../../src/logs/log-writer.js";
+import type { StageInput } from "../job-machine.js";
+import { forEachLimited, sleep, throwIfAborted, type LiveJob, type StageDeps, type StageFn } from "../stage-deps.js";
+
+/** Buckets replayed at once (each holds a few MB of staged text in memory). */
+const BUCKETS_AT_ONCE = 2;
+/** LogWriter.writeBatch calls in flight per bucket: keeps the ledger's group commits full. */
+const WRITES_AT_ONCE = 4;
+/** Logs per LogWriter.writeBatch call (whole patients, unless one patient has more). */
+const CHUNK = 2_000;
+/** Staged text of one bucket held before writing; past it (one huge patient) the rest comes after. */
+const GROUP_CHARS = 64 * 1024 * 1024;
+
+interface Counts {
+  processed: number;
+  duplicates: number;
+  failed: number;
+}
+
+interface Pending {
+  key: string;
+  line: number;
+  log: Record<string, unknown>;
+}
+
+type Progress = (d: Counts) => void;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function add(c: Counts, d: Counts): void {
+  c.processed += d.processed;
+  c.duplicates += d.duplicates;
+  c.failed += d.failed;
+}
+
+/**
+ * REPLAYING: staging bucket by bucket, each patient's staged logs sorted by timestamp
+ * (then file line) go through LogWriter.writeBatch, the path of POST /v1/logs/batch:
+ * per-log idempotency keys deduplicate against everything already stored, and the state
+ * engine applies them (a live log arriving meanwhile lands by its timestamp, the engine
+ * replaying the patient when needed). Each stored log carries `metadata.ingestion_job_id`
+ * and `ingestion_line`: that is how a resumed replay knows what it already wrote.
+ */
+export const replayStage: StageFn<StageInput, void> = async (deps, job, input, signal) => {
+  const r = job.record;
+  const buckets = r.replay_buckets;
+  const cursor: ReplayCursor = r.replay ?? { done_below: 0, claimed_to: 0, processed: 0, duplicates: 0, failed: 0, failed_before: r.logs_failed };
+  r.replay = cursor;
+  await job.save();
+  const suspectTo = cursor.claimed_to;
+  const start: Counts = { processed: cursor.processed, duplicates: cursor.duplicates, failed: cursor.failed };
+  const run: Counts = { processed: 0, duplicates: 0, failed: 0 };
+  const progress: Progress = (d) => {
+    add(run, d);
+    r.logs_processed = start.processed + run.processed;
+    r.logs_duplicate = start.duplicates + run.duplicates;
+    r.logs_failed = cursor.failed_before + start.failed + run.failed;
+    r.stage_fraction = r.logs_staged > 0 ? (start.processed + run.processed + start.failed + run.failed) / r.logs_staged : 1;
+    job.touch();
+  };
+  let claiming: Promise<void> | null = null;
+  const claim = async (i: number) => {
+    while (cursor.claimed_to <= i) {
+      // Saved before the bucket starts: a restart re-checks only claimed buckets.
+      claiming ??= (async () => {
+        cursor.claimed_to = Math.min(buckets, i + 1);
+        await job.save();
+      })().finally(() => (claiming = null));
+      await claiming;
+    }
+  };
+  const finished = new Map<number, Counts>();
+  const order = Array.from({ length: buckets - cursor.done_below }, (_, k) => cursor.done_below + k);
+  await forEachLimited(order, BUCKETS_AT_ONCE, signal, async (i) => {
+    await claim(i);
+    finished.set(i, await replayBucket(deps, job, input, i, i < suspectTo, signal, progress));
+    while (finished.has(cursor.done_below)) {
+      add(cursor, finished.get(cursor.done_below)!);
+      finished.delete(cursor.done_below++);
+    }
+  });
+  await purgeStaging(deps.staging, input.job_id);
+  progress({ processed: 0, duplicates: 0, failed: 0 });
+  await job.save();
+};
+
+/** One bucket; `suspect`: it may have been partly written before a restart. */
+async function replayBucket(deps: StageDeps, job: LiveJob, input: StageInput, bucket: number, suspect: boolean, signal: AbortSignal, progress: Progress): Promise<Counts> {
+  const total: Counts = { processed: 0, duplicates: 0, failed: 0 };
+  const counted: Progress = (d) => {
+    add(total, d);
+    progress(d);
+  };
+  let group = new Map<string, StagedLine[]>();
+  let chars = 0;
+  for await (const part of readBucket(deps.staging, input.job_id, bucket, signal)) {
+    for (const e of part) {
+      const list = group.get(e.patient);
+      if (list) list.push(e);
+      else group.set(e.patient, [e]);
+      chars += e.text.length;
+    }
+    if (chars >= GROUP_CHARS) {
+      await writeGroup(deps, job, input, group, suspect, signal, counted);
+      group = new Map();
+      chars = 0;
+    }
+  }
+  await writeGroup(deps, job, input, group, suspect, signal, counted);
+  return total;
+}
+
+/** Writes the logs of some patients: each patient's sorted, in chunks of whole patients. */
+async function writeGroup(deps: StageDeps, job: LiveJob, input: StageInput, group: Map<string, StagedLine[]>, suspect: boolean, signal: AbortSignal, progress: Progress): Promise<void> {
+  const stored = new Map<string, Set<number>>();
+  if (suspect) await forEachLimited(group.keys(), 16, signal, async (pid) => void stored.set(pid, await linesStored(deps, input, pid)));
+  // A task is a run of chunks written in order: a patient's logs never overtake each other.
+  const tasks: Pending[][][] = [];
+  let unit: Pending[] = [];
+  for (const [pid, entries] of [...group].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    const done = stored.get(pid);
+    const logs: Pending[] = [];
+    for (const e of entries) {
+      // Stored before the restart: counted once, here, not written again.
+      if (done?.has(e.line)) progress({ processed: 1, duplicates: 0, failed: 0 });
+      else logs.push(pending(e, pid, input.job_id));
+    }
+    logs.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.line - b.line));
+    if (logs.length > CHUNK) {
+      const own: Pending[][] = [];
+      for (let i = 0; i < logs.length; i += CHUNK) own.push(logs.slice(i, i + CHUNK));
+      tasks.push(own);
+      continue;
+    }
+    if (unit.length + logs.length > CHUNK) {
+      tasks.push([unit]);
+      unit = [];
+    }
+    unit.push(...logs);
+  }
+  if (unit.length > 0) tasks.push([unit]);
+  await forEachLimited(tasks, WRITES_AT_ONCE, signal, async (chunks) => {
+    for (const chunk of chunks) {
+      await deps.beforeReplayChunk?.(input.job_id);
+      throwIfAborted(signal);
+      progress(await writeChunk(deps, job, input, chunk, signal));
+    }
+  });
+}
+
+function pending(e: StagedLine, patientId: string, jobId: string): Pending {
+  const data = (JSON.parse(e.text) as { data: Record<string, unknown> }).data;
+  const metadata = { ...(isObject(data.metadata) ? data.metadata : {}), ingestion_job_id: jobId, ingestion_line: e.line };
+  return { key: canonicalTimestamp(data.timestamp) ?? "", line: e.line, log: { ...data, patient_id: patientId, metadata } };
+}
+
+/** Writes one chunk; logs JetStream could not store are retried a few times before they count as failed. */
+async function writeChunk(deps: StageDeps, job: LiveJob, input: StageInput, chunk: Pending[], signal: AbortSignal): Promise<Counts> {
+  const scope = { organization_id: input.organization_id, project_id: input.project_id };
+  const out: Counts = { processed: 0, duplicates: 0, failed: 0 };
+  let todo = chunk;
+  for (let attempt = 1; ; attempt++) {
+    const ans = await deps.logWriter.writeBatch(scope, todo.map((p) => p.log), { atomic: false, at: ["line"] });
+    out.processed += ans.accepted + ans.duplicates;
+    out.duplicates += ans.duplicates;
+    const retry = new Set(attempt < 4 ? ans.errors.filter((e) => e.code === "storage_error").map((e) => e.index) : []);
+    for (const e of ans.errors) {
+      if (retry.has(e.index)) continue;
+      out.failed++;
+      addLineError(job.record, { line: todo[e.index]!.line, code: e.code, message: e.message });
+    }
+    if (retry.size === 0) return out;
+    todo = todo.filter((_, i) => retry.has(i));
+    await sleep(500 * attempt, signal);
+    throwIfAborted(signal);
+  }
+}
+
+/** File lines of this job already in the patient's stored history. */
+async function linesStored(deps: StageDeps, input: StageInput, patientId: string): Promise<Set<number>> {
+  const { js, jsm, names } = deps.staging;
+  const lines = new Set<number>();
+  const subject = names.logSubject(input.organization_id, input.project_id, patientId);
+  for await (const m of readSubject<PatientLogMessage>(js, jsm, names.logsStream, subject)) {
+    for (const log of m.data.logs) {
+      if (log.metadata?.ingestion_job_id === input.job_id && typeof log.metadata.ingestion_line === "number") lines.add(log.metadata.ingestion_line);
+    }
+  }
+  return lines;
+}

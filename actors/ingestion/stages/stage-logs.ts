@@ -1,0 +1,52 @@
+import { addLineError } from "../../../src/ingestion/job-record.js";
+import { LineTargets } from "../../../src/ingestion/line-targets.js";
+import { lineBatches } from "../../../src/ingestion/lines.js";
+import { bucketCount, purgeStaging, readBinaryDoc, readDoc, StagingWriter, writeDoc } from "../../../src/ingestion/staging.js";
+import type { StageInput } from "../job-machine.js";
+import { DOCS, throwIfAborted, type PatientDocRow, type StageFn } from "../stage-deps.js";
+
+/**
+ * INSERTING_LOGS: reads the file again and stages every valid log, as uploaded, into
+ * its patient's staging bucket, without touching patient state. Which patient a line
+ * feeds was settled by VALIDATING (LineTargets) and INSERTING_PATIENTS (the patients
+ * document), so no line is parsed here. Logs skipped for their payload have no target.
+ * Ends by writing the list of patients with staged logs. A re-run starts from an empty
+ * staging area, so it never stages a line twice.
+ */
+export const stageLogsStage: StageFn<StageInput, void> = async (deps, job, input, signal) => {
+  const r = job.record;
+  Object.assign(r, { logs_staged: 0, logs_failed: r.logs_invalid, stage_fraction: 0 });
+  await purgeStaging(deps.staging, input.job_id);
+  const bytes = await readBinaryDoc(deps.staging, input.job_id, DOCS.targets);
+  const existing = await readDoc<string>(deps.staging, input.job_id, DOCS.existing);
+  const placed = await readDoc<PatientDocRow>(deps.staging, input.job_id, DOCS.patients);
+  if (!bytes || !existing || !placed) throw new Error("the job's validation results are missing; it must be started again");
+  const targets = LineTargets.fromBytes(bytes, existing);
+  const idOfLine = new Map<number, string>(placed.map(([line, id]) => [line, id]));
+  r.replay_buckets = bucketCount(r.source.bytes, deps.bucketBytes);
+  const writer = new StagingWriter(deps.staging, input.job_id, r.replay_buckets);
+  for await (const batch of lineBatches(deps.uploads.read(r.source.object, signal))) {
+    for (let i = 0; i < batch.lines.length; i++) {
+      const line = batch.first + i;
+      const t = targets.get(line);
+      if (t === 0) continue;
+      const patientId = t > 0 ? idOfLine.get(t) : targets.existing[-t - 1];
+      if (patientId === undefined) {
+        r.logs_failed++;
+        addLineError(r, { line, code: "patient_not_found", message: `the patient row on line ${t} was not created` });
+        continue;
+      }
+      const wait = writer.add(patientId, line, batch.lines[i]!);
+      if (wait) await wait;
+      r.logs_staged++;
+    }
+    r.stage_fraction = r.source.bytes > 0 ? batch.bytesRead / r.source.bytes : 1;
+    job.touch();
+    throwIfAborted(signal);
+  }
+  await writer.flush();
+  await writeDoc(deps.staging, input.job_id, DOCS.replay, [...writer.counts.keys()].sort());
+  r.stage_fraction = 1;
+  r.replay = null;
+  await job.save();
+};

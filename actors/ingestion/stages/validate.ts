@@ -1,0 +1,70 @@
+import { FileChecker } from "../../../src/ingestion/file-rules.js";
+import { addLineError } from "../../../src/ingestion/job-record.js";
+import { LineTooLongError, lineBatches } from "../../../src/ingestion/lines.js";
+import { LineTargets } from "../../../src/ingestion/line-targets.js";
+import { ExistingPatientResolver } from "../../../src/ingestion/patient-refs.js";
+import { DocWriter, writeBinaryDoc, writeDoc } from "../../../src/ingestion/staging.js";
+import { DOCS, throwIfAborted, type RowDocRow, type StageFn } from "../stage-deps.js";
+import type { StageInput } from "../job-machine.js";
+
+/**
+ * VALIDATING: streams the file once and judges every line (see src/ingestion/file-rules.ts).
+ * Payload errors of single logs are recorded and will be skipped; anything structural
+ * (bad JSON, unknown row type, a bad patient row, an undeclared patient) is counted and
+ * fails the job, after the whole file was read so that error_summary lists every line.
+ * It also records what later stages need, so they never parse the file again: the
+ * valid patient rows, and for every log line the patient it feeds (LineTargets).
+ * Restartable: a re-run starts afresh.
+ */
+export const validateStage: StageFn<StageInput, { structural_errors: number }> = async (deps, job, input, signal) => {
+  const r = job.record;
+  Object.assign(r, { lines_validated: 0, lines_total: 0, error_summary: [], error_summary_truncated: false, logs_total: 0, patients_total: 0, logs_invalid: 0, logs_failed: 0, stage_fraction: 0 });
+  r.logs_by_event_type = {};
+  const checker = new FileChecker(new ExistingPatientResolver(deps.patients, input.project_id));
+  const rows = await new DocWriter<RowDocRow>(deps.staging, input.job_id, DOCS.rows).begin();
+  const targets = new LineTargets();
+  let structural = 0;
+  let skipped = 0;
+  let lines = 0;
+  try {
+    for await (const batch of lineBatches(deps.uploads.read(r.source.object, signal))) {
+      for (let i = 0; i < batch.lines.length; i++) {
+        const line = batch.first + i;
+        const res = checker.check(batch.lines[i]!, line);
+        const out = res instanceof Promise ? await res : res;
+        if (out.kind === "log") {
+          if (typeof out.target === "number") targets.set(line, out.target);
+          else targets.setExisting(line, out.target);
+          continue;
+        }
+        if (out.kind === "patient") await rows.add([line, out.data]);
+        if (out.kind !== "error") continue;
+        if (out.structural) structural++;
+        else skipped++;
+        addLineError(r, { line, code: out.code, message: out.message });
+      }
+      lines = batch.first + batch.lines.length - 1;
+      r.lines_validated = lines;
+      r.patients_total = checker.patients;
+      r.logs_total = checker.logs;
+      r.stage_fraction = r.source.bytes > 0 ? batch.bytesRead / r.source.bytes : 1;
+      job.touch();
+      throwIfAborted(signal);
+    }
+  } catch (err) {
+    if (!(err instanceof LineTooLongError)) throw err;
+    structural++;
+    addLineError(r, { line: err.line, code: "line_too_long", message: err.message });
+  }
+  if (checker.patients === 0 && checker.logs === 0 && structural === 0) {
+    structural++;
+    addLineError(r, { line: 0, code: "empty_file", message: "the file holds no patient or log row" });
+  }
+  await rows.end();
+  await writeBinaryDoc(deps.staging, input.job_id, DOCS.targets, targets.toBytes());
+  await writeDoc(deps.staging, input.job_id, DOCS.existing, targets.existing);
+  Object.assign(r, { lines_total: lines, lines_validated: lines, patients_total: checker.patients, logs_total: checker.logs, logs_invalid: skipped, logs_failed: skipped, stage_fraction: 1 });
+  r.logs_by_event_type = checker.byType;
+  await job.save();
+  return { structural_errors: structural };
+};

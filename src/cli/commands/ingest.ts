@@ -1,0 +1,151 @@
+import type { IngestionJob, PatientStateClient } from "../../client/index.js";
+import { arg, int, list, str, UsageError, type Command, type Io, type Values } from "../command.js";
+import { bytes, confirm, json, ProgressBar, record, table } from "../output.js";
+
+/** Exit code of a finished job: completed 0, completed_with_errors 3 (partial), anything else 1. */
+function exitCode(job: IngestionJob): number {
+  if (job.status === "completed") return 0;
+  if (job.status === "completed_with_errors") return 3;
+  return job.status === "awaiting_confirmation" ? 0 : 1;
+}
+
+function summary(job: IngestionJob, io: Io): void {
+  io.err(
+    `job ${job.job_id}: ${job.status} (${job.stage}); patients created ${job.patients_created ?? 0}, ` +
+      `logs processed ${job.logs_processed ?? 0}, failed ${job.logs_failed ?? 0}\n`,
+  );
+  if (job.status_message) io.err(`  ${job.status_message}\n`);
+  const errs = Array.isArray(job.error_summary) ? job.error_summary : [];
+  for (const e of errs.slice(0, 20)) io.err(`  line ${e.line}: ${e.code}: ${e.message}\n`);
+  if (errs.length > 20) io.err(`  ... ${errs.length - 20} more (pss jobs get ${job.job_id} --json)\n`);
+}
+
+/** Polls the job with a progress bar until it is finished or awaits confirmation. */
+async function follow(c: PatientStateClient, id: string, io: Io, intervalMs: number, stopAtConfirmation = true): Promise<IngestionJob> {
+  const bar = new ProgressBar(io, "job   ");
+  const job = await c.ingestion.waitForJob(id, {
+    intervalMs,
+    stopAtConfirmation,
+    onProgress: (j) => bar.update(j.progress_pct ?? 0, 100, `${j.stage} logs ${j.logs_processed ?? 0}/${j.logs_total ?? "?"}`),
+  });
+  bar.done();
+  return job;
+}
+
+/** At AWAITING_CONFIRMATION: confirm with --yes or on a "y" answer; else leave it waiting. */
+async function review(c: PatientStateClient, job: IngestionJob, values: Values, io: Io, intervalMs: number): Promise<IngestionJob | null> {
+  summary(job, io);
+  const summaryTypes = list(values["summary-types"]);
+  const yes = values.yes === true || (values["no-confirm"] !== true && (await confirm(io, `Confirm job ${job.job_id} and replay it into patient state?`)));
+  if (!yes) {
+    io.err(`Left awaiting confirmation. Later: pss jobs confirm ${job.job_id}  or  pss jobs cancel ${job.job_id}\n`);
+    return null;
+  }
+  await c.ingestion.confirm(job.job_id, summaryTypes.length > 0 ? { summaryTypes } : {});
+  // The confirmed job may still read awaiting_confirmation for a moment: wait for its end.
+  return follow(c, job.job_id, io, intervalMs, false);
+}
+
+export const ingestCommand: Command = {
+  name: "ingest",
+  summary: "Upload a JSONL file as a historical ingestion job and follow it",
+  help: `Usage: pss ingest FILE [--yes | --no-confirm] [--idempotency-key KEY]
+                  [--summary-types V,...] [--rollback-on-cancel] [--interval-ms N]
+
+Uploads FILE (progress on stderr), creates the job, and follows it. When the job reaches
+AWAITING_CONFIRMATION, its counts and line errors are shown and you are asked to confirm
+(replay into patient state, then view backfill). Check a file first with pss validate.
+
+  --yes                 Confirm without asking
+  --no-confirm          Do not confirm: leave the job awaiting (pss jobs confirm ID later)
+  --idempotency-key K   A job-level key: the same key cannot start a second job
+  --summary-types V,..  View types to backfill
+  --rollback-on-cancel  Cancelling the job also removes the patients it created
+  --interval-ms N       Poll interval (default 1000)
+
+Exit code: 0 completed (or left awaiting), 3 completed with errors, 1 failed or cancelled.`,
+  options: {
+    yes: { type: "boolean", short: "y" }, "no-confirm": { type: "boolean" }, "idempotency-key": { type: "string" },
+    "summary-types": { type: "string", multiple: true }, "rollback-on-cancel": { type: "boolean" }, "interval-ms": { type: "string" },
+  },
+  async run({ args, values, io, client }) {
+    const file = arg(args, 0, "FILE (the JSONL file to ingest)");
+    if (values.yes && values["no-confirm"]) throw new UsageError("give --yes or --no-confirm, not both");
+    const intervalMs = int(values["interval-ms"], "interval-ms") ?? 1000;
+    const c = await client();
+    const up = new ProgressBar(io, "upload");
+    const { s3_key, bytes: size } = await c.ingestion.uploadFile(file, { onProgress: (p) => up.update(p.loaded, p.total, `${bytes(p.loaded)}/${bytes(p.total)}`) });
+    up.done();
+    const key = str(values["idempotency-key"]);
+    const summaryTypes = list(values["summary-types"]);
+    const created = await c.ingestion.createJob({
+      s3_key,
+      ...(key ? { idempotency_key: key } : {}),
+      ...(values["rollback-on-cancel"] ? { rollback_on_cancel: true } : {}),
+      ...(summaryTypes.length > 0 ? { summary_types: summaryTypes } : {}),
+    });
+    io.err(`uploaded ${bytes(size)}; job ${created.job_id} created\n`);
+    let job = await follow(c, created.job_id, io, intervalMs);
+    if (job.status === "awaiting_confirmation") {
+      const after = await review(c, job, values, io, intervalMs);
+      if (after === null) {
+        if (values.json) io.out(`${json(job)}\n`);
+        return 0;
+      }
+      job = after;
+    }
+    summary(job, io);
+    if (values.json) io.out(`${json(job)}\n`);
+    else io.out(`${job.job_id} ${job.status}\n`);
+    return exitCode(job);
+  },
+};
+
+export const jobsCommand: Command = {
+  name: "jobs",
+  summary: "Ingestion jobs: pss jobs list|get|wait|confirm|cancel|retry-backfill",
+  help: `Usage: pss jobs list [--status S] [--limit N]
+       pss jobs get JOB_ID
+       pss jobs wait JOB_ID            Follow until finished or awaiting confirmation
+       pss jobs confirm JOB_ID [--summary-types V,...]
+       pss jobs cancel JOB_ID
+       pss jobs retry-backfill JOB_ID`,
+  options: { status: { type: "string" }, limit: { type: "string" }, "summary-types": { type: "string", multiple: true } },
+  async run({ args, values, io, client }) {
+    const sub = arg(args, 0, "subcommand (list, get, wait, confirm, cancel, retry-backfill)");
+    const c = await client();
+    const show = (j: IngestionJob) => io.out(values.json ? `${json(j)}\n` : `${record({ ...j })}\n`);
+    if (sub === "list") {
+      const limit = int(values.limit, "limit");
+      const status = str(values.status);
+      const r = await c.ingestion.listJobs({ ...(status ? { status } : {}), ...(limit ? { limit } : {}) });
+      const rows = r.jobs.map((j) => ({ job_id: j.job_id, status: j.status, stage: j.stage, progress_pct: j.progress_pct, logs_processed: j.logs_processed, logs_failed: j.logs_failed, created_at: j.created_at }));
+      io.out(values.json ? `${json(r)}\n` : `${table(rows)}\n`);
+      return 0;
+    }
+    const id = arg(args, 1, "JOB_ID");
+    switch (sub) {
+      case "get":
+        show(await c.ingestion.getJob(id));
+        return 0;
+      case "wait": {
+        const job = await follow(c, id, io, 1000);
+        show(job);
+        return exitCode(job);
+      }
+      case "confirm": {
+        const types = list(values["summary-types"]);
+        show(await c.ingestion.confirm(id, types.length > 0 ? { summaryTypes: types } : {}));
+        return 0;
+      }
+      case "cancel":
+        show(await c.ingestion.cancel(id));
+        return 0;
+      case "retry-backfill":
+        show(await c.ingestion.retryBackfill(id));
+        return 0;
+      default:
+        throw new UsageError(`unknown subcommand jobs ${sub}`);
+    }
+  },
+};

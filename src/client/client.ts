@@ -1,0 +1,111 @@
+import { Transport } from "./http.js";
+import { IngestionApi } from "./ingestion.js";
+import { BufferedLogger, type LoggerOptions } from "./logger.js";
+import { LogQuery, type LogEntry, type QueryBody } from "./query.js";
+import { AdminApi, ApiKeysApi, AuthApi, PatientsApi, PatientTokensApi, ProjectsApi } from "./resources.js";
+import { StateApi } from "./state.js";
+import type { BatchAnswer, LogInput } from "./types.js";
+
+export interface ClientOptions {
+  /** The service's address. @default "http://127.0.0.1:8080" */
+  baseUrl?: string;
+  /** An API key. Give this or `token`. */
+  apiKey?: string;
+  /** A bearer token: a JWT from /auth/token, a patient token or the CLI's stored login. */
+  token?: string;
+  /** Project id or slug, sent as X-Project (org-wide keys; a project key is bound to its own). */
+  project?: string;
+  /** Retries after the first attempt for 5xx, 429 and network failures. @default 3 */
+  retries?: number;
+  /** Time limit of one attempt. @default 30_000 (30 s) */
+  timeoutMs?: number;
+  /** First backoff delay, doubled per retry, with jitter. @default 250 ms */
+  retryBaseMs?: number;
+  /** Longest wait between attempts; a longer Retry-After fails at once. @default 30_000 (30 s) */
+  maxRetryDelayMs?: number;
+  /** A fetch implementation. @default globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+/** `client.logs(pid)` builds a query; `client.logs.batch()` and `client.logs.logger()` write. */
+export interface LogsApi {
+  /** A log query over one patient's logs, or (without an id) the whole project's; `body` seeds it with a wire body. */
+  (patientId?: string, body?: QueryBody): LogQuery<LogEntry>;
+  /**
+   * Sends logs in one request (at most 5,000 by default). Each is validated on its own;
+   * with `atomic`, any invalid log makes it a ValidationError and nothing is stored.
+   */
+  batch(logs: LogInput[], o?: { atomic?: boolean }): Promise<BatchAnswer>;
+  /** A buffered logger that sends in the background; `close()` it before exit. */
+  logger(o?: LoggerOptions): BufferedLogger;
+}
+
+/**
+ * The Patient State Service client: the same reads and writes as REST and MCP, with
+ * retries (5xx, 429, network) and typed errors.
+ *
+ *     const pss = new PatientStateClient({ baseUrl, apiKey, project: "default" });
+ *     const p = await pss.patients.create({ first_name: "Ada" });
+ */
+export class PatientStateClient {
+  readonly patients: PatientsApi;
+  readonly logs: LogsApi;
+  readonly state: StateApi;
+  readonly ingestion: IngestionApi;
+  readonly projects: ProjectsApi;
+  readonly apiKeys: ApiKeysApi;
+  readonly auth: AuthApi;
+  readonly patientTokens: PatientTokensApi;
+  /** Catalog, audit, dead letters, health, organizations. */
+  readonly admin: AdminApi;
+  private readonly t: Transport;
+
+  constructor(o: ClientOptions = {}) {
+    const credential = o.token ?? o.apiKey;
+    this.t = new Transport({
+      baseUrl: o.baseUrl ?? "http://127.0.0.1:8080",
+      ...(credential !== undefined ? { credential } : {}),
+      ...(o.project !== undefined ? { project: o.project } : {}),
+      ...(o.retries !== undefined ? { retries: o.retries } : {}),
+      ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+      ...(o.retryBaseMs !== undefined ? { retryBaseMs: o.retryBaseMs } : {}),
+      ...(o.maxRetryDelayMs !== undefined ? { maxRetryDelayMs: o.maxRetryDelayMs } : {}),
+      ...(o.fetch ? { fetch: o.fetch } : {}),
+    });
+    const t = this.t;
+    this.patients = new PatientsApi(t);
+    this.state = new StateApi(t);
+    this.ingestion = new IngestionApi(t);
+    this.projects = new ProjectsApi(t);
+    this.apiKeys = new ApiKeysApi(t);
+    this.auth = new AuthApi(t, o.apiKey);
+    this.patientTokens = new PatientTokensApi(t);
+    this.admin = new AdminApi(t);
+    const batch = (logs: LogInput[], b: { atomic?: boolean } = {}) =>
+      t.request<BatchAnswer>("POST", "/v1/logs/batch", { body: { logs, ...(b.atomic ? { atomic: true } : {}) } });
+    this.logs = Object.assign((patientId?: string, body?: QueryBody) => new LogQuery(t, patientId !== undefined ? { patientId } : {}, body), {
+      batch,
+      logger: (lo?: LoggerOptions) => new BufferedLogger((logs) => batch(logs), lo),
+    });
+  }
+
+  /** A log query over the whole project (organization route); `body` seeds it with a wire body (patient_ids makes it a cohort). */
+  query(body?: QueryBody): LogQuery<LogEntry> {
+    return new LogQuery(this.t, {}, body);
+  }
+
+  /** A log query over a cohort: these patients only (at most 1000). */
+  cohort(patientIds: string[]): LogQuery<LogEntry> {
+    return new LogQuery(this.t, { patientIds: [...patientIds] });
+  }
+
+  /** The service's base URL. */
+  get baseUrl(): string {
+    return this.t.baseUrl;
+  }
+
+  /** Replaces the bearer credential (after `auth.token()`, say). */
+  setToken(token: string): void {
+    this.t.credential = token;
+  }
+}

@@ -1,0 +1,133 @@
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { Readable } from "node:stream";
+import { isRetryable, PssError } from "./errors.js";
+import type { Transport } from "./http.js";
+import type { IngestionJob, JobInput, JobStatus } from "./types.js";
+
+export interface UploadProgress {
+  /** Bytes sent so far. */
+  loaded: number;
+  /** File size in bytes. */
+  total: number;
+}
+
+export interface UploadOptions {
+  onProgress?: (p: UploadProgress) => void;
+  /** Content type of the PUT. @default "application/x-ndjson" */
+  contentType?: string;
+  /** Whole uploads tried (each with a fresh one-time URL) on network failures, 429 and 5xx. @default 3 */
+  attempts?: number;
+  signal?: AbortSignal;
+}
+
+/** A job is finished in these statuses; awaiting_confirmation waits for a person. */
+export const FINAL_JOB_STATUSES: readonly string[] = ["completed", "completed_with_errors", "failed", "cancelled"] satisfies JobStatus[];
+
+const seg = encodeURIComponent;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Historical ingestion (scope sdk:historical-ingest): upload a JSONL file, run it as a job, confirm it. */
+export class IngestionApi {
+  constructor(private readonly t: Transport) {}
+
+  /**
+   * Uploads a JSONL file, streamed (files of gigabytes are fine): asks for a one-time URL,
+   * then PUTs the file there. Returns the `s3_key` to pass to `createJob`.
+   */
+  async uploadFile(path: string, o: UploadOptions = {}): Promise<{ s3_key: string; bytes: number }> {
+    const total = (await stat(path)).size;
+    const attempts = o.attempts ?? 3;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { upload_url, s3_key } = await this.t.request<{ upload_url: string; s3_key: string; expires_in: number }>("POST", "/v1/ingestion/upload-url", {
+          body: {},
+          ...(o.signal ? { signal: o.signal } : {}),
+        });
+        const target = new URL(upload_url, this.t.baseUrl + "/");
+        // The one-time URL authorizes itself; the credential goes only to the service's own origin.
+        const sameOrigin = target.origin === new URL(this.t.baseUrl).origin;
+        await this.t.request("PUT", target.href, {
+          rawBody: () => countingStream(path, total, o.onProgress),
+          headers: { "content-type": o.contentType ?? "application/x-ndjson" },
+          auth: sameOrigin,
+          retries: 0,
+          timeoutMs: 0,
+          ...(o.signal ? { signal: o.signal } : {}),
+        });
+        return { s3_key, bytes: total };
+      } catch (err) {
+        if (attempt >= attempts || !isRetryable(err)) throw err;
+        await sleep(500 * 2 ** attempt);
+      }
+    }
+  }
+
+  /** Starts a job from an uploaded file (`s3_key`) or inline `records`. ConflictError for a used idempotency_key. */
+  createJob(input: JobInput): Promise<IngestionJob> {
+    return this.t.request("POST", "/v1/ingestion/jobs", { body: input });
+  }
+  /** Uploads a file and starts its job. */
+  async ingestFile(path: string, input: Omit<JobInput, "s3_key" | "records"> = {}, o: UploadOptions = {}): Promise<IngestionJob> {
+    const { s3_key } = await this.uploadFile(path, o);
+    return this.createJob({ ...input, s3_key });
+  }
+  getJob(jobId: string): Promise<IngestionJob> {
+    return this.t.request("GET", `/v1/ingestion/jobs/${seg(jobId)}`);
+  }
+  /** Jobs of the project, newest first; `status` filters, limit @default the service's. */
+  listJobs(o: { status?: string; limit?: number } = {}): Promise<{ total: number; jobs: IngestionJob[] }> {
+    return this.t.request("GET", "/v1/ingestion/jobs", { query: o });
+  }
+  /** Resumes a job in AWAITING_CONFIRMATION: replay into patient state, then backfill the views named (or the job's). */
+  confirm(jobId: string, o: { summaryTypes?: string[] } = {}): Promise<IngestionJob> {
+    return this.t.request("POST", `/v1/ingestion/jobs/${seg(jobId)}/confirm`, { body: o.summaryTypes ? { summary_types: o.summaryTypes } : {} });
+  }
+  /** Cancels a job; with rollback_on_cancel the patients it created go too. */
+  cancel(jobId: string): Promise<IngestionJob> {
+    return this.t.request("POST", `/v1/ingestion/jobs/${seg(jobId)}/cancel`, { body: {} });
+  }
+  /** Runs a failed or deferred view backfill again. */
+  retryBackfill(jobId: string): Promise<IngestionJob> {
+    return this.t.request("POST", `/v1/ingestion/jobs/${seg(jobId)}/retry-backfill`, { body: {} });
+  }
+
+  /**
+   * Polls a job until it is finished, or awaits confirmation (unless `stopAtConfirmation`
+   * is false, as after `confirm`), or `until` says stop. onProgress gets every polled
+   * state. intervalMs @default 1_000; timeoutMs @default none; stopAtConfirmation @default true.
+   */
+  async waitForJob(
+    jobId: string,
+    o: { onProgress?: (job: IngestionJob) => void; intervalMs?: number; timeoutMs?: number; stopAtConfirmation?: boolean; until?: (job: IngestionJob) => boolean } = {},
+  ): Promise<IngestionJob> {
+    const atConfirmation = o.stopAtConfirmation !== false;
+    const done = o.until ?? ((j: IngestionJob) => FINAL_JOB_STATUSES.includes(j.status) || (atConfirmation && j.status === "awaiting_confirmation"));
+    const deadline = o.timeoutMs !== undefined ? Date.now() + o.timeoutMs : Number.POSITIVE_INFINITY;
+    for (;;) {
+      const job = await this.getJob(jobId);
+      o.onProgress?.(job);
+      if (done(job)) return job;
+      if (Date.now() >= deadline) {
+        throw new PssError(`job ${jobId} is still ${job.status} (${job.stage}) after ${o.timeoutMs} ms`, { status_code: 0, error_type: "timeout_error", body: job });
+      }
+      await sleep(o.intervalMs ?? 1_000);
+    }
+  }
+}
+
+/** The file as a web stream that reports bytes as they are read. */
+function countingStream(path: string, total: number, onProgress?: (p: UploadProgress) => void): ReadableStream<Uint8Array> {
+  let loaded = 0;
+  const file = Readable.toWeb(createReadStream(path)) as ReadableStream<Uint8Array>;
+  onProgress?.({ loaded, total });
+  return file.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, ctl) {
+        loaded += chunk.byteLength;
+        onProgress?.({ loaded, total });
+        ctl.enqueue(chunk);
+      },
+    }),
+  );
+}

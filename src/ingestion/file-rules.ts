@@ -1,0 +1,168 @@
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import type { Static } from "@sinclair/typebox";
+import { PatientCreateSchema } from "../http/routes/patients/schemas.js";
+import { isTimeZone, uniqueIdentifiers } from "../control/patient-records.js";
+import type { ExternalIdentifier } from "../control/patients.js";
+import { validateEnvelope, type EnvelopeResult } from "../logs/envelope.js";
+
+/**
+ * The rules of a historical JSONL file, shared by the job's VALIDATING stage and the
+ * offline `validateJsonlFile` (the CLI's `pss validate`), so both judge a line alike.
+ *
+ * Each line is `{"type":"patient"|"log","data":{...}}`. Patient rows follow the rules of
+ * POST /v1/patients; a log row is a log envelope (`event_type` or `log_type`) whose
+ * `patient_id` is a service id, the value of an external identifier, or `system|value`.
+ */
+
+export type PatientInput = Static<typeof PatientCreateSchema>;
+
+export type ParsedLine =
+  | { kind: "blank" }
+  | { kind: "patient"; data: Record<string, unknown> }
+  | { kind: "log"; data: Record<string, unknown> }
+  | { kind: "error"; code: string; message: string };
+
+/** Codes of line errors that only skip the line; every other code fails the job. */
+export const SKIPPABLE_CODES: ReadonlySet<string> = new Set(["validation_error", "unknown_log_type"]);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+export function parseLine(text: string): ParsedLine {
+  if (text.trim() === "") return { kind: "blank" };
+  let row: unknown;
+  try {
+    row = JSON.parse(text);
+  } catch (err) {
+    return { kind: "error", code: "invalid_json", message: `not valid JSON: ${(err as Error).message}` };
+  }
+  if (!isObject(row) || !isObject(row.data)) return { kind: "error", code: "invalid_row", message: 'a row must be an object {"type","data"} with data an object' };
+  if (row.type === "patient") return { kind: "patient", data: row.data };
+  if (row.type === "log") return { kind: "log", data: row.data };
+  return { kind: "error", code: "unknown_row_type", message: `unknown row type ${JSON.stringify(row.type)}: use "patient" or "log"` };
+}
+
+const checkPatientSchema = TypeCompiler.Compile(PatientCreateSchema);
+
+/** A patient row checked as POST /v1/patients checks a body. */
+export function checkPatient(data: Record<string, unknown>): { ok: true; input: PatientInput; identifiers: ExternalIdentifier[] } | { ok: false; message: string } {
+  if (!checkPatientSchema.Check(data)) {
+    const first = checkPatientSchema.Errors(data).First();
+    const field = first?.path ? first.path.slice(1).replace(/\//g, ".") : "patient";
+    return { ok: false, message: `${field}: ${first?.message ?? "is invalid"}` };
+  }
+  const input = data as PatientInput;
+  if (input.timezone !== undefined && !isTimeZone(input.timezone)) {
+    return { ok: false, message: `timezone: unknown timezone "${input.timezone}"; use an IANA zone name such as Europe/Paris` };
+  }
+  return { ok: true, input, identifiers: uniqueIdentifiers(input.external_identifiers ?? []) };
+}
+
+/** A placeholder that passes the envelope's patient id rule while the real id is not known yet. */
+export const PLACEHOLDER_PATIENT_ID = "pat_placeholder";
+
+/** A log row checked as POST /v1/logs/batch checks a log, for the patient it was resolved to. */
+export function checkLog(data: Record<string, unknown>, patientId: string | undefined): EnvelopeResult {
+  // Without a reference the envelope reports the missing patient_id itself.
+  return validateEnvelope(patientId === undefined ? data : { ...data, patient_id: patientId }, []);
+}
+
+export const AMBIGUOUS = -1;
+
+/**
+ * The patients a file declares, by the references a log may use: `system|value` and the
+ * bare `value` (ambiguous once two rows share a value under different systems).
+ */
+export class PatientIndex {
+  private readonly exact = new Map<string, number>();
+  private readonly values = new Map<string, number>();
+
+  /** Records a patient row; returns the identifier another row already declared, if any. */
+  declare(line: number, identifiers: ExternalIdentifier[]): ExternalIdentifier | undefined {
+    for (const e of identifiers) if (this.exact.has(`${e.system}|${e.value}`)) return e;
+    for (const e of identifiers) {
+      this.exact.set(`${e.system}|${e.value}`, line);
+      const seen = this.values.get(e.value);
+      this.values.set(e.value, seen === undefined || seen === line ? line : AMBIGUOUS);
+    }
+    return undefined;
+  }
+
+  /** The declaring row's line, AMBIGUOUS, or undefined when the file does not declare it. */
+  lookup(ref: string): number | undefined {
+    const bar = ref.indexOf("|");
+    if (bar > 0) {
+      const hit = this.exact.get(ref);
+      if (hit !== undefined) return hit;
+    }
+    return this.values.get(ref);
+  }
+}
+
+/** Splits `system|value` at the first bar; null for a bare value. */
+export function splitRef(ref: string): ExternalIdentifier | null {
+  const bar = ref.indexOf("|");
+  return bar > 0 && bar < ref.length - 1 ? { system: ref.slice(0, bar), value: ref.slice(bar + 1) } : null;
+}
+
+/** Existing patients a reference may name (the file does not declare it). */
+export interface ExistingPatients {
+  /** The patient id, "ambiguous", or null when nothing matches. May answer synchronously. */
+  resolve(ref: string): string | "ambiguous" | null | Promise<string | "ambiguous" | null>;
+}
+
+export type LineOutcome =
+  | { kind: "blank" }
+  | { kind: "patient"; data: Record<string, unknown> }
+  /** target: the line declaring the log's patient, or an existing patient's id. */
+  | { kind: "log"; log_type: string; target: number | string }
+  | { kind: "error"; code: string; message: string; structural: boolean };
+
+const fail = (code: string, message: string): LineOutcome => ({ kind: "error", code, message, structural: !SKIPPABLE_CODES.has(code) });
+
+/**
+ * Judges a file line by line, in order (patients must be declared before the logs that
+ * name them), counting rows and log types as it goes.
+ */
+export class FileChecker {
+  readonly index = new PatientIndex();
+  patients = 0;
+  logs = 0;
+  readonly byType: Record<string, number> = {};
+
+  constructor(private readonly existing: ExistingPatients) {}
+
+  check(text: string, line: number): LineOutcome | Promise<LineOutcome> {
+    const row = parseLine(text);
+    if (row.kind === "blank") return row;
+    if (row.kind === "error") return fail(row.code, row.message);
+    if (row.kind === "patient") {
+      this.patients++;
+      const p = checkPatient(row.data);
+      if (!p.ok) return fail("invalid_patient", p.message);
+      const dup = this.index.declare(line, p.identifiers);
+      if (dup) return fail("duplicate_patient", `external identifier ${dup.system}|${dup.value} is declared by an earlier patient row`);
+      return { kind: "patient", data: row.data };
+    }
+    this.logs++;
+    const ref = row.data.patient_id;
+    if (typeof ref !== "string" || ref === "") return this.logOutcome(row.data, undefined, 0);
+    const declared = this.index.lookup(ref);
+    if (declared === AMBIGUOUS) return fail("ambiguous_patient", `patient_id "${ref}" matches several patients of the file; write it as system|value`);
+    if (declared !== undefined) return this.logOutcome(row.data, PLACEHOLDER_PATIENT_ID, declared);
+    const found = this.existing.resolve(ref);
+    return found instanceof Promise ? found.then((f) => this.afterLookup(row.data, ref, f)) : this.afterLookup(row.data, ref, found);
+  }
+
+  private afterLookup(data: Record<string, unknown>, ref: string, found: string | "ambiguous" | null): LineOutcome {
+    if (found === "ambiguous") return fail("ambiguous_patient", `patient_id "${ref}" matches several existing patients; write it as system|value`);
+    if (found === null) return fail("unknown_patient", `patient_id "${ref}" names no patient declared above this line nor an existing patient`);
+    return this.logOutcome(data, found, found);
+  }
+
+  private logOutcome(data: Record<string, unknown>, patientId: string | undefined, target: number | string): LineOutcome {
+    const r = checkLog(data, patientId);
+    if (!r.ok) return fail(r.code, r.message);
+    this.byType[r.log.log_type] = (this.byType[r.log.log_type] ?? 0) + 1;
+    return { kind: "log", log_type: r.log.log_type, target };
+  }
+}

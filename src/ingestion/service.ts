@@ -1,0 +1,153 @@
+import type { Readable } from "node:stream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { JobControl, JobRunner } from "../../actors/ingestion/job-runner.js";
+import { AppError, notFound, type ErrorCode, type ErrorDetail } from "../errors.js";
+import { newId } from "../ids.js";
+import { isViewType, VIEW_TYPES } from "../../readmodels/views/index.js";
+import { newJobRecord, type JobRecord, type JobStatus } from "./job-record.js";
+import type { JobStore } from "./job-store.js";
+import { UploadStore } from "./uploads.js";
+
+/** Most inline records one POST /v1/ingestion/jobs may carry. */
+export const MAX_INLINE_RECORDS = 50_000;
+
+export interface NewJobRequest {
+  s3_key?: string;
+  records?: unknown[];
+  idempotency_key?: string;
+  require_confirmation?: boolean;
+  rollback_on_cancel?: boolean;
+  summary_types?: string[];
+  view_types?: string[];
+}
+
+type Scope = { organization_id: string; project_id: string };
+
+/** Checks view types named for backfill; `view_types` is the spec's name for them. */
+export function viewTypesOf(body: { summary_types?: string[]; view_types?: string[] }): string[] | null {
+  const types = body.summary_types ?? body.view_types;
+  if (types === undefined) return null;
+  const field = body.summary_types !== undefined ? "summary_types" : "view_types";
+  const bad = types.filter((t) => !isViewType(t));
+  if (bad.length > 0) {
+    throw new AppError("validation", `unknown view type(s) ${bad.join(", ")}; known: ${VIEW_TYPES.join(", ")}`, [
+      { type: "value_error", message: `known view types: ${VIEW_TYPES.join(", ")}`, field, location: ["body", field], input_value: bad },
+    ]);
+  }
+  return [...new Set(types)];
+}
+
+/**
+ * What the ingestion routes do: upload URLs and uploads, job creation (with job-level
+ * idempotency), reads, and control. Control goes to the job runner: in this process
+ * when it runs jobs, else over NATS to the process that does (an HTTP worker of a cluster).
+ */
+export class IngestionService {
+  constructor(
+    private readonly deps: {
+      store: JobStore;
+      uploads: UploadStore;
+      runner: JobRunner | null;
+      nc: NatsConnection;
+      /** NATS subject the runner answers control requests on. */
+      controlSubject: string;
+      /** Largest upload, in bytes. */
+      maxUploadBytes: number;
+    },
+  ) {}
+
+  issueUpload(scope: Scope) {
+    return this.deps.uploads.issue(scope);
+  }
+
+  /** Streams a PUT body into the object store under the token's key, counting bytes as they pass. */
+  async receiveUpload(token: string, body: Readable): Promise<{ s3_key: string; size: number }> {
+    const spent = await this.deps.uploads.spend(token);
+    const max = this.deps.maxUploadBytes;
+    let tooLarge = false;
+    // Pulled: the next chunk is read from the socket only when the store asks for it.
+    async function* counted(): AsyncGenerator<Uint8Array> {
+      let size = 0;
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > max) {
+          tooLarge = true;
+          throw new Error("upload too large");
+        }
+        yield chunk;
+      }
+    }
+    try {
+      const info = await this.deps.uploads.write(spent.s3_key, counted());
+      return { s3_key: spent.s3_key, size: info.size };
+    } catch (err) {
+      await this.deps.uploads.delete(spent.s3_key);
+      if (tooLarge) throw new AppError("payload_too_large", `the file is larger than ${max} bytes`);
+      throw err;
+    }
+  }
+
+  async createJob(scope: Scope, body: NewJobRequest): Promise<JobRecord> {
+    const hasKey = body.s3_key !== undefined;
+    if (hasKey === (body.records !== undefined)) {
+      throw new AppError("validation", "give exactly one of s3_key (an uploaded file) or records (inline rows)", [
+        { type: "value_error", message: "exactly one of s3_key or records is required", field: "s3_key", location: ["body", "s3_key"], input_value: body.s3_key },
+      ]);
+    }
+    const summary_types = viewTypesOf(body);
+    const job_id = newId("job");
+    let source: JobRecord["source"];
+    if (hasKey) {
+      // The key names its project: another project's upload is "not found", like anything of theirs.
+      const info = UploadStore.isUploadOf(body.s3_key!, scope.project_id) ? await this.deps.uploads.info(body.s3_key!) : null;
+      if (!info) throw notFound("upload", body.s3_key);
+      source = { object: body.s3_key!, inline: false, bytes: info.size };
+    } else {
+      const text = body.records!.map((r) => JSON.stringify(r ?? null)).join("\n");
+      const object = `inline/${scope.project_id}/${job_id}.jsonl`;
+      source = { object, inline: true, bytes: (await this.deps.uploads.writeText(object, text)).size };
+    }
+    const record = newJobRecord(
+      {
+        job_id,
+        ...scope,
+        require_confirmation: body.require_confirmation ?? true,
+        rollback_on_cancel: body.rollback_on_cancel ?? false,
+        idempotency_key: body.idempotency_key ?? null,
+        summary_types,
+        source,
+      },
+      new Date().toISOString(),
+    );
+    try {
+      await this.deps.store.create(record);
+    } catch (err) {
+      if (source.inline) await this.deps.uploads.delete(source.object);
+      throw err;
+    }
+    await this.control({ op: "wake", project_id: scope.project_id, job_id }).catch(() => undefined);
+    return record;
+  }
+
+  async get(projectId: string, jobId: string): Promise<JobRecord> {
+    const r = await this.deps.store.get(projectId, jobId);
+    if (!r) throw notFound("ingestion job", jobId);
+    return r;
+  }
+
+  async list(projectId: string, status: JobStatus | undefined, limit: number): Promise<{ total: number; jobs: JobRecord[] }> {
+    const all = (await this.deps.store.list(projectId)).filter((j) => status === undefined || j.status === status);
+    return { total: all.length, jobs: all.slice(0, limit) };
+  }
+
+  /** Confirm, cancel, retry-backfill (and "wake" after a create): the job afterwards. */
+  async control(c: JobControl): Promise<JobRecord> {
+    if (this.deps.runner) return (await this.deps.runner.control(c)) ?? (await this.get(c.project_id, c.job_id));
+    const reply = await this.deps.nc.request(this.deps.controlSubject, JSON.stringify(c), { timeout: 35_000 }).catch((err) => {
+      throw new AppError("unavailable", "the ingestion job runner does not answer; retry shortly", [], { cause: err });
+    });
+    const a = reply.json<{ ok: true; job: JobRecord | null } | { ok: false; code: ErrorCode; message: string; details: ErrorDetail[] }>();
+    if (!a.ok) throw new AppError(a.code, a.message, a.details ?? []);
+    return a.job ?? (await this.get(c.project_id, c.job_id));
+  }
+}

@@ -1,0 +1,73 @@
+import { createReadStream } from "node:fs";
+import { FileChecker } from "./file-rules.js";
+import { LineTooLongError, lineBatches } from "./lines.js";
+import { MAX_LINE_ERRORS, type LineError } from "./job-record.js";
+
+export interface FileValidation {
+  /** True when a job would take the file with no line error at all. */
+  valid: boolean;
+  /** Lines read (blank ones included). */
+  lines: number;
+  patients: number;
+  logs: number;
+  /** At most 1,000, in line order; `truncated` says more were found. */
+  errors: LineError[];
+  truncated: boolean;
+  /** Line errors that would fail a job (the others only skip their log). */
+  structural_errors: number;
+  logs_by_event_type: Record<string, number>;
+}
+
+/** What a service patient id looks like (`pat_` + ULID); offline, such ids are trusted. */
+const SERVICE_ID = /^pat_[0-9A-Za-z]{6,60}$/;
+
+/**
+ * Checks a JSONL ingestion file offline, with the catalog and patient rules the service
+ * applies, streaming it (any size, constant memory). Without a server, a log may name a
+ * patient only as declared above it in the file, or by a service id (`pat_...`), which
+ * is accepted unchecked; any other reference is reported as unresolvable.
+ */
+export async function validateJsonlFile(path: string): Promise<FileValidation> {
+  const checker = new FileChecker({
+    resolve: (ref) => (SERVICE_ID.test(ref) ? ref : null),
+  });
+  const errors: LineError[] = [];
+  let total = 0;
+  let structural = 0;
+  let lines = 0;
+  const record = (e: LineError, isStructural: boolean) => {
+    total++;
+    if (isStructural) structural++;
+    if (errors.length < MAX_LINE_ERRORS) errors.push(e);
+  };
+  try {
+    for await (const batch of lineBatches(createReadStream(path, { highWaterMark: 256 * 1024 }))) {
+      for (let i = 0; i < batch.lines.length; i++) {
+        const line = batch.first + i;
+        const r = checker.check(batch.lines[i]!, line);
+        const out = r instanceof Promise ? await r : r;
+        if (out.kind === "error") {
+          if (out.code === "unknown_patient") {
+            // Offline, an existing patient's identifier cannot be looked up: say so rather than "unknown".
+            const message = `${out.message} (offline, only patients declared in the file and service ids pat_... can be checked)`;
+            record({ line, code: "unresolvable_patient", message }, true);
+          } else record({ line, code: out.code, message: out.message }, out.structural);
+        }
+      }
+      lines = batch.first + batch.lines.length - 1;
+    }
+  } catch (err) {
+    if (!(err instanceof LineTooLongError)) throw err;
+    record({ line: err.line, code: "line_too_long", message: err.message }, true);
+  }
+  return {
+    valid: total === 0,
+    lines,
+    patients: checker.patients,
+    logs: checker.logs,
+    errors,
+    truncated: total > errors.length,
+    structural_errors: structural,
+    logs_by_event_type: checker.byType,
+  };
+}

@@ -1,0 +1,200 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PatientStateClient } from "../../src/client/index.js";
+import { startStack, type TestStack } from "../support/stack.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+let t: TestStack;
+let base: string;
+let dir: string;
+let pss: PatientStateClient;
+let pid: string;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real binary; async, because the service it talks to lives in this process. */
+function cli(args: string[], o: { env?: Record<string, string>; input?: string } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, "bin/pss.mjs"), ...args], {
+      cwd: dir,
+      env: { ...process.env, PSS_URL: base, PSS_API_KEY: t.adminKey, PSS_PROJECT: "", XDG_CONFIG_HOME: join(dir, "config"), ...o.env },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(o.input ?? "");
+  });
+}
+
+const symptom = (patient: string, day: number, score: number) => ({
+  log_type: "symptom_report",
+  patient_id: patient,
+  timestamp: `2026-07-0${day}T08:00:00Z`,
+  payload: { instrument: "esas_r", symptoms: [{ name: "pain", score }] },
+});
+
+beforeAll(async () => {
+  t = await startStack({ PSS_VIEW_DEBOUNCE_MS: "10" });
+  await t.app.listen({ port: 0, host: "127.0.0.1" });
+  base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+  dir = mkdtempSync(join(tmpdir(), "pss-cli-"));
+  pss = new PatientStateClient({ baseUrl: base, apiKey: t.adminKey });
+  pid = (await pss.patients.create({ first_name: "Cli" })).id;
+});
+afterAll(async () => {
+  await t?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("pss command-line tool", () => {
+  it("explains itself with --help and refuses unknown commands and options", async () => {
+    const [main, query, unknown, badOpt] = await Promise.all([cli(["--help"]), cli(["query", "--help"]), cli(["frobnicate"]), cli(["keys", "list", "--bogus"])]);
+    expect(main.code).toBe(0);
+    for (const c of ["validate", "ingest", "query", "logs", "state", "keys", "projects", "login"]) expect(main.stdout).toContain(`  ${c}`);
+    expect(query.code).toBe(0);
+    expect(query.stdout).toContain("--where EXPR");
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown command");
+    expect(badOpt.code).toBe(2);
+    expect(badOpt.stderr).toMatch(/Unknown option '--bogus'/);
+  });
+
+  it("validates a JSONL file offline: exit 0 when valid, 1 with each bad line", async () => {
+    const good = join(dir, "good.jsonl");
+    const bad = join(dir, "bad.jsonl");
+    const patient = { type: "patient", data: { first_name: "Ada", timezone: "Europe/London", external_identifiers: [{ system: "mrn", value: "A-1" }] } };
+    const log = (score: number) => ({ type: "log", data: { ...symptom("A-1", 1, score), event_type: "symptom_report", log_type: undefined } });
+    writeFileSync(good, [patient, log(4)].map((r) => JSON.stringify(r)).join("\n") + "\n");
+    writeFileSync(bad, [JSON.stringify(patient), JSON.stringify(log(99)), "{not json"].join("\n") + "\n");
+    const [ok, ko, missing] = await Promise.all([cli(["validate", good], { env: { PSS_API_KEY: "" } }), cli(["validate", bad, "--json"]), cli(["validate"])]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain("valid (2 lines, 1 patients, 1 logs)");
+    expect(ko.code).toBe(1);
+    const report = JSON.parse(ko.stdout);
+    expect(report).toMatchObject({ valid: false, lines: 3, patients: 1 });
+    expect(report.errors.map((e: { line: number }) => e.line)).toEqual([2, 3]);
+    expect(missing.code).toBe(2);
+  });
+
+  it("sends logs from a file and from stdin, failing when a log is rejected", async () => {
+    const file = join(dir, "logs.json");
+    writeFileSync(file, JSON.stringify([symptom(pid, 1, 8), symptom(pid, 3, 4), { log_type: "medication_list_update", patient_id: pid, timestamp: "2026-07-01T09:00:00Z", payload: { medications: [{ action: "add", medication_name: "Metformin", rxnorm_cui: "860975" }] } }]));
+    const sent = await cli(["logs", "send", file]);
+    expect(sent).toMatchObject({ code: 0, stdout: "accepted 3, duplicates 0, failed 0\n" });
+    const jsonl = [symptom(pid, 4, 2), symptom(pid, 5, 42)].map((l) => JSON.stringify(l)).join("\n");
+    const mixed = await cli(["logs", "send", "-", "--json"], { input: jsonl });
+    expect(mixed.code).toBe(1);
+    expect(JSON.parse(mixed.stdout)).toMatchObject({ accepted: 1, failed: 1, errors: [{ index: 1, code: "validation_error" }] });
+  });
+
+  it("reads state: a module as JSON, a view as markdown, and fails with the service's message on an unknown patient", async () => {
+    const [meds, md, missing] = await Promise.all([
+      cli(["state", "get", pid, "--module", "medications"]),
+      cli(["state", "get", pid, "--view", "symptom_snapshot", "--format", "markdown"]),
+      cli(["state", "get", "pat_00000000000000000000000000"]),
+    ]);
+    expect(meds.code).toBe(0);
+    expect(JSON.parse(meds.stdout).payload.medications[0]).toMatchObject({ rxnorm_cui: "860975" });
+    expect(md.code).toBe(0);
+    expect(md.stdout).toContain("pain");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/not found \(404 not_found_error\)/);
+  });
+
+  it("queries logs with flags, as JSON, a count or a table", async () => {
+    const [rows, count, tableOut, grouped, invalid] = await Promise.all([
+      cli(["query", "--patient", pid, "--type", "symptom_report", "--where", "payload.symptoms.0.score>3", "--order", "timestamp:desc", "--json"]),
+      cli(["query", "--body", JSON.stringify({ filter: [{ field: "type", op: "eq", value: "symptom_report" }] }), "--count"]),
+      cli(["query", "--patient", pid, "--select", "score=payload.symptoms.0.score,timestamp", "--type", "symptom_report", "--order", "timestamp", "--total"]),
+      cli(["query", "--type", "symptom_report", "--group-by", "type", "--agg", "count:n", "--agg", "max:payload.symptoms.0.score:top", "--json"]),
+      cli(["query", "--where", "patient_id=x"]),
+    ]);
+    expect(rows.code).toBe(0);
+    expect(JSON.parse(rows.stdout).rows.map((r: { timestamp: string }) => r.timestamp)).toEqual(["2026-07-03T08:00:00.000Z", "2026-07-01T08:00:00.000Z"]);
+    expect(count).toMatchObject({ code: 0, stdout: "3\n" });
+    expect(tableOut.stdout.split("\n")[0]).toMatch(/^score\s+timestamp$/);
+    expect(tableOut.stdout).toContain("2026-07-04T08:00:00.000Z");
+    expect(tableOut.stderr).toContain("3 of 3 rows");
+    expect(JSON.parse(grouped.stdout).rows).toEqual([{ type: "symptom_report", n: 3, top: 8 }]);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain("patient_id");
+  });
+
+  it("creates, lists and revokes API keys", async () => {
+    const created = await cli(["keys", "create", "--name", "cli-bot", "--scope", "sdk:event-log,sdk:state-read", "--json"]);
+    expect(created.code).toBe(0);
+    const key = JSON.parse(created.stdout);
+    expect(key).toMatchObject({ name: "cli-bot", scopes: ["sdk:event-log", "sdk:state-read"], key: expect.any(String) });
+    const listed = await cli(["keys", "list"]);
+    expect(listed.stdout).toMatch(new RegExp(`${key.id}\\s+cli-bot\\s+sdk:event-log,sdk:state-read`));
+    const revoked = await cli(["keys", "revoke", key.id]);
+    expect(revoked).toMatchObject({ code: 0, stdout: expect.stringContaining(`revoked ${key.id}`) });
+    const denied = await cli(["keys", "list"], { env: { PSS_API_KEY: key.key } });
+    expect(denied.code).toBe(1);
+  });
+
+  it("manages projects by slug", async () => {
+    const created = await cli(["projects", "create", "Cli Study", "--slug", "cli-study", "--json"]);
+    expect(JSON.parse(created.stdout)).toMatchObject({ slug: "cli-study", status: "active" });
+    const [list, got, defaultDeprecate] = await Promise.all([cli(["projects", "list"]), cli(["projects", "get", "cli-study"]), cli(["projects", "deprecate", "default"])]);
+    expect(list.stdout).toMatch(/cli-study\s+Cli Study\s+active/);
+    expect(got.stdout).toMatch(/slug\s+cli-study/);
+    expect(defaultDeprecate.code).toBe(1);
+    expect(defaultDeprecate.stderr).toContain("409 conflict_error");
+    expect((await cli(["projects", "deprecate", "cli-study"])).stdout).toMatch(/status\s+deprecated/);
+    expect((await cli(["projects", "restore", "cli-study"])).stdout).toMatch(/status\s+active/);
+  });
+
+  it("logs in: stores a JWT 0600 under XDG_CONFIG_HOME that later commands use, and logs out", async () => {
+    const none = await cli(["projects", "list"], { env: { PSS_API_KEY: "" } });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("pss login");
+    const login = await cli(["login", "--api-key", t.adminKey], { env: { PSS_API_KEY: "" } });
+    expect(login.code).toBe(0);
+    const file = join(dir, "config", "pss", "credentials.json");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const stored = JSON.parse(readFileSync(file, "utf8"));
+    expect(stored.logins[base]).toMatchObject({ url: base, access_token: expect.stringMatching(/^ey/) });
+    expect(readFileSync(file, "utf8")).not.toContain(t.adminKey);
+    const viaLogin = await cli(["projects", "list", "--json"], { env: { PSS_API_KEY: "" } });
+    expect(viaLogin.code).toBe(0);
+    expect(JSON.parse(viaLogin.stdout).map((p: { slug: string }) => p.slug)).toContain("default");
+    expect((await cli(["logout"])).stdout).toContain("Logged out");
+    expect((await cli(["projects", "list"], { env: { PSS_API_KEY: "" } })).code).toBe(2);
+  });
+
+  it("ingests a file: upload progress, follow, confirm with --yes or leave it awaiting with --no-confirm", async (ctx) => {
+    if (!t.app.hasRoute({ method: "POST", url: "/v1/ingestion/jobs" })) ctx.skip();
+    const file = join(dir, "history.jsonl");
+    const rows = [
+      { type: "patient", data: { first_name: "Hist", external_identifiers: [{ system: "mrn", value: "CLI-H1" }] } },
+      { type: "log", data: { event_type: "user_login", patient_id: "CLI-H1", timestamp: "2026-01-01T10:00:00Z", payload: {} } },
+    ];
+    writeFileSync(file, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    await pss.projects.create({ name: "Cli ingest", slug: "cli-ingest" });
+    const [yes, wait] = await Promise.all([
+      cli(["ingest", file, "--yes", "--interval-ms", "100"]),
+      cli(["ingest", file, "--no-confirm", "--interval-ms", "100", "--project", "cli-ingest"]),
+    ]);
+    expect(yes.stderr).toMatch(/upload \[#+\] 100%/);
+    expect(yes).toMatchObject({ code: 0, stdout: expect.stringMatching(/ completed\n$/) });
+    expect(wait).toMatchObject({ code: 0, stderr: expect.stringContaining("Left awaiting confirmation") });
+    const jobId = /job (job_\w+) created/.exec(wait.stderr)![1]!;
+    const listed = await cli(["jobs", "list", "--project", "cli-ingest"]);
+    const cancelled = await cli(["jobs", "cancel", jobId, "--project", "cli-ingest", "--json"]);
+    expect(listed.stdout).toMatch(new RegExp(`${jobId}\\s+awaiting_confirmation`));
+    expect(cancelled.code).toBe(0);
+    expect(JSON.parse(cancelled.stdout).job_id).toBe(jobId);
+  });
+});

@@ -1,0 +1,110 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { validateJsonlFile } from "../../src/ingestion/validate-file.js";
+import { lineBatches, MAX_LINE_BYTES } from "../../src/ingestion/lines.js";
+import { derivedPatientId } from "../../src/ingestion/patient-refs.js";
+
+const dir = mkdtempSync(join(tmpdir(), "pss-jsonl-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let n = 0;
+function fileOf(rows: unknown[], sep = "\n"): string {
+  const path = join(dir, `f${++n}.jsonl`);
+  writeFileSync(path, rows.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join(sep) + sep);
+  return path;
+}
+
+const patient = (value: string, extra: Record<string, unknown> = {}) => ({ type: "patient", data: { first_name: "Ada", external_identifiers: [{ system: "mrn", value }], ...extra } });
+const log = (ref: string, score = 3, extra: Record<string, unknown> = {}) => ({
+  type: "log",
+  data: { event_type: "symptom_report", patient_id: ref, timestamp: "2026-03-01T10:00:00Z", payload: { instrument: "esas_r", symptoms: [{ name: "pain", score }] }, ...extra },
+});
+
+describe("validateJsonlFile (pss validate)", () => {
+  it("accepts a file whose logs name patients declared above them, by value or system|value, or service ids", async () => {
+    const r = await validateJsonlFile(fileOf([patient("A1"), log("A1"), log("mrn|A1"), log("pat_01JABCDEFGHJKMNPQRSTVWXYZ0"), "", { type: "log", data: { ...log("A1").data, event_type: undefined, log_type: "mood_report", payload: { moods: [{ mood: "calm", intensity: 2 }] } } }], "\r\n"));
+    expect(r).toMatchObject({ valid: true, lines: 6, patients: 1, logs: 4, errors: [], structural_errors: 0 });
+    expect(r.logs_by_event_type).toEqual({ symptom_report: 3, mood_report: 1 });
+  });
+
+  it("reports every bad line with its number, code and message", async () => {
+    const r = await validateJsonlFile(
+      fileOf([
+        log("A1"), // 1: before its patient
+        patient("A1"),
+        "{not json", // 3
+        { type: "visit", data: {} }, // 4
+        patient("B1", { timezone: "Mars/Olympus" }), // 5
+        patient("A1"), // 6: identifier declared twice
+        log("A1", 42), // 7: payload
+        { type: "log", data: { ...log("A1").data, event_type: "teleportation" } }, // 8
+        log("someone-else"), // 9
+      ]),
+    );
+    expect(r.valid).toBe(false);
+    expect(r.errors.map((e) => [e.line, e.code])).toEqual([
+      [1, "unresolvable_patient"],
+      [3, "invalid_json"],
+      [4, "unknown_row_type"],
+      [5, "invalid_patient"],
+      [6, "duplicate_patient"],
+      [7, "validation_error"],
+      [8, "unknown_log_type"],
+      [9, "unresolvable_patient"],
+    ]);
+    expect(r.errors[3]!.message).toMatch(/timezone/);
+    expect(r.errors[5]!.message).toMatch(/symptoms\.0\.score/);
+    expect(r.structural_errors).toBe(6);
+  });
+
+  it("asks for system|value when a bare value names two declared patients", async () => {
+    const two = [patient("X"), { type: "patient", data: { external_identifiers: [{ system: "other", value: "X" }] } }];
+    const r = await validateJsonlFile(fileOf([...two, log("X"), log("other|X")]));
+    expect(r.errors).toEqual([{ line: 3, code: "ambiguous_patient", message: expect.stringMatching(/system\|value/) }]);
+  });
+
+  it("keeps at most 1,000 errors and says it truncated", async () => {
+    const r = await validateJsonlFile(fileOf(Array.from({ length: 1_200 }, () => "nope")));
+    expect(r.errors).toHaveLength(1_000);
+    expect(r.truncated).toBe(true);
+  });
+});
+
+describe("lineBatches", () => {
+  async function collect(chunks: string[]) {
+    const out: [number, string][] = [];
+    for await (const b of lineBatches((async function* () {
+      yield* chunks.map((c) => new TextEncoder().encode(c));
+    })())) b.lines.forEach((l, i) => out.push([b.first + i, l]));
+    return out;
+  }
+
+  it("numbers lines across chunk borders, dropping CR and keeping a last line without newline", async () => {
+    expect(await collect(["ab", "c\r\nde\n\nf", "g"])).toEqual([[1, "abc"], [2, "de"], [3, ""], [4, "fg"]]);
+  });
+
+  it("decodes multi-byte characters split between chunks", async () => {
+    const bytes = new TextEncoder().encode("é\n");
+    const out: string[] = [];
+    for await (const b of lineBatches((async function* () {
+      yield bytes.slice(0, 1);
+      yield bytes.slice(1);
+    })())) out.push(...b.lines);
+    expect(out).toEqual(["é"]);
+  });
+
+  it("refuses a line longer than the limit", async () => {
+    await expect(collect(["x".repeat(MAX_LINE_BYTES + 1)])).rejects.toThrow(/line 1 is longer/);
+  });
+});
+
+describe("derivedPatientId", () => {
+  it("is stable per job and line, distinct otherwise, and shaped like a patient id", () => {
+    const a = derivedPatientId("job_01JABCDEFGHJKMNPQRSTVWXYZ0", 7);
+    expect(a).toBe(derivedPatientId("job_01JABCDEFGHJKMNPQRSTVWXYZ0", 7));
+    expect(a).not.toBe(derivedPatientId("job_01JABCDEFGHJKMNPQRSTVWXYZ0", 8));
+    expect(a).toMatch(/^pat_01JABCDEFG[0-9A-Z]{16}$/);
+  });
+});
