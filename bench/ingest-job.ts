@@ -5,7 +5,10 @@
  * confirmation and follows it to completed. Prints the time per stage, logs/s overall
  * (upload start to completed) and the service process's peak RSS.
  *
- *   npm run bench:ingest-job [-- --logs 1000000 --patients 10000 --keys 1]
+ *   npm run bench:ingest-job [-- --logs 1000000 --patients 10000 --keys 1 --stage-only 0]
+ *
+ * `--stage-only 1` stops at AWAITING_CONFIRMATION (upload, validation, patients,
+ * staging: the memory of big files) and cancels the job with rollback.
  */
 import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { once } from "node:events";
@@ -20,6 +23,7 @@ const logs = arg("logs", 1_000_000);
 const patients = arg("patients", 10_000);
 /** Share of logs carrying an idempotency key (0..1). */
 const keyShare = arg("keys", 1);
+const stageOnly = arg("stage-only", 0) === 1;
 
 async function generate(path: string): Promise<number> {
   const out = createWriteStream(path, { highWaterMark: 1024 * 1024 });
@@ -68,7 +72,7 @@ try {
   if (put.statusCode !== 200) throw new Error(`upload failed: ${JSON.stringify(uploaded)}`);
   const tUpload = performance.now();
   console.log(`uploaded in ${((tUpload - t0) / 1000).toFixed(1)} s (RSS ${rss(pid).now} MB)`);
-  const created = await call(svc.pool, svc.adminKey, "POST", "/v1/ingestion/jobs", { s3_key: u.json.s3_key, require_confirmation: false });
+  const created = await call(svc.pool, svc.adminKey, "POST", "/v1/ingestion/jobs", { s3_key: u.json.s3_key, require_confirmation: stageOnly, rollback_on_cancel: true });
   if (created.status !== 201) throw new Error(`job not created: ${JSON.stringify(created.json)}`);
   const stages: Record<string, number> = {};
   let stage = "";
@@ -90,10 +94,15 @@ try {
       break;
     }
   }
+  if (stageOnly) {
+    await call(svc.pool, svc.adminKey, "POST", `/v1/ingestion/jobs/${created.json.job_id}/cancel`);
+    // The rollback (staged logs, created patients) may outlast the cancel's answer.
+    while ((await call(svc.pool, svc.adminKey, "GET", `/v1/ingestion/jobs/${created.json.job_id}`)).json.status !== "cancelled") await new Promise((r) => setTimeout(r, 500));
+  }
   console.log();
   const elapsed = (tDone - t0) / 1000;
   const cpu = svc.cpuSeconds() - cpu0;
-  const order = ["VALIDATING", "INSERTING_PATIENTS", "INSERTING_LOGS", "REPLAYING", "BACKFILLING"].filter((s) => stages[s] !== undefined);
+  const order = ["VALIDATING", "INSERTING_PATIENTS", "INSERTING_LOGS", "AWAITING_CONFIRMATION", "REPLAYING", "BACKFILLING"].filter((s) => stages[s] !== undefined);
   const perStage = Object.fromEntries(order.map((s, i) => [s, +(((order[i + 1] ? stages[order[i + 1]!]! : tDone) - stages[s]!) / 1000).toFixed(1)]));
   console.log(
     JSON.stringify(
@@ -102,12 +111,13 @@ try {
         patients,
         file_mb: +(bytes / 1e6).toFixed(0),
         status: job.status,
+        logs_staged: job.logs_staged,
         logs_processed: job.logs_processed,
         logs_failed: job.logs_failed,
         patients_created: job.patients_created,
         backfill_status: job.backfill_status,
         seconds: { upload: +((tUpload - t0) / 1000).toFixed(1), ...perStage, total: +elapsed.toFixed(1) },
-        logs_per_second: Math.round(job.logs_processed / elapsed),
+        logs_per_second: Math.round((stageOnly ? job.logs_staged : job.logs_processed) / elapsed),
         service_peak_rss_mb: rss(pid).peak,
         cpu_cores: { service: +(cpu / elapsed).toFixed(2), nats_server: +((natsServerCpu() - nats0) / elapsed).toFixed(2) },
       },
@@ -115,10 +125,11 @@ try {
       2,
     ),
   );
+} finally {
+  await svc.stop();
+  // Once the service is down, so its consumers do not see their streams go.
   const nc = await connect({ servers: process.env.NATS_URL ?? "127.0.0.1:4222" });
   await destroyTopology(nc, svc.namespace);
   await nc.close();
-} finally {
-  await svc.stop();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
+import { bucketOf, readBucket, StagingWriter } from "../../src/ingestion/staging.js";
 
 let t: TestStack;
 beforeAll(async () => {
@@ -246,5 +247,33 @@ describe("ingestion jobs", () => {
     expect(r.statusCode).toBe(200);
     const after = await waitJob(id, (j) => (j as unknown as { backfill_status: string }).backfill_status !== "running");
     expect(after).toMatchObject({ status: "completed", backfill_status: "completed", view_backfill_job_id: first.view_backfill_job_id });
+  });
+
+  it("stages every line, also when a bucket takes several messages", async () => {
+    const s = t.services;
+    const deps = { js: s.topology.js, jsm: s.topology.jsm, publisher: s.publisher, names: s.topology.names };
+    const job = `job_stagingtest${seq++}`;
+    const w = new StagingWriter(deps, job, 3);
+    const text = "x".repeat(300);
+    for (let i = 1; i <= 6_000; i++) {
+      const wait = w.add(`pat_${i % 50}`, i, text);
+      if (wait) await wait;
+    }
+    await w.flush();
+    const seen = new Map<number, string>();
+    let messages = 0;
+    for (let b = 0; b < 3; b++) {
+      for await (const part of readBucket(deps, job, b)) {
+        messages++;
+        for (const e of part) {
+          expect(bucketOf(e.patient, 3)).toBe(b);
+          expect(e.text).toBe(text);
+          seen.set(e.line, e.patient);
+        }
+      }
+    }
+    expect(seen.size).toBe(6_000);
+    expect(seen.get(4_321)).toBe("pat_21");
+    expect(messages).toBeGreaterThan(3);
   });
 });

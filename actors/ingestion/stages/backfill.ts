@@ -26,8 +26,11 @@ export const backfillStage: StageFn<StageInput & { summary_types: string[] | nul
     const list = await readDoc<string>(deps.staging, input.job_id, DOCS.replay);
     if (list === null) throw new Error("the job's patient list is no longer kept");
     const types = (input.summary_types && input.summary_types.length > 0 ? input.summary_types : VIEW_TYPES) as ViewType[];
+    // The engine applies patients in stream order: one may wait long while others advance.
+    const pace = { last: Date.now() };
     await forEachLimited(list, CONCURRENCY, signal, async (patientId) => {
-      await ensureViews(deps, input.project_id, patientId, types, signal);
+      await ensureViews(deps, input.project_id, patientId, types, signal, pace);
+      pace.last = Date.now();
       r.backfill_patients_done++;
       r.stage_fraction = r.backfill_patients_done / list.length;
       job.touch();
@@ -42,7 +45,8 @@ export const backfillStage: StageFn<StageInput & { summary_types: string[] | nul
   }
 };
 
-async function ensureViews(deps: StageDeps, projectId: string, patientId: string, types: ViewType[], signal: AbortSignal): Promise<void> {
+/** Waits until the engine has applied the patient's logs, then stores the chosen views it has not rendered. */
+async function ensureViews(deps: StageDeps, projectId: string, patientId: string, types: ViewType[], signal: AbortSignal, pace: { last: number }): Promise<void> {
   const stallMs = deps.backfillStallMs ?? 300_000;
   let applied = 0;
   let lastSeq = -1;
@@ -58,7 +62,7 @@ async function ensureViews(deps: StageDeps, projectId: string, patientId: string
     if (seq !== lastSeq) {
       lastSeq = seq;
       since = Date.now();
-    } else if (Date.now() - since > stallMs) {
+    } else if (Date.now() - Math.max(since, pace.last) > stallMs) {
       throw new Error(`the state of patient ${patientId} did not advance for ${Math.round(stallMs / 1000)} s`);
     }
     await sleep(delay, signal);

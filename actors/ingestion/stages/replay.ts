@@ -11,9 +11,9 @@ const BUCKETS_AT_ONCE = 2;
 /** LogWriter.writeBatch calls in flight per bucket: keeps the ledger's group commits full. */
 const WRITES_AT_ONCE = 4;
 /** Logs per LogWriter.writeBatch call (whole patients, unless one patient has more). */
-const CHUNK = 2_000;
+const CHUNK = 1_000;
 /** Staged text of one bucket held before writing; past it (one huge patient) the rest comes after. */
-const GROUP_CHARS = 64 * 1024 * 1024;
+const GROUP_CHARS = 16 * 1024 * 1024;
 
 interface Counts {
   processed: number;
@@ -114,40 +114,43 @@ async function replayBucket(deps: StageDeps, job: LiveJob, input: StageInput, bu
   return total;
 }
 
-/** Writes the logs of some patients: each patient's sorted, in chunks of whole patients. */
+/**
+ * Writes the logs of some patients, each patient's sorted, in chunks of whole patients
+ * (a patient with more than a chunk gets a run of chunks written in order, so its logs
+ * never overtake each other). Lines are parsed only when their chunk is written: the
+ * staged text is compact, parsed logs are not.
+ */
 async function writeGroup(deps: StageDeps, job: LiveJob, input: StageInput, group: Map<string, StagedLine[]>, suspect: boolean, signal: AbortSignal, progress: Progress): Promise<void> {
   const stored = new Map<string, Set<number>>();
   if (suspect) await forEachLimited(group.keys(), 16, signal, async (pid) => void stored.set(pid, await linesStored(deps, input, pid)));
-  // A task is a run of chunks written in order: a patient's logs never overtake each other.
-  const tasks: Pending[][][] = [];
-  let unit: Pending[] = [];
-  for (const [pid, entries] of [...group].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+  const tasks: [string, StagedLine[]][][] = [];
+  let unit: [string, StagedLine[]][] = [];
+  let unitSize = 0;
+  for (const [pid, all] of [...group].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     const done = stored.get(pid);
-    const logs: Pending[] = [];
-    for (const e of entries) {
-      // Stored before the restart: counted once, here, not written again.
-      if (done?.has(e.line)) progress({ processed: 1, duplicates: 0, failed: 0 });
-      else logs.push(pending(e, pid, input.job_id));
-    }
-    logs.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.line - b.line));
-    if (logs.length > CHUNK) {
-      const own: Pending[][] = [];
-      for (let i = 0; i < logs.length; i += CHUNK) own.push(logs.slice(i, i + CHUNK));
-      tasks.push(own);
-      continue;
-    }
-    if (unit.length + logs.length > CHUNK) {
-      tasks.push([unit]);
+    // Stored before the restart: counted once, here, not written again.
+    const entries = done ? all.filter((e) => !done.has(e.line)) : all;
+    if (entries.length < all.length) progress({ processed: all.length - entries.length, duplicates: 0, failed: 0 });
+    if (unitSize + entries.length > CHUNK && unit.length > 0) {
+      tasks.push(unit);
       unit = [];
+      unitSize = 0;
     }
-    unit.push(...logs);
+    unit.push([pid, entries]);
+    unitSize += entries.length;
   }
-  if (unit.length > 0) tasks.push([unit]);
-  await forEachLimited(tasks, WRITES_AT_ONCE, signal, async (chunks) => {
-    for (const chunk of chunks) {
+  if (unit.length > 0) tasks.push(unit);
+  await forEachLimited(tasks, WRITES_AT_ONCE, signal, async (patients) => {
+    const logs: Pending[] = [];
+    for (const [pid, entries] of patients) {
+      const mine = entries.map((e) => pending(e, pid, input.job_id));
+      mine.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.line - b.line));
+      logs.push(...mine);
+    }
+    for (let i = 0; i < logs.length; i += CHUNK) {
       await deps.beforeReplayChunk?.(input.job_id);
       throwIfAborted(signal);
-      progress(await writeChunk(deps, job, input, chunk, signal));
+      progress(await writeChunk(deps, job, input, logs.slice(i, i + CHUNK), signal));
     }
   });
 }

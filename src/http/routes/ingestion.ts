@@ -1,6 +1,8 @@
 import type { Readable } from "node:stream";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { AppError, fieldIssue } from "../../errors.js";
 import type { Services } from "../../services.js";
 import { JobSchema, publicJob, STATUSES } from "../../ingestion/job-record.js";
 import { MAX_INLINE_RECORDS, viewTypesOf } from "../../ingestion/service.js";
@@ -9,6 +11,21 @@ import { responses } from "../schemas.js";
 const JobParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 const ViewTypes = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50, description: "View types to backfill; all when absent" });
 const ViewTypesBody = Type.Object({ summary_types: Type.Optional(ViewTypes), view_types: Type.Optional(ViewTypes) });
+const checkViewTypesBody = TypeCompiler.Compile(ViewTypesBody);
+
+/**
+ * The optional body of confirm and retry-backfill. Checked here, not by a route schema:
+ * these are often called with no body at all, which a body schema would refuse.
+ */
+function viewTypesBody(body: unknown): string[] | null {
+  if (body === undefined || body === null) return null;
+  if (!checkViewTypesBody.Check(body)) {
+    const first = checkViewTypesBody.Errors(body).First();
+    const path = (first?.path ?? "").split("/").filter(Boolean);
+    throw new AppError("validation", `request validation failed: ${path.join(".") || "body"} ${first?.message ?? "is invalid"}`, [fieldIssue(["body", ...path], first?.message ?? "is invalid", first?.value)]);
+  }
+  return viewTypesOf(body);
+}
 
 /** Inline records take more than an ordinary body: 50,000 rows of a few hundred bytes. */
 const JOB_BODY_BYTES = 64 * 1024 * 1024;
@@ -26,7 +43,6 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       schema: {
         summary: "A one-time URL to PUT a JSONL file to (valid 1 h); pass the s3_key to POST /v1/ingestion/jobs",
         tags,
-        body: Type.Optional(Type.Object({}, { additionalProperties: true })),
         response: responses({ 200: Type.Object({ upload_url: Type.String(), s3_key: Type.String(), expires_in: Type.Integer() }) }),
       },
     },
@@ -49,7 +65,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         schema: {
           summary: "Upload the JSONL file (raw body) to a URL from POST /v1/ingestion/upload-url; once only",
           tags,
-          params: Type.Object({ token: Type.String({ minLength: 20, maxLength: 100 }) }),
+          params: Type.Object({ token: Type.String({ minLength: 1, maxLength: 100 }) }),
           response: responses({ 200: Type.Object({ s3_key: Type.String(), size: Type.Integer() }) }),
         },
       },
@@ -111,15 +127,14 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     {
       config,
       schema: {
-        summary: "Confirm a job awaiting confirmation: its logs replay into patient state, then the chosen views are backfilled",
+        summary: 'Confirm a job awaiting confirmation: its logs replay into patient state, then the chosen views are backfilled. Optional body {"summary_types":[...]} (alias view_types)',
         tags,
         params: JobParams,
-        body: Type.Optional(ViewTypesBody),
         response: responses({ 200: JobSchema }),
       },
     },
     async (req) => {
-      const types = viewTypesOf(req.body ?? {});
+      const types = viewTypesBody(req.body);
       const job = await svc.control({ op: "confirm", project_id: req.principal.project_id, job_id: req.params.id, ...(types ? { summary_types: types } : {}) });
       return publicJob(job);
     },
@@ -144,15 +159,14 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     {
       config,
       schema: {
-        summary: "Run a completed job's view backfill again (for example after it failed), optionally for other view types",
+        summary: 'Run a completed job\'s view backfill again (for example after it failed); optional body {"summary_types":[...]}',
         tags,
         params: JobParams,
-        body: Type.Optional(ViewTypesBody),
         response: responses({ 200: JobSchema }),
       },
     },
     async (req) => {
-      const types = viewTypesOf(req.body ?? {});
+      const types = viewTypesBody(req.body);
       const job = await svc.control({ op: "retry_backfill", project_id: req.principal.project_id, job_id: req.params.id, ...(types ? { summary_types: types } : {}) });
       return publicJob(job);
     },
