@@ -13,7 +13,9 @@ import { startStack, type TestStack } from "../support/stack.js";
  * here on purpose.
  */
 
-const PUBLIC_ROUTES = ["GET /healthz", "POST /auth/token", "GET /openapi.json"];
+// The upload PUT takes no bearer credential: its one-time token (from an authorized
+// POST /v1/ingestion/upload-url) is the credential, as with a presigned URL.
+const PUBLIC_ROUTES = ["GET /healthz", "POST /auth/token", "GET /openapi.json", "PUT /v1/ingestion/uploads/:token"];
 const ANY_CREDENTIAL_ROUTES = ["GET /v1/log-types", "GET /v1/log-types/:log_type"];
 
 const MARK = `zq${randomBytes(6).toString("hex")}`;
