@@ -11,6 +11,7 @@ import { destroyTopology } from "../infra/nats/topology.js";
 import { newPatient } from "../src/control/patient-records.js";
 import { StateEngine } from "../actors/state-engine.js";
 import { LOG_MIX } from "./log-mix.js";
+import { deleteKeys } from "../infra/redis.js";
 const cfg = loadConfig({ PSS_NAMESPACE: `eng${process.pid}`, DATA_DIR: `/tmp/eng${process.pid}`, PSS_ADMIN_KEY: "x".repeat(20), LOG_LEVEL: "silent" });
 const s = await createServices(cfg, "api");
 const scope = { organization_id: "org_default", project_id: "prj_default" };
@@ -30,5 +31,5 @@ const c = process.cpuUsage(c0); const dt = (performance.now() - t0) / 1000;
 console.log("applied", engine.stats.applied_logs, "logs/s", Math.round(n / dt), "cpu us/log", ((c.user + c.system) / n).toFixed(1), engine.stats);
 await engine.stop();
 await destroyTopology(s.nc, cfg.namespace);
-for await (const keys of s.redis.scanIterator({ MATCH: `${cfg.namespace}:*`, COUNT: 1000 })) { const list = Array.isArray(keys) ? keys : [keys]; if (list.length) await s.redis.del(list); }
+await deleteKeys(s.redis, `${cfg.namespace}:*`);
 await s.close();

@@ -19,6 +19,7 @@ import { newPatient } from "../src/control/patient-records.js";
 import { ClickHouseProjector } from "../actors/clickhouse-projector.js";
 import { destroyTopology } from "../infra/nats/topology.js";
 import { LOG_MIX } from "./log-mix.js";
+import { deleteKeys } from "../infra/redis.js";
 
 const argv = process.argv;
 const opt = (name: string, fallback: string) => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1]! : fallback);
@@ -130,9 +131,6 @@ results.projector = { logs: projector.stats.rows, logs_per_second: Math.round(pr
 console.log(JSON.stringify(results, null, 2));
 await pc.close();
 await destroyTopology(s.nc, ns);
-for await (const keys of s.redis.scanIterator({ MATCH: `${ns}:*`, COUNT: 1000 })) {
-  const list = Array.isArray(keys) ? keys : [keys];
-  if (list.length) await s.redis.del(list);
-}
+await deleteKeys(s.redis, `${ns}:*`);
 await s.close();
 rmSync(pdir, { recursive: true, force: true });

@@ -14,3 +14,20 @@ export async function connectRedis(url: string): Promise<Redis> {
   await client.connect();
   return client;
 }
+
+/** Keys matching `pattern`, scanned in pages (never KEYS, which blocks Redis). */
+export async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const batch of redis.scanIterator({ MATCH: pattern, COUNT: 1000 })) out.push(...(Array.isArray(batch) ? batch : [batch]));
+  return out;
+}
+
+/** Deletes every key matching `pattern` (a namespace's `{ns}:*`); returns how many went. */
+export async function deleteKeys(redis: Redis, pattern: string): Promise<number> {
+  let n = 0;
+  for await (const batch of redis.scanIterator({ MATCH: pattern, COUNT: 1000 })) {
+    const list = Array.isArray(batch) ? batch : [batch];
+    if (list.length > 0) n += await redis.del(list);
+  }
+  return n;
+}

@@ -6,7 +6,7 @@
  */
 import { connectNats } from "../nats/connection.js";
 import { destroyTopology } from "../nats/topology.js";
-import { connectRedis } from "../redis.js";
+import { connectRedis, deleteKeys } from "../redis.js";
 
 const ns = process.argv[2];
 if (!ns || !/^[a-z][a-z0-9_]{0,30}$/.test(ns)) {
@@ -17,10 +17,6 @@ const nc = await connectNats(process.env.NATS_URL ?? "nats://127.0.0.1:4222");
 await destroyTopology(nc, ns);
 await nc.close();
 const redis = await connectRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
-let n = 0;
-for await (const keys of redis.scanIterator({ MATCH: `${ns}:*`, COUNT: 1000 })) {
-  const list = Array.isArray(keys) ? keys : [keys];
-  if (list.length) n += await redis.del(list);
-}
+const n = await deleteKeys(redis, `${ns}:*`);
 await redis.quit();
 console.log(`dropped namespace ${ns} (${n} Redis keys)`);

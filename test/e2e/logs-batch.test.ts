@@ -3,6 +3,7 @@ import { startStack, type TestStack } from "../support/stack.js";
 import { readSubject } from "../../infra/nats/log-history.js";
 import type { PatientLogMessage } from "../../src/logs/log-writer.js";
 import type { LogRecord } from "../../readmodels/log-record.js";
+import { deleteKeys } from "../../infra/redis.js";
 
 let t: TestStack;
 let patient: string;
@@ -92,9 +93,7 @@ describe("POST /v1/logs/batch", () => {
 
   it("still detects duplicates after the Redis cache is lost, rebuilding the index from JetStream", async () => {
     const first = (await batch({ logs: [symptom(2, { idempotency_key: "k-flush" })] })).json();
-    const keys: string[] = [];
-    for await (const b of t.services.redis.scanIterator({ MATCH: `${t.config.namespace}:*` })) keys.push(...(Array.isArray(b) ? b : [b]));
-    await t.services.redis.del(keys);
+    await deleteKeys(t.services.redis, `${t.config.namespace}:*`);
     const again = (await batch({ logs: [symptom(2, { idempotency_key: "k-flush" })] })).json();
     expect(again.results[0]).toEqual({ index: 0, id: first.results[0].id, status: "duplicate" });
   });

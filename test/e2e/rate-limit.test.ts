@@ -3,6 +3,7 @@ import { generateSecret } from "../../src/control/api-keys.js";
 import { loadConfig } from "../../src/config.js";
 import { buildApp } from "../../src/http/app.js";
 import { startStack, type TestStack } from "../support/stack.js";
+import { scanKeys } from "../../infra/redis.js";
 
 const MAX = 3;
 const env = { PSS_RATE_LIMIT_MAX: String(MAX), PSS_RATE_LIMIT_WINDOW_MS: "60000" };
@@ -46,8 +47,7 @@ describe("rate limits", () => {
     }
     expect429(await list(bearer(k)));
     // The counters live in Redis under the namespace, so every instance shares them.
-    const keys: string[] = [];
-    for await (const b of t.services.redis.scanIterator({ MATCH: `${t.config.namespace}:rl:*`, COUNT: 1000 })) keys.push(...(Array.isArray(b) ? b : [b]));
+    const keys = await scanKeys(t.services.redis, `${t.config.namespace}:rl:*`);
     expect(keys.some((x) => x.startsWith(`${t.config.namespace}:rl:key:key_`))).toBe(true);
   });
 

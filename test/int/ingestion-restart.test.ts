@@ -9,6 +9,7 @@ import { createServices, type ServiceOptions, type Services } from "../../src/se
 import { buildApp } from "../../src/http/app.js";
 import { destroyTopology } from "../../infra/nats/topology.js";
 import { LOG_MIX } from "../../bench/log-mix.js";
+import { deleteKeys } from "../../infra/redis.js";
 
 interface Stack {
   ns: string;
@@ -50,9 +51,7 @@ async function startIngestionStack(opts: { reuseNamespace?: Pick<Stack, "ns" | "
       await services.jobRunner?.stop();
       await services.engine?.stop();
       await services.projector?.stop();
-      const keys: string[] = [];
-      for await (const batch of services.redis.scanIterator({ MATCH: `${ns}:*`, COUNT: 1000 })) keys.push(...(Array.isArray(batch) ? batch : [batch]));
-      if (keys.length > 0) await services.redis.del(keys);
+      await deleteKeys(services.redis, `${ns}:*`);
       await destroyTopology(services.nc, ns);
       await services.close();
       rmSync(dataDir, { recursive: true, force: true });

@@ -7,6 +7,7 @@ import { loadConfig, type Config } from "../../src/config.js";
 import { createServices, type Services } from "../../src/services.js";
 import { buildApp } from "../../src/http/app.js";
 import { destroyTopology } from "../../infra/nats/topology.js";
+import { deleteKeys } from "../../infra/redis.js";
 
 export interface TestStack {
   config: Config;
@@ -39,11 +40,10 @@ export async function startStack(env: Record<string, string> = {}): Promise<Test
     async close() {
       await app.close();
       // Stop writers first, so nothing lands in Redis after the clean-up.
+      await services.jobRunner?.stop();
       await services.engine?.stop();
       await services.projector?.stop();
-      const keys: string[] = [];
-      for await (const batch of services.redis.scanIterator({ MATCH: `${ns}:*`, COUNT: 1000 })) keys.push(...(Array.isArray(batch) ? batch : [batch]));
-      if (keys.length > 0) await services.redis.del(keys);
+      await deleteKeys(services.redis, `${ns}:*`);
       await destroyTopology(services.nc, ns);
       await services.close();
       rmSync(dataDir, { recursive: true, force: true });
