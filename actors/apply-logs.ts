@@ -20,7 +20,7 @@ export interface ApplyResult {
 }
 
 export function emptyStored(patientId: string, timezone: string, organization_id: string, project_id: string): StoredPatientState {
-  return { fingerprint: MODEL_FINGERPRINT, organization_id, project_id, state: emptyPatientState(patientId, timezone), applied_seq: 0, last: null, events_total: 0 };
+  return { fingerprint: MODEL_FINGERPRINT, organization_id, project_id, state: emptyPatientState(patientId, timezone), applied_seq: 0, last: null, events_total: 0, module_seq: {} };
 }
 
 function event(log: LogRecord, changes: ModuleChange[], n: number, completedAt: string): StateEvent {
@@ -52,14 +52,18 @@ export function applyInOrder(stored: StoredPatientState, messages: readonly Sequ
     if (logs.length > 0 && isLate(s.last ?? undefined, logs[0]!)) return { stored: s, events, changed, late: true };
     let state = s.state;
     let total = s.events_total;
+    const moduleSeq = { ...s.module_seq };
     for (const log of logs) {
       const r = evolvePatient(state, log);
       state = r.state;
-      for (const c of r.changes) changed.add(c.module_type);
+      for (const c of r.changes) {
+        changed.add(c.module_type);
+        moduleSeq[c.module_type] = m.seq;
+      }
       events.push(event(log, r.changes, ++total, completedAt));
     }
     const last = logs.length > 0 ? { timestamp: logs.at(-1)!.timestamp, id: logs.at(-1)!.id } : s.last;
-    s = { ...s, state, applied_seq: m.seq, last, events_total: total };
+    s = { ...s, state, applied_seq: m.seq, last, events_total: total, module_seq: moduleSeq };
   }
   return { stored: s, events, changed, late: false };
 }
@@ -81,12 +85,15 @@ export function replayAll(base: StoredPatientState, history: readonly SequencedL
     events.push(event(log, r.changes, ++n, completedAt));
   }
   const last = logs.at(-1);
+  const appliedSeq = history.reduce((mx, m) => Math.max(mx, m.seq), 0);
   return {
     stored: {
       ...base,
       fingerprint: MODEL_FINGERPRINT,
       state,
-      applied_seq: history.reduce((mx, m) => Math.max(mx, m.seq), 0),
+      applied_seq: appliedSeq,
+      // A rebuild may have changed any module: every view is rendered again.
+      module_seq: Object.fromEntries([...changed].map((k) => [k, appliedSeq])),
       last: last ? { timestamp: last.timestamp, id: last.id } : null,
       events_total: n,
     },

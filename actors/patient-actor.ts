@@ -61,7 +61,8 @@ const union = (a: readonly ModuleKey[], b: Iterable<ModuleKey>) => [...new Set([
  *
  * loading → (processing ⇄ settling → rendering) → idle → passivated. Deliveries wait
  * in a mailbox the consumer fills; WAKE says it is no longer empty. Views are
- * regenerated once deliveries stop for `viewDebounce`; an idle actor passivates after
+ * regenerated once deliveries stop for `viewDebounce` and the engine has nothing else
+ * to apply (new deliveries interrupt a render); an idle actor passivates after
  * `idle` and its memory goes; Redis and JetStream hold everything it knew.
  */
 export const patientActorMachine = setup({
@@ -74,6 +75,7 @@ export const patientActorMachine = setup({
     process: fromPromise<DrainResult, { stored: StoredPatientState; mailbox: Mailbox }>(async () => {
       throw new Error("process is provided by the state engine");
     }),
+    /** Stores the views that read `modules`, once the engine is idle; aborted when the actor leaves `rendering`. */
     renderViews: fromPromise<void, { stored: StoredPatientState; modules: ModuleKey[] }>(async () => {
       throw new Error("renderViews is provided by the state engine");
     }),
@@ -143,7 +145,8 @@ export const patientActorMachine = setup({
     },
     settling: {
       after: { viewDebounce: { target: "rendering" } },
-      on: { WAKE: { target: "processing" }, RELOAD: { target: "loading" } },
+      // PASSIVATE (memory pressure): the views are left to be rendered by the next read.
+      on: { WAKE: { target: "processing" }, RELOAD: { target: "loading" }, PASSIVATE: { target: "passivated" } },
     },
     rendering: {
       invoke: {
@@ -153,6 +156,9 @@ export const patientActorMachine = setup({
         onDone: { target: "deciding", actions: assign({ dirty: () => [] }) },
         onError: { target: "deciding", actions: assign({ dirty: () => [] }) },
       },
+      // Rendering waits until the engine has caught up (see idle-gate.ts): new logs come
+      // first, and the views stay dirty for the next settle.
+      on: { WAKE: { target: "processing" }, RELOAD: { target: "loading" }, PASSIVATE: { target: "passivated" } },
     },
     idle: {
       after: { idle: { target: "passivated" } },

@@ -11,6 +11,8 @@ import { renderView, viewsAffectedBy } from "../readmodels/views/index.js";
 import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "./apply-logs.js";
 import { patientActorMachine, type Delivery, type DrainResult, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
 import { Mailbox } from "./mailbox.js";
+import { IdleGate } from "./idle-gate.js";
+import { encodeCachedView } from "./view-cache.js";
 import { changedModules, EVENTS_KEPT, MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "./state-store.js";
 
 export interface StateEngineOptions {
@@ -43,6 +45,8 @@ export class StateEngine {
   /** Patients whose actor failed: the next one replays from JetStream, not trusting order. */
   private readonly replayNext = new Set<string>();
   private messages: ConsumerMessages | null = null;
+  /** Deliveries not yet applied: views render only when there are none. */
+  private readonly idle = new IdleGate();
   private loop: Promise<void> | null = null;
   readonly stats = { delivered: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0 };
   private readonly machine;
@@ -65,7 +69,7 @@ export class StateEngine {
       actors: {
         load: fromPromiseOf(async (input: LoadInput) => this.load(input, now())),
         process: fromPromiseOf(async ({ stored, mailbox }: { stored: StoredPatientState; mailbox: Mailbox }) => this.drain(stored, mailbox, now)),
-        renderViews: fromPromiseOf(async ({ stored, modules }: { stored: StoredPatientState; modules: ModuleKey[] }) => this.renderViews(stored, modules)),
+        renderViews: fromPromiseOf(async ({ stored, modules }: { stored: StoredPatientState; modules: ModuleKey[] }, signal) => this.renderViews(stored, modules, signal)),
       },
     });
   }
@@ -140,12 +144,19 @@ export class StateEngine {
       m.term();
       return;
     }
+    this.idle.enter();
     const delivery: Delivery = {
       seq: m.seq,
       logs: body.logs,
       redelivered: m.redelivered,
-      ack: () => m.ack(),
-      nak: () => m.nak(1_000),
+      ack: () => {
+        m.ack();
+        this.idle.leave();
+      },
+      nak: () => {
+        m.nak(1_000);
+        this.idle.leave();
+      },
     };
     const input = { patient_id: patient_id!, organization_id: organization_id!, project_id: project_id! };
     this.mailboxOf(input.patient_id).push(delivery);
@@ -195,12 +206,16 @@ export class StateEngine {
     return actor;
   }
 
-  /** Passivates a tenth of the idle actors, oldest first (Map order is creation order). */
+  /**
+   * Passivates a tenth of the actors with nothing to apply (idle, or only waiting to
+   * render views, which reads render on demand), oldest first (Map order is creation order).
+   */
   private evictIdle(): void {
     let n = Math.max(1, Math.floor((this.options.maxActive ?? 50_000) / 10));
     for (const a of this.actors.values()) {
       if (n <= 0) break;
-      if (a.getSnapshot().value === "idle") {
+      const state = a.getSnapshot().value;
+      if (state === "idle" || state === "settling" || state === "rendering") {
         a.send({ type: "PASSIVATE" });
         n--;
       }
@@ -276,15 +291,16 @@ export class StateEngine {
     return r;
   }
 
-  private async renderViews(stored: StoredPatientState, modules: ModuleKey[]): Promise<void> {
+  private async renderViews(stored: StoredPatientState, modules: ModuleKey[], signal: AbortSignal): Promise<void> {
+    await this.idle.wait(signal);
     const out: Record<string, string> = {};
     // Stored with the sequence they reflect: a read serves a view only if it is current.
-    for (const type of viewsAffectedBy(modules)) out[type] = JSON.stringify({ applied_seq: stored.applied_seq, view: renderView(type, stored.state) });
+    for (const type of viewsAffectedBy(modules)) out[type] = encodeCachedView(stored, renderView(type, stored.state));
     await this.deps.store.saveViews(stored.state.patient_id, out);
   }
 }
 
-/** xstate's fromPromise, taking the input directly. */
-function fromPromiseOf<O, I>(fn: (input: I) => Promise<O>) {
-  return fromPromise<O, I>(({ input }) => fn(input));
+/** xstate's fromPromise, taking the input directly (and the signal that aborts when the actor leaves the state). */
+function fromPromiseOf<O, I>(fn: (input: I, signal: AbortSignal) => Promise<O>) {
+  return fromPromise<O, I>(({ input, signal }) => fn(input, signal));
 }

@@ -20,6 +20,12 @@ export interface StoredPatientState {
   last: { timestamp: string; id: string } | null;
   /** Events recorded so far (numbering of the audit). */
   events_total: number;
+  /**
+   * Stream sequence of the last message that changed each module: a cached view stays
+   * current until one of its inputs changes (see view-cache.ts). Absent in states saved
+   * by builds before it; they are treated as changed at every sequence.
+   */
+  module_seq?: Partial<Record<ModuleKey, number>>;
 }
 
 /** One row of the event audit: what one log did to the state. */
@@ -123,7 +129,8 @@ export class PatientStateStore {
       if (tables[key] !== undefined) fields[MODULE_FIELD + key] = JSON.stringify(tables[key]);
     }
     const m = this.redis.multi();
-    if (changed === undefined) m.del([k.state, k.events]);
+    // A rebuild replaces everything, views included: they were rendered from the old fold.
+    if (changed === undefined) m.del([k.state, k.events, k.views]);
     m.hSet(k.state, fields);
     if (events.length > 0) {
       const first = s.events_total - events.length + 1;
@@ -131,7 +138,8 @@ export class PatientStateStore {
         k.events,
         events.map((e, i) => ({ score: first + i, value: JSON.stringify(e) })),
       );
-      m.zRemRangeByRank(k.events, 0, -EVENTS_KEPT - 1);
+      // Trimmed when the count crosses a hundred, not on every save: up to 99 extra rows.
+      if (changed === undefined || Math.floor((first - 1) / 100) !== Math.floor(s.events_total / 100)) m.zRemRangeByRank(k.events, 0, -EVENTS_KEPT - 1);
     }
     await m.exec();
   }

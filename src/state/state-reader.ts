@@ -6,7 +6,8 @@ import type { Principal } from "../auth/scopes.js";
 import { EVENT_MODULES, STABLE_MODULES, type EventKey, type ModuleKey, type StableKey } from "../../readmodels/module.js";
 import { MODELS, MODULE_KEYS } from "../../readmodels/registry.js";
 import { moduleEntry, toModuleRead } from "../../readmodels/patient-state.js";
-import { isViewType, renderView, VIEW_TYPES, type View, type ViewType } from "../../readmodels/views/index.js";
+import { isViewType, renderView, VIEW_INPUTS, VIEW_TYPES, type View, type ViewType } from "../../readmodels/views/index.js";
+import { currentCachedView, encodeCachedView } from "../../actors/view-cache.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -103,15 +104,37 @@ export class StateReader {
     return { module_type: moduleType, payload: MODELS[moduleType as EventKey].initial(), created_at: null, updated_at: null };
   }
 
-  /** A view as current as the state: the actor's pre-rendered copy when it matches, else rendered now (from a full snapshot). */
+  /**
+   * A view as current as the state: the stored copy while none of its inputs changed
+   * since it was rendered, else rendered now and stored for the next read (the engine
+   * renders in the background only when it has caught up).
+   */
   async view(s: StoredPatientState, viewType: string): Promise<View> {
     assertViewType(viewType);
-    const raw = await this.deps.store.loadView(s.state.patient_id, viewType);
-    if (raw) {
-      const stored = JSON.parse(raw) as { applied_seq: number; view: View };
-      if (stored.applied_seq === s.applied_seq) return stored.view;
+    return currentCachedView(await this.deps.store.loadView(s.state.patient_id, viewType), s, viewType) ?? this.renderAndKeep(s, viewType);
+  }
+
+  /**
+   * One view as current as the patient's state, reading no module when the stored view is
+   * still current (the common case: only its inputs' last change matters).
+   */
+  async viewOf(principal: Principal, patientId: string, viewType: string): Promise<{ snap: Snapshot; view: View }> {
+    assertViewType(viewType);
+    const meta = await this.snapshot(principal, patientId, []);
+    const cached = currentCachedView(await this.deps.store.loadView(patientId, viewType), meta.stored, viewType);
+    if (cached) return { snap: meta, view: cached };
+    const snap = await this.snapshot(principal, patientId, VIEW_INPUTS[viewType]);
+    return { snap, view: await this.view(snap.stored, viewType) };
+  }
+
+  private renderAndKeep(s: StoredPatientState, viewType: ViewType): View {
+    const view = renderView(viewType, s.state);
+    // Only a state that includes every module the view reads is worth keeping.
+    const seqs = s.module_seq;
+    if (seqs && s.fingerprint === MODEL_FINGERPRINT && VIEW_INPUTS[viewType].every((k) => seqs[k] === undefined || moduleEntry(s.state, k))) {
+      this.deps.store.saveViews(s.state.patient_id, { [viewType]: encodeCachedView(s, view) }).catch(() => undefined);
     }
-    return renderView(viewType, s.state);
+    return view;
   }
 
   async allViews(s: StoredPatientState): Promise<View[]> {

@@ -119,3 +119,25 @@ describe("the state engine", () => {
     expect(s.payload.symptoms[0].history.map((h: any) => h.score)).toEqual([7, 1]);
   });
 });
+
+describe("views", () => {
+  it("are rendered in the background once the engine has caught up, and a read renders and keeps what is stale", async () => {
+    const pid = await newPatient();
+    await send([symptom(pid, "2026-06-01T00:00:00Z", 5)]);
+    const k = t.services.stateStore.keys(pid);
+    const deadline = Date.now() + 5_000;
+    while (!(await t.services.redis.hExists(k.views, "symptom_snapshot")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const stored = JSON.parse((await t.services.redis.hGet(k.views, "symptom_snapshot"))!);
+    expect(stored.view.blocks.length).toBeGreaterThan(0);
+    // A read of a view nobody rendered yet stores it for the next read.
+    await t.services.redis.hDel(k.views, "symptom_snapshot");
+    const read = (await inject("GET", `/v1/state/${pid}/views/symptom_snapshot`)).json();
+    expect(read.view_id).toBe(stored.view.view_id);
+    let kept: string | undefined;
+    for (let i = 0; i < 50 && !kept; i++) {
+      kept = (await t.services.redis.hGet(k.views, "symptom_snapshot")) ?? undefined;
+      if (!kept) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(JSON.parse(kept!).view.view_id).toBe(read.view_id);
+  });
+});

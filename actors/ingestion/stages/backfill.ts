@@ -1,14 +1,12 @@
 import { newId } from "../../../src/ids.js";
 import { readDoc } from "../../../src/ingestion/staging.js";
 import { renderView, VIEW_TYPES, type ViewType } from "../../../readmodels/views/index.js";
-import { MODEL_FINGERPRINT } from "../../state-store.js";
+import { MODEL_FINGERPRINT, type StoredPatientState } from "../../state-store.js";
+import { currentCachedView, encodeCachedView } from "../../view-cache.js";
 import type { StageInput } from "../job-machine.js";
 import { DOCS, forEachLimited, sleep, throwIfAborted, type StageDeps, type StageFn } from "../stage-deps.js";
 
 const CONCURRENCY = 16;
-
-/** The sequence a stored view was rendered at, read without parsing the view. */
-const RENDERED_AT = /^\{"applied_seq":(\d+)/;
 
 /**
  * BACKFILLING, the linked view-backfill job: for every patient the job replayed, once the
@@ -48,7 +46,7 @@ export const backfillStage: StageFn<StageInput & { summary_types: string[] | nul
 /** Waits until the engine has applied the patient's logs, then stores the chosen views it has not rendered. */
 async function ensureViews(deps: StageDeps, projectId: string, patientId: string, types: ViewType[], signal: AbortSignal, pace: { last: number }): Promise<void> {
   const stallMs = deps.backfillStallMs ?? 300_000;
-  let applied = 0;
+  let applied: StoredPatientState | null = null;
   let lastSeq = -1;
   let since = Date.now();
   for (let delay = 10; ; delay = Math.min(delay * 2, 500)) {
@@ -56,7 +54,7 @@ async function ensureViews(deps: StageDeps, projectId: string, patientId: string
     const seq = part.stored?.applied_seq ?? 0;
     if (part.stored === null && part.accepted === 0) return; // nothing stored for this patient
     if (part.stored && seq >= part.accepted && part.stored.fingerprint === MODEL_FINGERPRINT) {
-      applied = seq;
+      applied = part.stored;
       break;
     }
     if (seq !== lastSeq) {
@@ -69,15 +67,12 @@ async function ensureViews(deps: StageDeps, projectId: string, patientId: string
     throwIfAborted(signal);
   }
   const stale: ViewType[] = [];
-  for (const t of types) {
-    const m = RENDERED_AT.exec((await deps.stateStore.loadView(patientId, t)) ?? "");
-    if (!m || Number(m[1]) !== applied) stale.push(t);
-  }
+  for (const t of types) if (!currentCachedView(await deps.stateStore.loadView(patientId, t), applied, t)) stale.push(t);
   if (stale.length === 0) return;
   const full = await deps.stateStore.load(patientId);
   if (!full) return;
   const out: Record<string, string> = {};
-  // The format the state engine stores (actors/state-engine.ts renderViews), so reads serve it.
-  for (const t of stale) out[t] = JSON.stringify({ applied_seq: full.applied_seq, view: renderView(t, full.state) });
+  // The format the state engine stores, so reads serve it.
+  for (const t of stale) out[t] = encodeCachedView(full, renderView(t, full.state));
   await deps.stateStore.saveViews(patientId, out);
 }

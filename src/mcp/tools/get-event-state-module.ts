@@ -2,11 +2,13 @@ import type { z } from "zod";
 import { bounded } from "../budget.js";
 import { defineTool, jsonResult, type McpContext } from "../context.js";
 import { args } from "./args.js";
+import { assertModule } from "../../state/state-reader.js";
 
 /** The REST twin's answer (GET /v1/state/{pid}/event-modules/{type}), shared with its resource. */
 export async function eventModuleAnswer(ctx: McpContext, patientId: string, moduleType: string, budget?: number) {
   const reader = ctx.services.stateReader;
-  const snap = await reader.snapshot(ctx.principal, patientId);
+  assertModule(moduleType, "event");
+  const snap = await reader.snapshot(ctx.principal, patientId, [moduleType]);
   const answer = { patient_id: patientId, ...reader.eventModule(snap.stored, moduleType) };
   return { snap, answer: bounded(answer, "The newest entries of each history are kept; get_logs with since/until pages through all of them.", budget) };
 }

@@ -2,11 +2,14 @@ import type { z } from "zod";
 import { bounded } from "../budget.js";
 import { defineTool, jsonResult, type McpContext } from "../context.js";
 import { args } from "./args.js";
+import { assertModule } from "../../state/state-reader.js";
+import { STABLE_MODULES, type ModuleKey } from "../../../readmodels/module.js";
 
 /** The REST twin's answer (GET /v1/state/{pid}/stable), shared with the patient://{id}/stable resource. */
 export async function stableAnswer(ctx: McpContext, patientId: string, modules?: string[], budget?: number) {
   const reader = ctx.services.stateReader;
-  const snap = await reader.snapshot(ctx.principal, patientId);
+  for (const k of modules ?? []) assertModule(k, "stable");
+  const snap = await reader.snapshot(ctx.principal, patientId, (modules as ModuleKey[] | undefined)?.length ? (modules as ModuleKey[]) : STABLE_MODULES);
   const answer = { patient_id: patientId, modules: reader.stableModules(snap.stored, modules) };
   return { snap, answer: bounded(answer, "Ask for fewer modules (modules argument), or read the logs behind an entry with get_logs.", budget) };
 }

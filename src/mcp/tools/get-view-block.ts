@@ -19,9 +19,7 @@ export const getViewBlock = defineTool({
   ].join(" "),
   args: schema,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
-    const reader = ctx.services.stateReader;
-    const snap = await reader.snapshot(ctx.principal, pid);
-    const v = await reader.view(snap.stored, a.view_type);
+    const { snap, view: v } = await ctx.services.stateReader.viewOf(ctx.principal, pid, a.view_type);
     const all = [...v.blocks, ...v.temp];
     const b = all.find((x) => x.id === a.block_id);
     if (!b) {

@@ -7,9 +7,7 @@ import { markdownView, rawView } from "./view-format.js";
 
 /** A view as current as the state (read-your-writes), shared with the views resource. */
 export async function readView(ctx: McpContext, patientId: string, viewType: string) {
-  const reader = ctx.services.stateReader;
-  const snap = await reader.snapshot(ctx.principal, patientId);
-  return { snap, view: await reader.view(snap.stored, viewType) };
+  return ctx.services.stateReader.viewOf(ctx.principal, patientId, viewType);
 }
 
 /** The raw JSON answer (the REST twin's shape), bounded. */

@@ -22,11 +22,11 @@ export const listViewsAndBlocks = defineTool({
   args: schema,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const reader = ctx.services.stateReader;
-    const snap = await reader.snapshot(ctx.principal, pid);
     if (a.view_type !== undefined) {
-      const v = await reader.view(snap.stored, a.view_type);
+      const { snap, view: v } = await reader.viewOf(ctx.principal, pid, a.view_type);
       return jsonResult({ patient_id: pid, view_type: v.view_type, blocks: blockList(v) }, snap);
     }
+    const snap = await reader.snapshot(ctx.principal, pid);
     const views = await reader.allViews(snap.stored);
     return jsonResult({
       patient_id: pid,

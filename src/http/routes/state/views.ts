@@ -75,9 +75,8 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     },
     async (req, reply) => {
       assertViewType(req.params.view_type);
-      const snap = await reader.snapshot(req.principal, req.params.pid, VIEW_INPUTS[req.params.view_type]);
+      const { snap, view: v } = await reader.viewOf(req.principal, req.params.pid, req.params.view_type);
       markFreshness(reply, snap);
-      const v = await reader.view(snap.stored, req.params.view_type);
       if (req.query.format === "markdown") {
         return reply.type("text/markdown; charset=utf-8").serializer((x: unknown) => x as string).send(renderMarkdown(v) as never);
       }
@@ -111,9 +110,8 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     },
     async (req, reply) => {
       assertViewType(req.params.view_type);
-      const snap = await reader.snapshot(req.principal, req.params.pid, VIEW_INPUTS[req.params.view_type]);
+      const { snap, view: v } = await reader.viewOf(req.principal, req.params.pid, req.params.view_type);
       markFreshness(reply, snap);
-      const v = await reader.view(snap.stored, req.params.view_type);
       return {
         patient_id: req.params.pid,
         view_type: v.view_type,
@@ -147,9 +145,8 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     },
     async (req, reply) => {
       assertViewType(req.params.view_type);
-      const snap = await reader.snapshot(req.principal, req.params.pid, VIEW_INPUTS[req.params.view_type]);
+      const { snap, view: v } = await reader.viewOf(req.principal, req.params.pid, req.params.view_type);
       markFreshness(reply, snap);
-      const v = await reader.view(snap.stored, req.params.view_type);
       const b = [...v.blocks, ...v.temp].find((x) => x.id === req.params.block_id);
       if (!b) throw notFound(`block of view ${v.view_type}`, req.params.block_id);
       return {

@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { IdleGate } from "../../../actors/idle-gate.js";
+
+const turn = () => new Promise((r) => setImmediate(r));
+
+describe("IdleGate", () => {
+  it("lets waiters through only when nothing is pending, one per turn of the event loop", async () => {
+    const gate = new IdleGate();
+    gate.enter(2);
+    const passed: number[] = [];
+    for (const i of [1, 2, 3]) void gate.wait().then(() => passed.push(i));
+    await turn();
+    await turn();
+    expect(passed).toEqual([]);
+    gate.leave();
+    await turn();
+    expect(passed).toEqual([]);
+    gate.leave();
+    await turn();
+    expect(passed).toEqual([1]);
+    await turn();
+    expect(passed).toEqual([1, 2]);
+    // Work that arrives holds back the rest again.
+    gate.enter();
+    await turn();
+    await turn();
+    expect(passed).toEqual([1, 2]);
+    gate.leave();
+    await turn();
+    expect(passed).toEqual([1, 2, 3]);
+  });
+
+  it("drops a waiter whose signal aborts, and rejects it", async () => {
+    const gate = new IdleGate();
+    gate.enter();
+    const ac = new AbortController();
+    const aborted = gate.wait(ac.signal);
+    const kept = gate.wait();
+    ac.abort(new Error("left the state"));
+    await expect(aborted).rejects.toThrow("left the state");
+    gate.leave();
+    await expect(kept).resolves.toBeUndefined();
+  });
+});
