@@ -101,17 +101,28 @@ export class PatientStateStore {
     return PatientStateStore.assemble(JSON.parse(all.meta) as Meta, Object.entries(all).filter(([f]) => f.startsWith(MODULE_FIELD)));
   }
 
-  /** The state with only `modules` (a read), plus the highest sequence accepted for the patient. */
-  async loadPart(projectId: string, patientId: string, modules: readonly ModuleKey[]): Promise<{ stored: StoredPatientState | null; accepted: number }> {
+  /**
+   * The state with only `modules` (a read), plus the highest sequence accepted for the
+   * patient, and the stored copy of `view` when asked: one round trip.
+   */
+  async loadPart(
+    projectId: string,
+    patientId: string,
+    modules: readonly ModuleKey[],
+    view?: string,
+  ): Promise<{ stored: StoredPatientState | null; accepted: number; view: string | null }> {
     const fields = ["meta", ...modules.map((k) => MODULE_FIELD + k)];
-    const [values, accepted] = await Promise.all([
-      this.redis.hmGet(this.keys(patientId).state, fields),
+    const k = this.keys(patientId);
+    const [values, accepted, cachedView] = await Promise.all([
+      this.redis.hmGet(k.state, fields),
       this.redis.zScore(acceptedKey(this.prefix, projectId), patientId),
+      view === undefined ? null : this.redis.hGet(k.views, view),
     ]);
     const meta = values[0];
-    if (!meta) return { stored: null, accepted: accepted ?? 0 };
-    const present = modules.flatMap((k, i) => (values[i + 1] ? [[MODULE_FIELD + k, values[i + 1]!] as [string, string]] : []));
-    return { stored: PatientStateStore.assemble(JSON.parse(meta) as Meta, present), accepted: accepted ?? 0 };
+    const viewRaw = cachedView ?? null;
+    if (!meta) return { stored: null, accepted: accepted ?? 0, view: viewRaw };
+    const present = modules.flatMap((m, i) => (values[i + 1] ? [[MODULE_FIELD + m, values[i + 1]!] as [string, string]] : []));
+    return { stored: PatientStateStore.assemble(JSON.parse(meta) as Meta, present), accepted: accepted ?? 0, view: viewRaw };
   }
 
   /**

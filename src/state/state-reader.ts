@@ -21,6 +21,8 @@ export interface Snapshot {
   stored: StoredPatientState;
   /** False when the wait ran out before the state caught up (the answer says so in a header). */
   current: boolean;
+  /** The stored copy of the view the read asked for, fetched with the state (see viewOf). */
+  cachedView?: string | null;
 }
 
 /**
@@ -51,15 +53,16 @@ export class StateReader {
    * The patient's state with the `modules` a read needs (all by default), once it holds
    * every log accepted before the read (bounded wait).
    */
-  async snapshot(principal: Principal, patientId: string, modules: readonly ModuleKey[] = MODULE_KEYS): Promise<Snapshot> {
+  async snapshot(principal: Principal, patientId: string, modules: readonly ModuleKey[] = MODULE_KEYS, view?: ViewType): Promise<Snapshot> {
     await this.authorize(principal, patientId);
     const { store } = this.deps;
     let accepted = 0;
     const deadline = Date.now() + this.deps.options.maxWaitMs;
     let touched = false;
     for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
-      const part = await store.loadPart(principal.project_id, patientId, modules);
+      const part = await store.loadPart(principal.project_id, patientId, modules, view);
       const stored = part.stored;
+      const cachedView = part.view;
       accepted = Math.max(accepted, part.accepted);
       if (!touched && (!stored || stored.fingerprint !== MODEL_FINGERPRINT)) {
         // Redis lost the state (or an older reducer made it): JetStream knows what is
@@ -69,10 +72,10 @@ export class StateReader {
         if (accepted > 0) await this.deps.touch({ organization_id: principal.organization_id, project_id: principal.project_id, patient_id: patientId });
       }
       if ((stored?.applied_seq ?? 0) >= accepted && (accepted === 0 || stored?.fingerprint === MODEL_FINGERPRINT)) {
-        return { stored: stored ?? emptyStored(patientId, "UTC", principal.organization_id, principal.project_id), current: true };
+        return { stored: stored ?? emptyStored(patientId, "UTC", principal.organization_id, principal.project_id), current: true, cachedView };
       }
       if (Date.now() >= deadline) {
-        return { stored: stored ?? emptyStored(patientId, "UTC", principal.organization_id, principal.project_id), current: false };
+        return { stored: stored ?? emptyStored(patientId, "UTC", principal.organization_id, principal.project_id), current: false, cachedView };
       }
       await sleep(delay);
     }
@@ -120,8 +123,8 @@ export class StateReader {
    */
   async viewOf(principal: Principal, patientId: string, viewType: string): Promise<{ snap: Snapshot; view: View }> {
     assertViewType(viewType);
-    const meta = await this.snapshot(principal, patientId, []);
-    const cached = currentCachedView(await this.deps.store.loadView(patientId, viewType), meta.stored, viewType);
+    const meta = await this.snapshot(principal, patientId, [], viewType);
+    const cached = currentCachedView(meta.cachedView ?? null, meta.stored, viewType);
     if (cached) return { snap: meta, view: cached };
     const snap = await this.snapshot(principal, patientId, VIEW_INPUTS[viewType]);
     return { snap, view: await this.view(snap.stored, viewType) };
