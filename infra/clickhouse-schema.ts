@@ -26,6 +26,19 @@ export const MIGRATIONS: { version: number; name: string; sql: (db: string) => s
       ORDER BY (organization_id, project_id, type, patient_id, timestamp, id)`,
     ],
   },
+  {
+    version: 2,
+    name: "payload_json: the payload as the JSON type, for numeric path reads",
+    // `payload` stays the exact text (answers keep key order, nulls and empty objects, which
+    // the JSON type drops). The JSON copy is computed by ClickHouse on insert; a payload it
+    // cannot hold (an integer beyond 64 bits, which simdjson refuses in JSONExtract too)
+    // becomes an empty JSON rather than failing the whole insert. Parts written before this
+    // version compute the column when read until MATERIALIZE COLUMN has rewritten them.
+    sql: (db) => [
+      `ALTER TABLE ${db}.logs ADD COLUMN IF NOT EXISTS payload_json JSON MATERIALIZED accurateCastOrDefault(payload, 'JSON') AFTER payload`,
+      `ALTER TABLE ${db}.logs MATERIALIZE COLUMN payload_json`,
+    ],
+  },
 ];
 
 /** A database name is an identifier we control (the namespace), never user text. */
@@ -35,7 +48,7 @@ export function assertIdentifier(db: string): string {
 }
 
 /** Creates the database and applies the migrations it has not seen; idempotent. */
-export async function migrate(client: ClickHouseClient, db: string): Promise<number[]> {
+export async function migrate(client: ClickHouseClient, db: string, migrations = MIGRATIONS): Promise<number[]> {
   assertIdentifier(db);
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` });
   await client.command({
@@ -44,9 +57,10 @@ export async function migrate(client: ClickHouseClient, db: string): Promise<num
   const r = await client.query({ query: `SELECT version FROM ${db}.schema_migrations`, format: "JSONEachRow" });
   const done = new Set((await r.json<{ version: number }>()).map((x) => Number(x.version)));
   const applied: number[] = [];
-  for (const m of MIGRATIONS) {
+  for (const m of migrations) {
     if (done.has(m.version)) continue;
-    for (const q of m.sql(db)) await client.command({ query: q });
+    // The JSON type is generally available from ClickHouse 25.3; older servers need the flag.
+    for (const q of m.sql(db)) await client.command({ query: q, clickhouse_settings: { allow_experimental_json_type: 1 } });
     await client.insert({ table: `${db}.schema_migrations`, values: [{ version: m.version, name: m.name, applied_at: Date.now() }], format: "JSONEachRow" });
     applied.push(m.version);
   }

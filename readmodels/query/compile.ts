@@ -1,6 +1,6 @@
 import { fieldIssue } from "../../src/errors.js";
 import { Ctx, isPlainObject } from "./context.js";
-import { extract, orderTerms, rawExpr, type Field } from "./fields.js";
+import { extract, groupExpr, orderTerms, rawExpr, type Field } from "./fields.js";
 import { compileFilter } from "./filter.js";
 import { groupOrderColumn, parseAggregations, parseGroupBy, parseOrder, parseSelect, rowOrderField, type AggItem, type OrderItem, type SelectItem } from "./projection.js";
 import { DEFAULT_LIMITS, MAX_OFFSET, QueryValidationError, type CompileLimits, type CompileScope, type CompiledQuery, type QueryShape } from "./types.js";
@@ -64,7 +64,7 @@ function rowsSql(ctx: Ctx, where: string, select: SelectItem[] | undefined, orde
 
 /** Group keys `g{i}` and aggregations `a{i}`, and the count of groups. */
 function groupSql(ctx: Ctx, where: string, keys: Field[], aggs: AggItem[], order: string, page: string): { sql: string; countSql: string } {
-  const gcols = keys.map((f, i) => `${rawExpr(ctx, f)} AS g${i}`);
+  const gcols = keys.map((f, i) => `${groupExpr(ctx, f)} AS g${i}`);
   const acols = aggs.map((a, i) => `${aggExpr(ctx, a)} AS a${i}`);
   const groupBy = keys.length > 0 ? `\nGROUP BY ${keys.map((_, i) => `g${i}`).join(", ")}` : "";
   return {

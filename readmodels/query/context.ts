@@ -7,6 +7,13 @@ export type ParamType = "String" | "Float64" | "Bool" | "Int64" | "UInt32" | "Ar
 /** A payload path segment: an object key, or a 0-based array index as the client writes it. */
 export type PathSeg = string | number;
 
+/**
+ * An object key in a payload path. It is the one piece of body text that reaches SQL, as a
+ * backquoted identifier of the JSON column: letters, digits and _ only, so it can neither
+ * close the quotes nor name anything but a subcolumn.
+ */
+export const KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
 /** Stop collecting after this many problems: a hostile body could otherwise make a huge answer. */
 const MAX_ISSUES = 50;
 
@@ -17,6 +24,19 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 /** Shortens a body string quoted in a message, so a megabyte-long field name stays out of logs. */
 export function quote(s: string): string {
   return JSON.stringify(s.length > 80 ? `${s.slice(0, 80)}…` : s);
+}
+
+const unsafeInteger = (v: unknown) => typeof v === "number" && Number.isInteger(v) && !Number.isSafeInteger(v);
+
+/**
+ * A Float64 parameter holding an integer beyond 2^53 (1e21, say) as its decimal text:
+ * chdb's binder refuses such numbers, and both chdb and the HTTP interface read the text
+ * of a parameter as the value (a list as `[1e+21,5]`). Everything else is bound as is.
+ */
+function floatParam(type: ParamType, value: unknown): unknown {
+  if (type === "Float64" && unsafeInteger(value)) return String(value);
+  if (type === "Array(Float64)" && Array.isArray(value) && value.some(unsafeInteger)) return `[${value.map(String).join(",")}]`;
+  return value;
 }
 
 /**
@@ -40,13 +60,27 @@ export class Ctx {
 
   /** Binds a body value as a fresh parameter `p{n}` and returns its placeholder. */
   bind(type: ParamType, value: unknown): string {
-    return this.named(`p${this.nextValue++}`, type, value);
+    return this.named(`p${this.nextValue++}`, type, floatParam(type, value));
   }
 
   /** Binds under a fixed name (scope, limit, offset): names the body cannot choose or collide with. */
   named(name: string, type: ParamType, value: unknown): string {
     this.params[name] = value;
     return `{${name}:${type}}`;
+  }
+
+  /**
+   * `` payload_json.`a`.`b` ``: a path of object keys as a subcolumn of the JSON column
+   * (migration 2), or undefined when the path holds an array index (those are read from the
+   * text with JSONExtract and bound segments, `jsonArgs`). Each key is checked against KEY
+   * again here, where it is written, so no other text can ever be quoted into SQL.
+   */
+  jsonColumn(path: PathSeg[]): string | undefined {
+    if (path.length === 0 || path.some((seg) => typeof seg === "number")) return undefined;
+    return `payload_json.${path.map((seg) => {
+      if (typeof seg !== "string" || !KEY.test(seg)) throw new Error(`refusing to write path key ${JSON.stringify(seg)} into SQL`);
+      return `\`${seg}\``;
+    }).join(".")}`;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { quote, type Ctx, type PathSeg } from "./context.js";
+import { KEY, quote, type Ctx, type PathSeg } from "./context.js";
 
 /**
  * Field references: `type`, `timestamp`, `trace`, `payload` and dotted payload paths such
@@ -16,8 +16,6 @@ export interface Field {
 }
 
 const ROOTS: readonly string[] = ["type", "timestamp", "trace", "payload"];
-/** An object key. Keys with other characters are not reachable; that keeps paths unambiguous. */
-const KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 /** A 0-based array index (no leading zeros, so "01" is not silently "1"). */
 const INDEX = /^(0|[1-9][0-9]{0,5})$/;
 export const MAX_PATH_SEGMENTS = 8;
@@ -41,14 +39,33 @@ export function parseField(input: unknown): Field | string {
 /** A payload path, typed as the value compared with it (JS number → Float64, string → String, boolean → Bool). */
 export type JsonScalar = "String" | "Float64" | "Bool";
 
-/** The value at a payload path as Nullable(type): NULL when the path is missing (ClickHouse converts leniently, "5" reads as 5). */
+/**
+ * The value at a payload path as Nullable(type): NULL when the path is missing (ClickHouse
+ * converts leniently, "5" reads as 5). Numbers of a key-only path come from the JSON column
+ * (`numeric`); strings, booleans and paths through arrays from the text with JSONExtract.
+ */
 export function extract(ctx: Ctx, f: Field, type: JsonScalar): string {
+  if (type === "Float64") return numeric(ctx, f);
   return `JSONExtract(${ctx.jsonArgs(f.path)}, 'Nullable(${type})')`;
 }
 
 /**
+ * A payload path as Nullable(Float64), as JSONExtract(…, 'Nullable(Float64)') reads it: a
+ * number, a numeric string ("5", "1e3"), a boolean as 1 or 0; NULL for anything else or
+ * nothing. From the JSON column this reads only the path's typed subcolumns (no parsing),
+ * which is what makes filters and aggregations on payload numbers fast; the result is the
+ * same for every value kind the JSON type infers from JSON text (tested on ClickHouse).
+ */
+export function numeric(ctx: Ctx, f: Field): string {
+  const col = ctx.jsonColumn(f.path);
+  if (col === undefined) return `JSONExtract(${ctx.jsonArgs(f.path)}, 'Nullable(Float64)')`;
+  return `coalesce(toFloat64(${col}.:Int64), ${col}.:Float64, toFloat64(${col}.:UInt64), toFloat64OrNull(${col}.:String), toFloat64(${col}.:Bool))`;
+}
+
+/**
  * The field as answered: columns as they are, a payload path as raw JSON text ('' when
- * missing) that `shapeRows` parses, so the answer keeps the JSON type of each value.
+ * missing) that `shapeRows` parses, so the answer keeps the JSON type of each value. Always
+ * from the text: the JSON type drops nulls and empty objects and reorders keys.
  */
 export function rawExpr(ctx: Ctx, f: Field): string {
   if (f.root !== "payload") return f.root;
@@ -56,13 +73,26 @@ export function rawExpr(ctx: Ctx, f: Field): string {
 }
 
 /**
+ * A group key: like `rawExpr`, but a number or boolean at a key-only path is written from
+ * the JSON column (the same JSON value, in ClickHouse's shortest form, so 5 and 5.0 are one
+ * group) without parsing the text; everything else still comes from the text.
+ */
+export function groupExpr(ctx: Ctx, f: Field): string {
+  const col = f.root === "payload" ? ctx.jsonColumn(f.path) : undefined;
+  if (col === undefined) return rawExpr(ctx, f);
+  return `if(dynamicType(${col}) IN ('Int64', 'UInt64', 'Float64', 'Bool'), toJSONString(${col}), ${rawExpr(ctx, f)})`;
+}
+
+/**
  * ORDER BY terms for a field. A payload path sorts numbers numerically, then strings as
- * text; logs without the path come last either way (explicit NULLS LAST: JSON null and
- * missing are not values to rank).
+ * text; logs without either (missing, JSON null, objects, arrays) come last whichever the
+ * direction (explicit NULLS LAST: they are not values to rank). The text is only parsed
+ * where the path holds no number.
  */
 export function orderTerms(ctx: Ctx, f: Field, desc: boolean): string[] {
   const dir = desc ? "DESC" : "ASC";
   if (f.root !== "payload") return [`${f.root} ${dir}`];
+  const num = numeric(ctx, f);
   const args = ctx.jsonArgs(f.path);
-  return [`${extract(ctx, f, "Float64")} ${dir} NULLS LAST`, `JSONExtractString(${args}) ${dir}`];
+  return [`${num} ${dir} NULLS LAST`, `if(isNull(${num}) AND JSONType(${args}) = 'String', JSONExtractString(${args}), NULL) ${dir} NULLS LAST`];
 }

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
+import { toRow } from "../../actors/clickhouse-projector.js";
+import { MIGRATIONS, migrate } from "../../infra/clickhouse-schema.js";
+import { compileLogQuery, pageRows } from "../../readmodels/query/index.js";
+import type { LogRecord } from "../../readmodels/log-record.js";
 
 let t: TestStack;
 beforeAll(async () => {
@@ -34,7 +38,6 @@ describe("the ClickHouse projector", () => {
     expect(got[0]).toMatchObject({ type: "symptom_report", organization_id: "org_default", project_id: "prj_default", trace: "visit:v9", idempotency_key: "ck-1", ts: "2026-08-01 10:00:00.000" });
     expect(JSON.parse(got[0]!.payload as string)).toEqual(logs[0]!.payload);
     // A redelivered batch inserts again; FINAL still answers one row per log.
-    const { toRow } = await import("../../actors/clickhouse-projector.js");
     await t.services.clickhouse.client!.insert({
       table: `${ns}.logs`,
       values: [toRow({ ...(logs[1] as any), id: ans.results[1].id, log_type: "user_login", organization_id: "org_default", project_id: "prj_default", ingested_at: "2026-08-01T11:00:00.000Z", timestamp: "2026-08-01T11:00:00.000Z" }, 1)],
@@ -47,7 +50,29 @@ describe("the ClickHouse projector", () => {
   });
 
   it("records applied schema migrations", async () => {
-    const m = await rows(`SELECT version FROM ${t.config.namespace}.schema_migrations`);
-    expect(m.map((r) => Number(r.version))).toEqual([1]);
+    const m = await rows(`SELECT version FROM ${t.config.namespace}.schema_migrations ORDER BY version`);
+    expect(m.map((r) => Number(r.version))).toEqual(MIGRATIONS.map((x) => x.version));
+  });
+
+  it("migrates a version-1 database forward: old rows get the JSON column and answer path queries", async () => {
+    const client = t.services.clickhouse.client!;
+    const db = `${t.config.namespace}_v1`;
+    try {
+      expect(await migrate(client, db, MIGRATIONS.slice(0, 1))).toEqual([1]);
+      const log = (id: string, payload: Record<string, unknown>) =>
+        toRow({ id, log_type: "symptom_report", organization_id: "o", project_id: "p", patient_id: "pat_1", timestamp: "2026-01-01T00:00:00.000Z", ingested_at: "2026-01-01T00:00:00.000Z", payload } as LogRecord, 1);
+      await client.insert({ table: `${db}.logs`, values: [log("log_a", { score: 3, note: "x" }), log("log_b", { score: "5", a: { b: null } })], format: "JSONEachRow", clickhouse_settings: { date_time_input_format: "best_effort" } });
+      expect(await migrate(client, db)).toEqual([2]);
+      expect(await migrate(client, db)).toEqual([]);
+      const q = compileLogQuery({ aggregations: [{ op: "avg", field: "payload.score", alias: "avg" }, { op: "count", alias: "n" }], filter: [{ field: "payload.score", op: "gte", value: 3 }] }, { organization_id: "o", project_id: "p" });
+      expect(q.sql).toContain("payload_json.`score`");
+      const got = pageRows(q, await rows(q.sql.replace(/\bFROM logs\b/, `FROM ${db}.logs`), q.params)).rows;
+      expect(got).toEqual([{ avg: 4, n: 2 }]);
+      // The text stays the answer: the JSON type would have dropped the null.
+      const whole = await rows(`SELECT payload, toJSONString(payload_json) AS j FROM ${db}.logs FINAL WHERE id = 'log_b'`);
+      expect(whole[0]).toEqual({ payload: '{"score":"5","a":{"b":null}}', j: '{"score":"5"}' });
+    } finally {
+      await client.command({ query: `DROP DATABASE IF EXISTS ${db}` });
+    }
   });
 });

@@ -98,6 +98,67 @@ describe("the log query builder", () => {
     expect((await query({ maybe_single: true })).statusCode).toBe(422);
   });
 
+  it("reads payload numbers through the JSON column with the text's semantics, and everything else from the text", async () => {
+    const p4 = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id as string;
+    const ci = (minute: number, extra: Record<string, unknown>) => ({
+      log_type: "content_interaction", patient_id: p4, timestamp: `2026-09-05T10:${String(minute).padStart(2, "0")}:00Z`, payload: { content_type: "card", action: "viewed", ...extra },
+    });
+    const batch = await t.app.inject({
+      method: "POST", url: "/v1/logs/batch", headers: t.auth,
+      payload: { logs: [
+        ci(1, { v: 5, tag: "alpha", nested: { n: 1 }, list: [1, 2] }),
+        ci(2, { v: "7", nested: { n: null } }),
+        ci(3, { v: "abc", nested: { n: 2.5 } }),
+        ci(4, { v: null }),
+        ci(5, {}),
+        ci(6, { v: true }),
+      ] },
+    });
+    expect(batch.statusCode).toBe(200);
+    const ask = async (body: Record<string, unknown>) => {
+      const r = await query(body, t.auth, `/v1/state/${p4}/logs/query`);
+      expect(r.statusCode, r.body).toBe(200);
+      return r.json();
+    };
+    const minutes = (r: any) => r.rows.map((x: any) => Number(x.timestamp.slice(14, 16)));
+    const where = (field: string, op: string, value: unknown) => ask({ filter: [{ field, op, value }], order: [{ field: "timestamp" }], select: [{ path: "timestamp" }] });
+    // Numbers: numeric strings count, true reads as 1, missing and null never match (neq and nin included).
+    expect(minutes(await where("payload.v", "gt", 4))).toEqual([1, 2]);
+    expect(minutes(await where("payload.v", "eq", 1))).toEqual([6]);
+    expect(minutes(await where("payload.v", "nin", [5]))).toEqual([2, 6]);
+    expect(minutes(await where("payload.nested.n", "lt", 2))).toEqual([1]);
+    expect(minutes(await where("payload.list.1", "eq", 2))).toEqual([1]);
+    // Text ops, presence and membership still read the exact text.
+    expect(minutes(await where("payload.v", "like", "ab%"))).toEqual([3]);
+    expect(minutes(await where("payload.v", "eq", "7"))).toEqual([2]);
+    expect(minutes(await where("payload.v", "is", null))).toEqual([4, 5]);
+    expect(minutes(await where("payload.v", "exists", false))).toEqual([5]);
+    expect(minutes(await where("payload.nested.n", "exists", true))).toEqual([1, 2, 3]);
+    expect(minutes(await where("payload.list", "contains", 2))).toEqual([1]);
+    expect(minutes(await where("payload.tag", "contains", "lph"))).toEqual([1]);
+    // Aggregations over the numbers that are there; groups keyed by the JSON value.
+    expect((await ask({ aggregations: [{ op: "avg", field: "payload.v", alias: "avg" }, { op: "min", field: "payload.nested.n", alias: "lo" }, { op: "max", field: "payload.nested.n", alias: "hi" }, { op: "count", alias: "n" }] })).rows)
+      .toEqual([{ avg: 13 / 3, lo: 1, hi: 2.5, n: 6 }]);
+    const groups = (await ask({ group_by: ["payload.v"], aggregations: [{ op: "count", alias: "n" }] })).rows;
+    expect(groups.filter((g: any) => g["payload.v"] !== null)).toEqual(expect.arrayContaining([{ "payload.v": 5, n: 1 }, { "payload.v": "7", n: 1 }, { "payload.v": "abc", n: 1 }, { "payload.v": true, n: 1 }]));
+    expect(groups.filter((g: any) => g["payload.v"] === null).reduce((a: number, g: any) => a + g.n, 0)).toBe(2);
+    // Order: numbers (numeric strings and booleans read as numbers) ascending, then text, then nothing.
+    expect(minutes(await ask({ order: [{ field: "payload.v" }], select: [{ path: "timestamp" }] }))).toEqual([6, 1, 2, 3, 4, 5]);
+    expect(minutes(await ask({ order: [{ field: "payload.v", desc: true }], select: [{ path: "timestamp" }] }))).toEqual([2, 1, 6, 3, 5, 4]);
+  });
+
+  it("refuses a payload path segment outside the strict pattern with 422 naming the field", async () => {
+    for (const field of ["payload.v-x", "payload.a`b", "payload.score`) OR 1=1 --"]) {
+      for (const body of [{ filter: [{ field, op: "gt", value: 1 }] }, { group_by: [field], aggregations: [{ op: "count", alias: "n" }] }]) {
+        const r = await query(body);
+        expect(r.statusCode).toBe(422);
+        const detail = r.json().details.find((d: any) => d.input_value === field);
+        expect(detail, r.body).toBeDefined();
+        expect(detail.message).toContain(JSON.stringify(field));
+      }
+    }
+  });
+
   it("refuses a field outside type, timestamp, trace and payload with 422 naming it", async () => {
     const r = await query({ filter: [{ field: "patient_id", op: "eq", value: p1 }] });
     expect(r.statusCode).toBe(422);

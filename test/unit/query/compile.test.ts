@@ -6,6 +6,8 @@ const q = (body: Record<string, unknown>, scope: Parameters<typeof compileLogQue
 /** The filter part of the WHERE clause, after the scope conditions. */
 const filterOf = (c: CompiledQuery) => c.sql.split("\n").find((l) => l.startsWith("WHERE "))!.replace(/^WHERE organization_id = \{org:String\} AND project_id = \{project:String\}( AND )?/, "");
 const cond = (field: string, op: string, value: unknown) => q({ filter: [{ field, op, value }] });
+/** The numeric read of a key-only payload path from the JSON column, as the compiler writes it. */
+const num = (col: string) => `coalesce(toFloat64(${col}.:Int64), ${col}.:Float64, toFloat64(${col}.:UInt64), toFloat64OrNull(${col}.:String), toFloat64(${col}.:Bool))`;
 
 describe("compileLogQuery: filter ops", () => {
   it.each([
@@ -16,10 +18,17 @@ describe("compileLogQuery: filter ops", () => {
     expect(c.params.p0).toBe(value);
   });
 
-  it("reads a payload number as Float64 and binds the key path, one parameter per segment", () => {
+  it("reads a payload number from the JSON column, the path keys as backquoted identifiers and the value bound", () => {
     const c = cond("payload.score", "gt", 5);
-    expect(filterOf(c)).toBe("(JSONExtract(payload, {k0:String}, 'Nullable(Float64)') > {p0:Float64})");
-    expect(c.params).toMatchObject({ k0: "score", p0: 5 });
+    expect(filterOf(c)).toBe(`(${num("payload_json.`score`")} > {p0:Float64})`);
+    expect(c.params).toEqual({ org: "org_1", project: "prj_1", p0: 5, limit: 101, offset: 0 });
+    expect(filterOf(cond("payload.vitals.heart_rate", "lte", 90))).toBe(`(${num("payload_json.`vitals`.`heart_rate`")} <= {p0:Float64})`);
+  });
+
+  it("binds an integer beyond 2^53 as its decimal text, which chdb's binder accepts", () => {
+    expect(cond("payload.x", "gt", 1e21).params.p0).toBe("1e+21");
+    expect(cond("payload.x", "in", [1e21, 5]).params.p0).toBe("[1e+21,5]");
+    expect(cond("payload.x", "in", [1.5, 5]).params.p0).toEqual([1.5, 5]);
   });
 
   it("reads a payload string as String and a boolean as Bool, chosen by the value's JS type", () => {
@@ -27,7 +36,7 @@ describe("compileLogQuery: filter ops", () => {
     expect(filterOf(cond("payload.done", "neq", true))).toBe("(JSONExtract(payload, {k0:String}, 'Nullable(Bool)') != {p0:Bool})");
   });
 
-  it("maps a 0-based array index from the client to ClickHouse's 1-based Int64 index", () => {
+  it("reads a path through an array index from the text, every segment bound, 0-based index as ClickHouse's 1-based Int64", () => {
     const c = cond("payload.symptoms.0.score", "gte", 3);
     expect(filterOf(c)).toBe("(JSONExtract(payload, {k0:String}, {k1:Int64}, {k2:String}, 'Nullable(Float64)') >= {p0:Float64})");
     expect(c.params).toMatchObject({ k0: "symptoms", k1: 1, k2: "score" });
@@ -43,7 +52,8 @@ describe("compileLogQuery: filter ops", () => {
   it("binds in and nin lists as typed arrays", () => {
     expect(filterOf(cond("type", "in", ["a", "b"]))).toBe("(type IN {p0:Array(String)})");
     const c = cond("payload.score", "nin", [1, 2]);
-    expect(filterOf(c)).toBe("(JSONExtract(payload, {k0:String}, 'Nullable(Float64)') NOT IN {p0:Array(Float64)})");
+    expect(filterOf(c)).toBe(`(${num("payload_json.`score`")} NOT IN {p0:Array(Float64)})`);
+    expect(filterOf(cond("payload.name", "in", ["a"]))).toBe("(JSONExtract(payload, {k0:String}, 'Nullable(String)') IN {p0:Array(String)})");
     expect(c.params.p0).toEqual([1, 2]);
     expect(filterOf(cond("timestamp", "nin", ["2025-03-01"]))).toBe("(toUnixTimestamp64Milli(timestamp) NOT IN {p0:Array(Int64)})");
   });
@@ -79,12 +89,12 @@ describe("compileLogQuery: nesting", () => {
       ],
     });
     expect(filterOf(c)).toBe(
-      "((type = {p0:String}) AND ((JSONExtract(payload, {k0:String}, 'Nullable(Float64)') > {p1:Float64}) OR ((trace ILIKE {p2:String}) AND (JSONHas(payload, {k1:String})))))",
+      `((type = {p0:String}) AND ((${num("payload_json.`score`")} > {p1:Float64}) OR ((trace ILIKE {p2:String}) AND (JSONHas(payload, {k0:String})))))`,
     );
   });
 
   it("reuses the key parameters of a path used twice", () => {
-    const c = q({ filter: [{ field: "payload.a.b", op: "gt", value: 1 }, { field: "payload.a.b", op: "lt", value: 9 }] });
+    const c = q({ filter: [{ field: "payload.a.b", op: "eq", value: "x" }, { field: "payload.a.b", op: "like", value: "y%" }] });
     expect(Object.keys(c.params).filter((k) => k.startsWith("k"))).toEqual(["k0", "k1"]);
   });
 });
@@ -137,7 +147,7 @@ describe("compileLogQuery: answer shapes", () => {
   it.each(["count", "sum", "avg", "min", "max"] as const)("groups with the %s aggregation", (op) => {
     const agg = op === "count" ? { op, alias: "v" } : { op, field: "payload.score", alias: "v" };
     const c = q({ group_by: ["type"], aggregations: [agg] });
-    const expr = op === "count" ? "count()" : `${op}(JSONExtract(payload, {k0:String}, 'Nullable(Float64)'))`;
+    const expr = op === "count" ? "count()" : `${op}(${num("payload_json.`score`")})`;
     expect(c.kind).toBe("group");
     expect(c.sql).toBe(`SELECT type AS g0, ${expr} AS a0\nFROM logs FINAL\nWHERE organization_id = {org:String} AND project_id = {project:String}\nGROUP BY g0\nORDER BY g0 ASC\nLIMIT {limit:UInt32} OFFSET {offset:UInt32}`);
     expect(c.shape).toEqual({ groupKeys: ["type"], aggregations: [op === "count" ? { alias: "v", op } : { alias: "v", op, field: "payload.score" }] });
@@ -145,9 +155,10 @@ describe("compileLogQuery: answer shapes", () => {
 
   it("groups by a payload path as raw JSON, orders by an aggregation alias, and counts groups for include_total", () => {
     const c = q({ group_by: ["payload.severity", "type"], aggregations: [{ op: "count", alias: "n" }, { op: "max", field: "timestamp", alias: "last" }], order: [{ field: "n", desc: true }], include_total: true });
-    expect(c.sql).toContain("SELECT JSONExtractRaw(payload, {k0:String}) AS g0, type AS g1, count() AS a0, max(timestamp) AS a1");
+    const key = "if(dynamicType(payload_json.`severity`) IN ('Int64', 'UInt64', 'Float64', 'Bool'), toJSONString(payload_json.`severity`), JSONExtractRaw(payload, {k0:String}))";
+    expect(c.sql).toContain(`SELECT ${key} AS g0, type AS g1, count() AS a0, max(timestamp) AS a1`);
     expect(c.sql).toContain("GROUP BY g0, g1\nORDER BY a0 DESC NULLS LAST, g0 ASC, g1 ASC");
-    expect(c.countSql).toBe("SELECT count() AS n FROM (SELECT JSONExtractRaw(payload, {k0:String}) AS g0, type AS g1\nFROM logs FINAL\nWHERE organization_id = {org:String} AND project_id = {project:String}\nGROUP BY g0, g1)");
+    expect(c.countSql).toBe(`SELECT count() AS n FROM (SELECT ${key} AS g0, type AS g1\nFROM logs FINAL\nWHERE organization_id = {org:String} AND project_id = {project:String}\nGROUP BY g0, g1)`);
     expect(c.countParams).toEqual({ org: "org_1", project: "prj_1", k0: "severity" });
   });
 
@@ -185,7 +196,10 @@ describe("compileLogQuery: paging and flags", () => {
   it("orders by the given fields, payload paths numerically then as text, with id as the tiebreaker", () => {
     expect(q({ order: [{ field: "type" }, { field: "timestamp", desc: true }] }).sql).toContain("ORDER BY type ASC, timestamp DESC, id DESC");
     expect(q({ order: [{ field: "payload.score" }] }).sql).toContain(
-      "ORDER BY JSONExtract(payload, {k0:String}, 'Nullable(Float64)') ASC NULLS LAST, JSONExtractString(payload, {k0:String}) ASC, id ASC",
+      `ORDER BY ${num("payload_json.`score`")} ASC NULLS LAST, if(isNull(${num("payload_json.`score`")}) AND JSONType(payload, {k0:String}) = 'String', JSONExtractString(payload, {k0:String}), NULL) ASC NULLS LAST, id ASC`,
+    );
+    expect(q({ order: [{ field: "payload.items.0.n", desc: true }] }).sql).toContain(
+      "ORDER BY JSONExtract(payload, {k0:String}, {k1:Int64}, {k2:String}, 'Nullable(Float64)') DESC NULLS LAST, if(isNull(JSONExtract(payload, {k0:String}, {k1:Int64}, {k2:String}, 'Nullable(Float64)')) AND JSONType(payload, {k0:String}, {k1:Int64}, {k2:String}) = 'String', JSONExtractString(payload, {k0:String}, {k1:Int64}, {k2:String}), NULL) DESC NULLS LAST, id DESC",
     );
   });
 });

@@ -5,6 +5,8 @@ import { compileLogQuery, QueryBodySchema, QueryValidationError, type CompileLim
 
 // Every user string carries a marker no emitted SQL contains: "§" for values and ids,
 // "Qz" for path keys and aliases (which must look like identifiers to pass validation).
+// Path keys are the one exception: a key-only path is read from the JSON column, so its
+// keys appear as backquoted identifiers (`payload_json.`Qzk1`.`Qzk2``), and only there.
 const nasty = fc.constantFrom("'; DROP TABLE logs; --", "\\", "\\'", '"', "`", "{p0:String}", "}", "%_", "\n\t\0", "é😀", "' OR 1=1 --", "$$");
 const text = fc.oneof(fc.string({ unit: "binary", maxLength: 12 }), nasty, fc.tuple(fc.string({ maxLength: 4 }), nasty).map(([a, b]) => a + b));
 const value = text.map((s) => `§v${s}`);
@@ -83,9 +85,28 @@ function userStrings(body: unknown, out: Set<string> = new Set()): Set<string> {
   return out;
 }
 const placeholders = (sql: string) => [...sql.matchAll(/\{(\w+):([^{}]+)\}/g)].map((m) => m[1]);
+/** The compiler's strict key pattern: the only text a body can get into SQL, as an identifier. */
+const KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** A JSON column path as the compiler writes it: backquoted keys after payload_json. */
+const JSON_PATH = /payload_json(?:\.`[A-Za-z_][A-Za-z0-9_]{0,63}`)+/g;
+
+/** Path keys the body wrote (segments of payload.… strings that are not indexes). */
+function pathKeys(body: unknown): Set<string> {
+  const keys = new Set<string>();
+  for (const u of userStrings(body)) if (u.startsWith("payload.")) for (const seg of u.split(".").slice(1)) if (!/^\d+$/.test(seg)) keys.add(seg);
+  return keys;
+}
 
 function checkNoUserText(c: CompiledQuery, body: Record<string, unknown>, s: Record<string, unknown>) {
-  for (const sql of [c.sql, c.countSql ?? ""]) {
+  const keys = pathKeys(body);
+  for (const whole of [c.sql, c.countSql ?? ""]) {
+    // Backquotes only ever open a JSON column path, and each quoted name is a key of the body's paths.
+    for (const m of whole.matchAll(/`([^`]*)`/g)) {
+      expect(m[1]).toMatch(KEY);
+      expect(keys.has(m[1]!), `${m[1]} is not a path key of the body`).toBe(true);
+    }
+    const sql = whole.replace(JSON_PATH, "payload_json.<path>");
+    expect(sql).not.toContain("`");
     expect(sql).not.toContain("§");
     expect(sql).not.toContain("Qz");
     // Markers cover strings; timestamps and numbers (limit, offset, values) must not be spliced either.
@@ -99,7 +120,7 @@ function checkNoUserText(c: CompiledQuery, body: Record<string, unknown>, s: Rec
 }
 
 describe("compileLogQuery never writes user text into SQL", () => {
-  it("binds every value, id and path segment as a parameter and keeps aliases in the shape only", () => {
+  it("binds every value and id, writes path keys only as checked identifiers, keeps aliases in the shape only", () => {
     fc.assert(
       fc.property(fc.oneof(rowsBody, countBody, groupBody), scope, (body: Record<string, unknown>, s) => {
         if (s.patient_id !== undefined) delete body.patient_ids;
@@ -107,15 +128,44 @@ describe("compileLogQuery never writes user text into SQL", () => {
         expect(Value.Check(QueryBodySchema, body)).toBe(true);
         const c = compileLogQuery(body, s, limits);
         checkNoUserText(c, body, s);
-        // Values and ids arrive through params; path keys too (as their own parameters).
+        // Values and ids arrive through params; a path key as its own parameter or as an identifier.
         const bound = new Set(Object.values(c.params).flatMap((v) => (Array.isArray(v) ? v : [v])).map(String));
+        const idents = new Set([c.sql, c.countSql ?? ""].flatMap((sql) => [...sql.matchAll(/`([^`]*)`/g)].map((m) => m[1]!)));
         for (const u of userStrings([body.filter, body.patient_ids, s])) {
-          if (u.startsWith("§") || u.startsWith("Qzk")) expect(bound.has(u), `${JSON.stringify(u)} not bound`).toBe(true);
+          if (u.startsWith("§")) expect(bound.has(u), `${JSON.stringify(u)} not bound`).toBe(true);
+          if (u.startsWith("Qzk")) expect(bound.has(u) || idents.has(u), `${JSON.stringify(u)} neither bound nor an identifier`).toBe(true);
         }
         const keys = [...(c.shape.select ?? []).map((x) => x.key), ...(c.shape.aggregations ?? []).map((x) => x.alias)];
         for (const a of userStrings([body.select, body.aggregations])) if (a.startsWith("Qza")) expect(keys).toContain(a);
       }),
       { numRuns: 400 },
+    );
+  });
+
+  it("refuses a payload path with any segment outside the strict pattern, naming the field", () => {
+    const bad = fc.oneof(text, fc.string({ maxLength: 70 })).filter((seg) => !KEY.test(seg) && !/^(0|[1-9][0-9]{0,5})$/.test(seg) && !seg.includes("."));
+    const field = fc.tuple(fc.array(key, { maxLength: 3 }), bad, fc.array(key, { maxLength: 3 })).map(([a, b, c]) => ["payload", ...a, b, ...c].join("."));
+    const use = fc.constantFrom("filter", "select", "order", "group_by", "aggregation");
+    fc.assert(
+      fc.property(field, use, (f, where) => {
+        const body = {
+          filter: { filter: [{ field: f, op: "gt", value: 1 }] },
+          select: { select: [{ path: f }] },
+          order: { order: [{ field: f }] },
+          group_by: { group_by: [f] },
+          aggregation: { aggregations: [{ op: "avg", field: f, alias: "a" }] },
+        }[where];
+        let err: unknown;
+        try {
+          compileLogQuery(body, { organization_id: "o", project_id: "p" }, limits);
+        } catch (e) {
+          err = e;
+        }
+        expect(err).toBeInstanceOf(QueryValidationError);
+        const details = (err as QueryValidationError).details;
+        expect(details.some((d) => d.input_value === f && d.message.includes("invalid segment")), JSON.stringify(details)).toBe(true);
+      }),
+      { numRuns: 300 },
     );
   });
 

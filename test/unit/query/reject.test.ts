@@ -38,9 +38,15 @@ describe("compileLogQuery rejects", () => {
     rejects({ order: [{ field: "payload" }] }, ["body", "order", 0, "field"]);
   });
 
-  it.each(["payload.a-b", "payload.1a", "payload.", "payload..x", "payload.a b", "payload.01", "payload.x'); DROP", `payload.${"a".repeat(65)}`])("the bad path segment in %s", (field) => {
-    rejects(where(field), ["body", "filter", 0, "field"]);
-  });
+  it.each(["payload.a-b", "payload.1a", "payload.", "payload..x", "payload.a b", "payload.01", "payload.x'); DROP", "payload.a`b", "payload.a`.`b", "payload.score`) OR 1=1 --", `payload.${"a".repeat(65)}`])(
+    "the bad path segment in %s, naming the field",
+    (field) => {
+      const { detail } = rejects(where(field), ["body", "filter", 0, "field"], JSON.stringify(field));
+      expect(detail.input_value).toBe(field);
+      rejects({ group_by: [field] }, ["body", "group_by", 0], JSON.stringify(field));
+      rejects({ aggregations: [{ op: "avg", field, alias: "a" }] }, ["body", "aggregations", 0, "field"], JSON.stringify(field));
+    },
+  );
 
   it("a path deeper than 8 segments", () => {
     rejects(where(`payload.${Array(9).fill("a").join(".")}`), ["body", "filter", 0, "field"], "too deep");
