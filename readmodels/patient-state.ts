@@ -65,11 +65,13 @@ function withEntry<T extends object>(table: T, order: readonly ModuleKey[], key:
 function changedFields(before: unknown, after: unknown): string[] {
   const a = before as Record<string, unknown>;
   const b = after as Record<string, unknown>;
-  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
   // By reference: reducers update immutably, so an untouched field keeps its object. A
   // field rebuilt with equal content is reported as changed (the audit says "rewritten");
   // comparing contents cost more than the whole rest of the fold on long histories.
-  return keys.filter((k) => a[k] !== b[k]).sort();
+  const out: string[] = [];
+  for (const k in b) if (a[k] !== b[k]) out.push(k);
+  for (const k in a) if (!(k in b)) out.push(k);
+  return out.sort();
 }
 
 /**

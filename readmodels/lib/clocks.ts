@@ -47,8 +47,7 @@ class Draft {
     return { value: this.changed ? this.doc : this.root, clocks: this.clocksChanged ? this.clocks : this.rootClocks };
   }
 
-  private setClock(p: Path, ts: string | undefined): void {
-    const k = keyOf([...this.base, ...p]);
+  private setClockKey(k: string, ts: string | undefined): void {
     if (this.clocks[k] === ts) return;
     if (!this.clocksChanged) this.clocks = { ...this.rootClocks };
     if (ts === undefined) delete this.clocks[k];
@@ -116,20 +115,31 @@ class Draft {
    */
   leaf(p: Path, value: unknown, ts: string): void {
     const full = [...this.base, ...p];
-    if (newer(this.clocks[keyOf(full)], ts)) return;
-    this.setClock(p, ts);
-    for (let i = this.base.length + 1; i < full.length; i++) if (newer(this.clocks[keyOf(full.slice(0, i))], ts)) return;
+    // The keys of every prefix of the path, built once: keys[i] is keyOf(full.slice(0, i + 1)).
+    const keys: string[] = [];
+    let open = "[";
+    for (let i = 0; i < full.length; i++) {
+      open += (i > 0 ? "," : "") + JSON.stringify(full[i]);
+      keys.push(open + "]");
+    }
+    const own = keys[keys.length - 1]!;
+    if (newer(this.clocks[own], ts)) return;
+    this.setClockKey(own, ts);
+    for (let i = this.base.length; i < full.length - 1; i++) if (newer(this.clocks[keys[i]!], ts)) return;
     for (let i = 1; i < p.length; i++) {
       const above = this.get(p.slice(0, i));
       if (above !== undefined && !isObj(above)) this.delete(p.slice(0, i));
     }
-    const prefix = childPrefix(full);
+    const prefix = open + ",";
     let newerBelow = false;
-    for (const k of Object.keys(this.clocks)) {
+    let below: string[] | undefined;
+    // for-in, not Object.keys: no array per leaf write, and deletes wait until the scan ends.
+    for (const k in this.clocks) {
       if (!k.startsWith(prefix)) continue;
       if (newer(this.clocks[k], ts)) newerBelow = true;
-      else this.delete((JSON.parse(k) as string[]).slice(this.base.length));
+      else (below ??= []).push(k);
     }
+    for (const k of below ?? []) this.delete((JSON.parse(k) as string[]).slice(this.base.length));
     if (newerBelow) return;
     if (value === null || value === undefined) this.delete(p);
     else this.set(p, value);

@@ -55,13 +55,12 @@ export function applyEntry<E extends EntryMeta>(w: EntryWrite<E>): { list: reado
   const start = (existing ?? { ...w.blank, extensions: {}, updated_at: ts, sources: [] }) as E;
   const oldKey = existing ? w.keyOf(existing) : "\u0000new";
   const r = patchObject(start as unknown as Obj, w.clocks, [w.ns, oldKey], w.patch, w.fields, ts, w.treeFields);
-  // Cleared fields read as null, like fields never given, so the entry keeps one shape.
-  const nulls = Object.fromEntries(Object.keys(w.blank).map((k) => [k, null]));
-  const next = {
-    ...nulls,
-    ...(r.value as unknown as E),
-    updated_at: existing ? maxTime(existing.updated_at, ts) : ts,
-    sources: addSource(existing?.sources, w.log, w.source),
-  };
-  return { list: replaceAt(w.list, w.index, next), clocks: moveClocks(r.clocks, [w.ns, oldKey], [w.ns, w.keyOf(next)]) };
+  // Cleared fields read as null, like fields never given, so the entry keeps one shape
+  // (in the blank's key order first, as before a clear).
+  const next: Record<string, unknown> = {};
+  for (const k in w.blank) next[k] = null;
+  Object.assign(next, r.value);
+  next.updated_at = existing ? maxTime(existing.updated_at, ts) : ts;
+  next.sources = addSource(existing?.sources, w.log, w.source);
+  return { list: replaceAt(w.list, w.index, next as unknown as E), clocks: moveClocks(r.clocks, [w.ns, oldKey], [w.ns, w.keyOf(next as unknown as E)]) };
 }

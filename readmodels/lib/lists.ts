@@ -19,8 +19,15 @@ export const SOURCES = 10;
 export function insertSorted<T extends Stamped>(list: readonly T[], item: T, max: number): T[] {
   let i = list.length;
   while (i > 0 && cmpStamped(list[i - 1], item) > 0) i--;
+  // Appending (the usual case: logs mostly come in time order) copies the list once.
+  const drop = Math.max(0, list.length + 1 - max);
+  if (i === list.length) {
+    const out = list.slice(drop);
+    out.push(item);
+    return out;
+  }
   const out = [...list.slice(0, i), item, ...list.slice(i)];
-  return out.length > max ? out.slice(out.length - max) : out;
+  return drop > 0 ? out.slice(drop) : out;
 }
 
 /** The last item of a sorted list: the latest by event time. */
