@@ -157,7 +157,10 @@ export const patientActorMachine = setup({
         onError: { target: "deciding", actions: assign({ dirty: () => [] }) },
       },
       // Rendering waits until the engine has caught up (see idle-gate.ts): new logs come
-      // first, and the views stay dirty for the next settle.
+      // first, and the views stay dirty for the next settle. A patient whose logs stopped
+      // for `idle` while the engine stayed busy passivates anyway, so memory stays bounded;
+      // its views are rendered by the next read.
+      after: { idle: { target: "passivated" } },
       on: { WAKE: { target: "processing" }, RELOAD: { target: "loading" }, PASSIVATE: { target: "passivated" } },
     },
     idle: {

@@ -22,7 +22,7 @@ export interface StateEngineOptions {
   idleMs?: number;
   /** Views are regenerated once a patient's logs stop for this long. @default 250 ms */
   viewDebounceMs?: number;
-  /** Most patients held in memory; past it the idlest are passivated. @default 50_000 */
+  /** Most patients held in memory; past it the idlest are passivated. @default 5_000 */
   maxActive?: number;
 }
 
@@ -185,7 +185,7 @@ export class StateEngine {
 
   /** A new actor; its mailbox already holds what woke it, before it loads. */
   private startActor(input: PatientActorInput): PatientActor {
-    if (this.actors.size >= (this.options.maxActive ?? 50_000)) this.evictIdle();
+    if (this.actors.size >= (this.options.maxActive ?? 5_000)) this.evictIdle();
     const mailbox = this.mailboxOf(input.patient_id);
     const actor = createActor(this.machine, { input: { ...input, mailbox } satisfies PatientActorStart });
     actor.subscribe({
@@ -211,7 +211,7 @@ export class StateEngine {
    * render views, which reads render on demand), oldest first (Map order is creation order).
    */
   private evictIdle(): void {
-    let n = Math.max(1, Math.floor((this.options.maxActive ?? 50_000) / 10));
+    let n = Math.max(1, Math.floor((this.options.maxActive ?? 5_000) / 10));
     for (const a of this.actors.values()) {
       if (n <= 0) break;
       const state = a.getSnapshot().value;

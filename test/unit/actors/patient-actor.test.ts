@@ -1,0 +1,91 @@
+import { describe, expect, it } from "vitest";
+import { createActor, fromPromise, waitFor } from "xstate";
+import { patientActorMachine, type Delivery, type DrainResult } from "../../../actors/patient-actor.js";
+import { Mailbox } from "../../../actors/mailbox.js";
+import { emptyStored } from "../../../actors/apply-logs.js";
+import type { ModuleKey } from "../../../readmodels/module.js";
+import type { StoredPatientState } from "../../../actors/state-store.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const delivery = (seq: number, acked: number[]): Delivery => ({ seq, logs: [], redelivered: false, ack: () => acked.push(seq), nak: () => undefined });
+
+/** The machine with fake side effects: what it processed and rendered, and a gate that holds renders. */
+function harness(opts: { idle: number; debounce: number }) {
+  const mailbox = new Mailbox();
+  const acked: number[] = [];
+  const rendered: number[] = [];
+  const aborted: number[] = [];
+  let open = false;
+  const machine = patientActorMachine.provide({
+    delays: { idle: opts.idle, viewDebounce: opts.debounce },
+    actors: {
+      load: fromPromise(async () => ({ stored: emptyStored("pat_1", "UTC", "org", "prj"), changed: [] as ModuleKey[] })),
+      process: fromPromise<DrainResult, { stored: StoredPatientState; mailbox: Mailbox }>(async ({ input }) => {
+        let stored = input.stored;
+        for (const d of input.mailbox.take()) {
+          d.ack();
+          stored = { ...stored, applied_seq: d.seq };
+        }
+        return { stored, changed: ["symptoms"] as ModuleKey[] };
+      }),
+      // Waits for the gate like the engine's IdleGate, and notices being abandoned.
+      renderViews: fromPromise<void, { stored: StoredPatientState; modules: ModuleKey[] }>(async ({ input, signal }) => {
+        while (!open) {
+          if (signal.aborted) {
+            aborted.push(input.stored.applied_seq);
+            throw new Error("aborted");
+          }
+          await sleep(2);
+        }
+        rendered.push(input.stored.applied_seq);
+      }),
+    },
+  });
+  const actor = createActor(machine, { input: { patient_id: "pat_1", organization_id: "org", project_id: "prj", mailbox } });
+  const send = (seq: number) => {
+    mailbox.push(delivery(seq, acked));
+    actor.send({ type: "WAKE" });
+  };
+  return { actor, mailbox, acked, rendered, aborted, send, openGate: () => (open = true) };
+}
+
+describe("the patient actor", () => {
+  it("applies its mailbox, renders views once the logs pause and the gate opens, then idles and passivates", async () => {
+    const h = harness({ idle: 60, debounce: 5 });
+    h.mailbox.push(delivery(1, h.acked));
+    h.actor.start();
+    await waitFor(h.actor, (s) => s.matches("rendering"));
+    expect(h.acked).toEqual([1]);
+    expect(h.rendered).toEqual([]);
+    h.openGate();
+    await waitFor(h.actor, (s) => s.matches("idle"));
+    expect(h.rendered).toEqual([1]);
+    await waitFor(h.actor, (s) => s.status === "done");
+    expect(h.actor.getSnapshot().value).toBe("passivated");
+  });
+
+  it("leaves a waiting render for new logs, and renders the newer state later", async () => {
+    const h = harness({ idle: 1_000, debounce: 5 });
+    h.mailbox.push(delivery(1, h.acked));
+    h.actor.start();
+    await waitFor(h.actor, (s) => s.matches("rendering"));
+    h.send(2);
+    await waitFor(h.actor, (s) => s.matches("rendering") && s.context.stored?.applied_seq === 2);
+    expect(h.acked).toEqual([1, 2]);
+    await sleep(10);
+    expect(h.aborted).toEqual([1]);
+    h.openGate();
+    await waitFor(h.actor, (s) => s.matches("idle"));
+    expect(h.rendered).toEqual([2]);
+    h.actor.stop();
+  });
+
+  it("passivates a patient whose render waited longer than the idle time (the engine stayed busy)", async () => {
+    const h = harness({ idle: 40, debounce: 5 });
+    h.mailbox.push(delivery(1, h.acked));
+    h.actor.start();
+    await waitFor(h.actor, (s) => s.status === "done", { timeout: 2_000 });
+    expect(h.actor.getSnapshot().value).toBe("passivated");
+    expect(h.rendered).toEqual([]);
+  });
+});
