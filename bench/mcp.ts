@@ -159,7 +159,8 @@ try {
   await restPool.close();
 } finally {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  // The service first, so its consumers do not see their streams go.
+  await svc.stop();
   await destroyTopology(nc, svc.namespace);
   await nc.close();
-  await svc.stop();
 }

@@ -146,7 +146,8 @@ try {
     ),
   );
 } finally {
+  // The service first, so its consumers do not see their streams go.
+  await svc.stop();
   await destroyTopology(nc, svc.namespace);
   await nc.close();
-  await svc.stop();
 }
