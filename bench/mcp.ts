@@ -12,15 +12,19 @@
  * between calls, so latency is measured at that load.
  *
  * --rest runs the same load against the REST twins (GET .../stable, GET .../views/{type})
- * with one keep-alive connection per session, as a baseline for the MCP overhead.
+ * with one keep-alive connection per session, as a baseline for the MCP overhead. --raw
+ * sends the same MCP tools/call messages as plain JSON-RPC over one keep-alive connection
+ * per session (after each session's SDK handshake): the SDK client costs about as much CPU
+ * as the server per call, and on two shared cores it otherwise competes with the server.
  *
- *   npm run bench:mcp [-- --patients 1000 --sessions 50 --seconds 10 --warmup 3 --rate 0 --rest]
+ *   npm run bench:mcp [-- --patients 1000 --sessions 50 --seconds 10 --warmup 3 --rate 0 --rest --raw]
  */
 import { Pool } from "undici";
 import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { destroyTopology, topologyNames } from "../infra/nats/topology.js";
 import { LOG_MIX } from "./log-mix.js";
 import { arg, call, percentile, startService } from "./support.js";
@@ -32,6 +36,8 @@ const warmup = arg("warmup", 3);
 /** Calls/s offered by all sessions together (open loop); 0 = each session calls as soon as answered. */
 const rate = arg("rate", 0);
 const rest = process.argv.includes("--rest");
+/** MCP JSON-RPC over plain keep-alive HTTP (after each session's SDK handshake): the server's latency without the SDK client's CPU on the same cores. */
+const raw = process.argv.includes("--raw");
 const logsPerPatient = 20;
 const TOOLS = ["get_stable_data", "get_view"] as const;
 const VIEWS = ["symptom_snapshot", "medication_snapshot", "labs_snapshot", "vitals_snapshot", "device_snapshot"] as const;
@@ -75,8 +81,24 @@ try {
   console.log("done");
 
   const restPool = new Pool(svc.url, { connections: sessions, keepAliveTimeout: 60_000 });
+  let rpcId = 0;
   /** One tool call, over MCP or (with --rest) its REST twin. */
   const invoke = async (c: Client, tool: (typeof TOOLS)[number], args: { patient_id: string; view_type?: string }): Promise<boolean> => {
+    if (raw) {
+      const r = await restPool.request({
+        method: "POST",
+        path: "/mcp",
+        headers: {
+          authorization: `Bearer ${svc.adminKey}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": LATEST_PROTOCOL_VERSION,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: ++rpcId, method: "tools/call", params: { name: tool, arguments: args } }),
+      });
+      const answer = (await r.body.json()) as { result?: { isError?: boolean } };
+      return r.statusCode === 200 && answer.result !== undefined && !answer.result.isError;
+    }
     if (!rest) return !(await c.callTool({ name: tool, arguments: args })).isError;
     const path = tool === "get_view" ? `/v1/state/${args.patient_id}/views/${args.view_type}` : `/v1/state/${args.patient_id}/stable`;
     const r = await restPool.request({ method: "GET", path, headers: { authorization: `Bearer ${svc.adminKey}` } });
@@ -145,7 +167,7 @@ try {
     patients: patientsTotal,
     sessions,
     seconds,
-    protocol: rest ? "REST twins (baseline)" : "MCP",
+    protocol: rest ? "REST twins (baseline)" : raw ? "MCP, JSON-RPC over plain HTTP" : "MCP",
     mode: rate > 0 ? `open loop at ${rate} calls/s offered` : "closed loop",
     calls_per_second: Math.round(total / elapsed),
     tool_errors: errors,
