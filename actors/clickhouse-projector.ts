@@ -1,11 +1,17 @@
-import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { Readable } from "node:stream";
+import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
 import type { ClickHouseClient } from "@clickhouse/client";
 import type { TopologyNames } from "../infra/nats/topology.js";
 import type { Redis } from "../infra/redis.js";
 import type { LogRecord } from "../readmodels/log-record.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
 
-/** One row of the ClickHouse `logs` table (infra/clickhouse-schema.ts). */
+/**
+ * One row of the ClickHouse `logs` table (infra/clickhouse-schema.ts). `payload` is the
+ * log's payload object: JSONEachRow reads an object into a String column as its JSON text
+ * (input_format_json_read_objects_as_strings, on by default), so the text is written once,
+ * by the same JSON.stringify that encodes the row. `payload_json` is computed by ClickHouse.
+ */
 export interface LogRow {
   organization_id: string;
   project_id: string;
@@ -16,7 +22,7 @@ export interface LogRow {
   ingested_at: string;
   trace: string;
   idempotency_key: string;
-  payload: string;
+  payload: Record<string, unknown>;
   stream_seq: number;
 }
 
@@ -31,24 +37,70 @@ export function toRow(l: LogRecord, seq: number): LogRow {
     ingested_at: l.ingested_at,
     trace: l.trace === undefined ? "" : typeof l.trace === "string" ? l.trace : `${l.trace.object_type}:${l.trace.object_id}`,
     idempotency_key: l.idempotency_key ?? "",
-    payload: JSON.stringify(l.payload),
+    payload: l.payload,
     stream_seq: seq,
   };
+}
+
+/** Settings of every insert into `logs` (timestamps are ISO 8601 with Z; payload objects read as their text). */
+export const LOG_INSERT_SETTINGS = { date_time_input_format: "best_effort", input_format_json_read_objects_as_strings: 1 } as const;
+
+/**
+ * Inserts JSONEachRow text (one row per line) as it is: `client.insert` would encode an
+ * array of objects itself; the projector and the bench build the text once. The same call
+ * works on embedded chdb (the body follows the statement) and on a server (the HTTP body).
+ */
+export async function insertLogRows(client: ClickHouseClient, database: string, text: string): Promise<void> {
+  const r = await client.exec({ query: `INSERT INTO ${database}.logs FORMAT JSONEachRow`, values: Readable.from([text]), clickhouse_settings: LOG_INSERT_SETTINGS });
+  r.stream.destroy();
 }
 
 interface Logger {
   error(obj: unknown, msg?: string): void;
 }
 
+/** Messages taken from the consumer, waiting for their insert: JSONEachRow lines and the last message (ack all). */
+interface Pending {
+  lines: string[];
+  rows: number;
+  last: JsMsg;
+  since: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** How long JetStream waits for an ack before delivering again (the durable's ack_wait). */
+const ACK_WAIT_MS = 60_000;
 /**
- * Copies every stored log into ClickHouse for the log query builder: a durable consumer
- * (ack all) read in batches, one insert per batch, then one ack for the batch. A batch
- * delivered twice (a crash between insert and ack) inserts the same rows again, and the
- * ReplacingMergeTree keyed on the log id keeps one of each (queries read FINAL).
+ * Bytes one pull may bring. nats-server drops messages for a client whose unread output
+ * passes its max_pending (64 MB by default: "slow consumer"), and with ack-all a dropped
+ * message would be acknowledged by the next batch's ack. Pulls of a few MB keep far below.
+ */
+const PULL_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Copies every stored log into ClickHouse for the log query builder. A durable consumer
+ * (ack all) is read continuously; its logs are encoded as JSONEachRow lines while they
+ * arrive and inserted in batches, one insert at a time: a batch goes when the previous
+ * insert is done and either `batchMax` logs are waiting or the oldest has waited
+ * `lingerMs`. So reading and encoding the next batch overlaps the insert of the current
+ * one (ClickHouse works on its own threads), batches grow with the load, and a quiet
+ * stream is still copied within about `lingerMs`. After each insert, one ack (of the
+ * batch's last message) acknowledges the whole batch.
+ *
+ * A batch delivered twice (a crash between insert and ack) inserts the same rows again,
+ * and the ReplacingMergeTree keyed on the log id keeps one of each (queries read FINAL).
  */
 export class ClickHouseProjector {
   private running = false;
   private loop: Promise<void> | null = null;
+  private messages: ConsumerMessages | null = null;
+  private pending: Pending | null = null;
+  /** The insert (and ack) in progress, if any; batches commit strictly one after another. */
+  private committing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  /** Delivery sequence of the last message taken in this read; 0 at the start of one. */
+  private lastDelivery = 0;
   /** Highest stream sequence whose logs are in ClickHouse (everything below it is too). */
   projectedSeq = 0;
   readonly stats = { batches: 0, rows: 0 };
@@ -65,7 +117,8 @@ export class ClickHouseProjector {
       log: Logger;
     },
     private readonly consumer: string,
-    private readonly batchMax = 5_000,
+    private readonly batchMax = 20_000,
+    private readonly lingerMs = 100,
   ) {}
 
   /** Redis key holding projectedSeq, for processes that do not run the projector. */
@@ -76,7 +129,7 @@ export class ClickHouseProjector {
   async start(): Promise<void> {
     const { jsm, js, names } = this.deps;
     await jsm.consumers
-      .add(names.logsStream, { durable_name: this.consumer, ack_policy: AckPolicy.All, deliver_policy: DeliverPolicy.All, ack_wait: 60_000_000_000, max_ack_pending: 200_000 })
+      .add(names.logsStream, { durable_name: this.consumer, ack_policy: AckPolicy.All, deliver_policy: DeliverPolicy.All, ack_wait: ACK_WAIT_MS * 1_000_000, max_ack_pending: 200_000 })
       .catch((err) => {
         if (!String(err.message).includes("already in use") && !String(err.message).includes("exists")) throw err;
       });
@@ -85,50 +138,115 @@ export class ClickHouseProjector {
     this.loop = (async () => {
       while (this.running) {
         try {
-          const batch = await c.fetch({ max_messages: this.batchMax, expires: 1_000 });
-          const rows: LogRow[] = [];
-          let last: import("@nats-io/jetstream").JsMsg | null = null;
-          for await (const m of batch) {
-            for (const l of m.json<PatientLogMessage>().logs) rows.push(toRow(l, m.seq));
-            last = m;
+          this.lastDelivery = 0;
+          let lost = false;
+          this.messages = await c.consume({ max_bytes: PULL_BYTES, expires: 5_000 });
+          for await (const m of this.messages) {
+            if (!this.take(m)) {
+              lost = true;
+              break;
+            }
+            // Backpressure: with a full batch waiting behind an insert, wait for the insert.
+            if (this.pending && this.pending.rows >= this.batchMax && this.committing) await this.committing;
+            this.maybeFlush();
           }
-          if (!last) continue;
-          // Retry this batch until it lands: acking a later batch would ack this one too
-          // (ack all), so moving on would lose it.
-          while (rows.length > 0 && !(await this.insert(rows)) && this.running) await new Promise((r) => setTimeout(r, 1_000));
-          if (!this.running) break;
-          last.ack();
-          this.projectedSeq = last.seq;
-          this.stats.batches++;
-          this.stats.rows += rows.length;
-          await this.deps.redis.set(ClickHouseProjector.progressKey(this.deps.redisPrefix), String(last.seq)).catch(() => undefined);
+          if (lost) await this.recoverFromLostDeliveries();
         } catch (err) {
           if (!this.running) break;
-          // A fetch failed (NATS reconnecting): nothing was acked, so nothing is lost.
-          this.deps.log.error({ err }, "clickhouse projector fetch failed; retrying");
-          await new Promise((r) => setTimeout(r, 1_000));
+          // Reading failed (NATS reconnecting): whatever was taken is unacked and comes again.
+          this.deps.log.error({ err }, "clickhouse projector read failed; retrying");
+          await sleep(1_000);
         }
       }
     })();
   }
 
-  private async insert(rows: LogRow[]): Promise<boolean> {
+  /**
+   * Encodes a message's logs as they arrive, so the insert finds the text ready. Refuses a
+   * message that does not follow the last one taken (a delivery was lost on the way): no
+   * ack may then pass the gap.
+   */
+  private take(m: JsMsg): boolean {
+    const { deliverySequence, streamSequence: seq } = m.info;
+    if (this.lastDelivery !== 0 && deliverySequence !== this.lastDelivery + 1) return false;
+    this.lastDelivery = deliverySequence;
+    const p = (this.pending ??= { lines: [], rows: 0, last: m, since: performance.now() });
+    for (const l of m.json<PatientLogMessage>().logs) {
+      p.lines.push(JSON.stringify(toRow(l, seq)));
+      p.rows++;
+    }
+    p.last = m;
+    return true;
+  }
+
+  /**
+   * A delivery went missing: acks stop at the gap. The batch already inserting is complete
+   * and may be acknowledged; what was taken after it is dropped, and once the ack wait has
+   * passed JetStream delivers everything unacknowledged again, the lost messages first.
+   */
+  private async recoverFromLostDeliveries(): Promise<void> {
+    this.deps.log.error({ after: this.lastDelivery }, "clickhouse projector: a delivery was lost in transit; reading again after the ack wait");
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.pending = null;
+    await this.messages?.close().catch(() => undefined);
+    await this.committing;
+    for (const until = Date.now() + ACK_WAIT_MS + 1_000; this.running && Date.now() < until; ) await sleep(200);
+  }
+
+  /** Starts the next insert when none is running and the batch is full or old enough; else arms a timer. */
+  private maybeFlush(): void {
+    const p = this.pending;
+    if (!p || this.committing || !this.running) return;
+    const age = performance.now() - p.since;
+    if (p.rows < this.batchMax && age < this.lingerMs) {
+      this.timer ??= setTimeout(() => {
+        this.timer = null;
+        this.maybeFlush();
+      }, this.lingerMs - age);
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.pending = null;
+    this.committing = this.commit(p).finally(() => {
+      this.committing = null;
+      this.maybeFlush();
+    });
+  }
+
+  private async commit(p: Pending): Promise<void> {
+    const text = p.lines.join("\n");
+    // Retry this batch until it lands: acking a later batch would ack this one too (ack
+    // all), so moving on would lose it. A stop leaves it unacked, to come again.
+    while (p.rows > 0 && !(await this.insert(text, p.rows))) {
+      if (!this.running) return;
+      await sleep(1_000);
+    }
+    p.last.ack();
+    this.projectedSeq = p.last.seq;
+    this.stats.batches++;
+    this.stats.rows += p.rows;
+    await this.deps.redis.set(ClickHouseProjector.progressKey(this.deps.redisPrefix), String(p.last.seq)).catch(() => undefined);
+  }
+
+  private async insert(text: string, rows: number): Promise<boolean> {
     try {
-      await this.deps.client.insert({
-        table: `${this.deps.database}.logs`,
-        values: rows,
-        format: "JSONEachRow",
-        clickhouse_settings: { date_time_input_format: "best_effort" },
-      });
+      await insertLogRows(this.deps.client, this.deps.database, text);
       return true;
     } catch (err) {
-      this.deps.log.error({ err, rows: rows.length }, "clickhouse insert failed; retrying");
+      this.deps.log.error({ err, rows }, "clickhouse insert failed; retrying");
       return false;
     }
   }
 
   async stop(): Promise<void> {
     this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.messages?.close().catch(() => undefined);
     await this.loop;
+    await this.committing;
+    this.pending = null;
   }
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
-import { toRow } from "../../actors/clickhouse-projector.js";
+import { ClickHouseProjector, toRow } from "../../actors/clickhouse-projector.js";
 import { MIGRATIONS, migrate } from "../../infra/clickhouse-schema.js";
 import { compileLogQuery, pageRows } from "../../readmodels/query/index.js";
 import type { LogRecord } from "../../readmodels/log-record.js";
@@ -47,6 +47,40 @@ describe("the ClickHouse projector", () => {
     const again = await rows(`SELECT count() AS n FROM ${ns}.logs FINAL WHERE patient_id = {p:String}`, { p: pid });
     expect(Number(again[0]!.n)).toBe(2);
     expect(t.services.projector!.projectedSeq).toBeGreaterThan(0);
+  });
+
+  it("copies a backlog in many small batches, one insert at a time, without losing or doubling a log", async () => {
+    const client = t.services.clickhouse.client!;
+    const db = `${t.config.namespace}_p2`;
+    // One message per patient per batch: 12 patients make 12 messages of 3 logs.
+    const pids: string[] = [];
+    for (let i = 0; i < 12; i++) pids.push((await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id);
+    const logs = Array.from({ length: 36 }, (_, i) => ({ log_type: "user_login", patient_id: pids[i % 12], timestamp: new Date(Date.UTC(2026, 7, 2) + i * 1000).toISOString(), payload: {} }));
+    expect((await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs } })).statusCode).toBe(200);
+    const s = t.services;
+    const names = s.topology.names;
+    const last = (await s.topology.jsm.streams.info(names.logsStream)).state.last_seq;
+    for (const until = Date.now() + 5_000; s.projector!.projectedSeq < last && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    const stored = Number((await rows(`SELECT count() AS n FROM ${t.config.namespace}.logs FINAL`))[0]!.n);
+    expect(stored).toBeGreaterThanOrEqual(38);
+    await migrate(client, db);
+    // batchMax 3, linger 1 ms: the backlog goes in many inserts, each acked after it lands.
+    const p = new ClickHouseProjector({ js: s.topology.js, jsm: s.topology.jsm, names, client, database: db, redis: s.redis, redisPrefix: `${t.config.namespace}:p2`, log: console }, `${t.config.namespace}_p2`, 3, 1);
+    try {
+      await p.start();
+      const deadline = Date.now() + 10_000;
+      while (p.projectedSeq < last && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(p.projectedSeq).toBe(last);
+      expect(p.stats.batches).toBeGreaterThanOrEqual(12);
+      const [all, distinct] = [await rows(`SELECT count() AS n FROM ${db}.logs`), await rows(`SELECT uniqExact(id) AS n FROM ${db}.logs`)];
+      expect([Number(all[0]!.n), Number(distinct[0]!.n)]).toEqual([stored, stored]);
+      const info = await s.topology.jsm.consumers.info(names.logsStream, `${t.config.namespace}_p2`);
+      expect(info.num_ack_pending).toBe(0);
+    } finally {
+      await p.stop();
+      await s.topology.jsm.consumers.delete(names.logsStream, `${t.config.namespace}_p2`).catch(() => undefined);
+      await client.command({ query: `DROP DATABASE IF EXISTS ${db}` });
+    }
   });
 
   it("records applied schema migrations", async () => {
