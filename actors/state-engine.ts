@@ -93,7 +93,10 @@ export class StateEngine {
         if (!String(err.message).includes("already in use") && !String(err.message).includes("exists")) throw err;
       });
     const consumer: Consumer = await js.consumers.get(names.logsStream, this.options.consumer);
-    this.messages = await consumer.consume({ max_messages: 2_000 });
+    // Bounded in bytes, not messages: a replay's messages carry a hundred logs each, and
+    // nats-server drops output past a client's max_pending (64 MB) as a slow consumer,
+    // which would stall those messages until their ack wait ran out.
+    this.messages = await consumer.consume({ max_bytes: 8 * 1024 * 1024 });
     const messages = this.messages;
     this.loop = (async () => {
       for await (const m of messages) this.dispatch(m);
