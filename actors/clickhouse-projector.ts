@@ -5,12 +5,14 @@ import type { TopologyNames } from "../infra/nats/topology.js";
 import type { Redis } from "../infra/redis.js";
 import type { LogRecord } from "../readmodels/log-record.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
+import { numericCopy } from "../readmodels/query/numeric-copy.js";
 
 /**
  * One row of the ClickHouse `logs` table (infra/clickhouse-schema.ts). `payload` is the
  * log's payload object: JSONEachRow reads an object into a String column as its JSON text
  * (input_format_json_read_objects_as_strings, on by default), so the text is written once,
- * by the same JSON.stringify that encodes the row. `payload_json` is computed by ClickHouse.
+ * by the same JSON.stringify that encodes the row. `payload_json` is computed by ClickHouse
+ * from `payload_numbers` (migration 3).
  */
 export interface LogRow {
   organization_id: string;
@@ -23,6 +25,8 @@ export interface LogRow {
   trace: string;
   idempotency_key: string;
   payload: Record<string, unknown>;
+  /** The payload pruned to its numbers, read (as text) into the JSON column by ClickHouse; never stored itself. */
+  payload_numbers: Record<string, unknown>;
   stream_seq: number;
 }
 
@@ -38,9 +42,12 @@ export function toRow(l: LogRecord, seq: number): LogRow {
     trace: l.trace === undefined ? "" : typeof l.trace === "string" ? l.trace : `${l.trace.object_type}:${l.trace.object_id}`,
     idempotency_key: l.idempotency_key ?? "",
     payload: l.payload,
+    payload_numbers: numericCopy(l.payload),
     stream_seq: seq,
   };
 }
+
+const LOG_COLUMNS = "organization_id, project_id, patient_id, id, type, timestamp, ingested_at, trace, idempotency_key, payload, payload_numbers, stream_seq";
 
 /** Settings of every insert into `logs` (timestamps are ISO 8601 with Z; payload objects read as their text). */
 export const LOG_INSERT_SETTINGS = { date_time_input_format: "best_effort", input_format_json_read_objects_as_strings: 1 } as const;
@@ -51,7 +58,8 @@ export const LOG_INSERT_SETTINGS = { date_time_input_format: "best_effort", inpu
  * works on embedded chdb (the body follows the statement) and on a server (the HTTP body).
  */
 export async function insertLogRows(client: ClickHouseClient, database: string, text: string): Promise<void> {
-  const r = await client.exec({ query: `INSERT INTO ${database}.logs FORMAT JSONEachRow`, values: Readable.from([text]), clickhouse_settings: LOG_INSERT_SETTINGS });
+  // The columns are named: an EPHEMERAL column (payload_numbers) is only read when listed.
+  const r = await client.exec({ query: `INSERT INTO ${database}.logs (${LOG_COLUMNS}) FORMAT JSONEachRow`, values: Readable.from([text]), clickhouse_settings: LOG_INSERT_SETTINGS });
   r.stream.destroy();
 }
 

@@ -39,6 +39,19 @@ export const MIGRATIONS: { version: number; name: string; sql: (db: string) => s
       `ALTER TABLE ${db}.logs MATERIALIZE COLUMN payload_json`,
     ],
   },
+  {
+    version: 3,
+    name: "payload_numbers: the JSON copy built from the payload's numbers only",
+    // Parsing every payload into the JSON type cost ClickHouse 27-34 us per row. The
+    // projector now also sends `payload_numbers`, the payload pruned to what numeric reads
+    // use (readmodels/query/numeric-copy.ts); it is EPHEMERAL (never stored, only an input
+    // of the MATERIALIZED expression). A row inserted without it still gets the copy from
+    // the whole payload, and parts written before keep theirs.
+    sql: (db) => [
+      `ALTER TABLE ${db}.logs ADD COLUMN IF NOT EXISTS payload_numbers String EPHEMERAL ''`,
+      `ALTER TABLE ${db}.logs MODIFY COLUMN payload_json JSON MATERIALIZED accurateCastOrDefault(if(payload_numbers = '', payload, payload_numbers), 'JSON')`,
+    ],
+  },
 ];
 
 /** A database name is an identifier we control (the namespace), never user text. */

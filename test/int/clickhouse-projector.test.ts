@@ -37,6 +37,9 @@ describe("the ClickHouse projector", () => {
     expect(got.map((r) => r.id)).toEqual(ans.results.map((r: any) => r.id));
     expect(got[0]).toMatchObject({ type: "symptom_report", organization_id: "org_default", project_id: "prj_default", trace: "visit:v9", idempotency_key: "ck-1", ts: "2026-08-01 10:00:00.000" });
     expect(JSON.parse(got[0]!.payload as string)).toEqual(logs[0]!.payload);
+    // The JSON column is built from the payload's numbers only (the text keeps everything).
+    const json = await rows(`SELECT toJSONString(payload_json) AS j FROM ${ns}.logs FINAL WHERE id = {id:String}`, { id: ans.results[0].id });
+    expect(json[0]!.j).toBe("{}");
     // A redelivered batch inserts again; FINAL still answers one row per log.
     await t.services.clickhouse.client!.insert({
       table: `${ns}.logs`,
@@ -96,7 +99,7 @@ describe("the ClickHouse projector", () => {
       const log = (id: string, payload: Record<string, unknown>) =>
         toRow({ id, log_type: "symptom_report", organization_id: "o", project_id: "p", patient_id: "pat_1", timestamp: "2026-01-01T00:00:00.000Z", ingested_at: "2026-01-01T00:00:00.000Z", payload } as LogRecord, 1);
       await client.insert({ table: `${db}.logs`, values: [log("log_a", { score: 3, note: "x" }), log("log_b", { score: "5", a: { b: null } })], format: "JSONEachRow", clickhouse_settings: { date_time_input_format: "best_effort" } });
-      expect(await migrate(client, db)).toEqual([2]);
+      expect(await migrate(client, db)).toEqual([2, 3]);
       expect(await migrate(client, db)).toEqual([]);
       const q = compileLogQuery({ aggregations: [{ op: "avg", field: "payload.score", alias: "avg" }, { op: "count", alias: "n" }], filter: [{ field: "payload.score", op: "gte", value: 3 }] }, { organization_id: "o", project_id: "p" });
       expect(q.sql).toContain("payload_json.`score`");
