@@ -1,5 +1,5 @@
 import { execSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -19,6 +19,7 @@ export interface ServiceUnderTest {
 /** Starts the real service (`node --import tsx src/main.ts`) in its own process and namespace. */
 export async function startService(env: Record<string, string> = {}, connections = 64): Promise<ServiceUnderTest> {
   const namespace = `bench${randomBytes(4).toString("hex")}`;
+  const dataDir = mkdtempSync(join(tmpdir(), "pss-bench-"));
   const adminKey = `bench-admin-${randomBytes(12).toString("hex")}`;
   const port = String(20_000 + Math.floor(Math.random() * 20_000));
   const extra = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
@@ -29,7 +30,7 @@ export async function startService(env: Record<string, string> = {}, connections
       PORT: port,
       PSS_NAMESPACE: namespace,
       PSS_ADMIN_KEY: adminKey,
-      DATA_DIR: mkdtempSync(join(tmpdir(), "pss-bench-")),
+      DATA_DIR: dataDir,
       LOG_LEVEL: "warn",
       ...env,
     },
@@ -72,6 +73,8 @@ export async function startService(env: Record<string, string> = {}, connections
       await new Promise((r) => proc.once("exit", r));
       // The bench namespace's streams are dropped by each bench; its Redis keys here.
       execSync(`redis-cli --scan --pattern '${namespace}:*' | xargs -r -n 1000 redis-cli del > /dev/null`, { shell: "/bin/bash" });
+      // Embedded ClickHouse's data: a few hundred MB per run.
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
