@@ -8,7 +8,16 @@ export function timeMs(iso: string): number {
   return Date.parse(iso);
 }
 
-const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Whether year-month-day names a real calendar day (Gregorian, leap years included). */
+export function validDate(y: number, m: number, d: number): boolean {
+  if (m < 1 || m > 12 || d < 1) return false;
+  const leap = m === 2 && y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  return d <= DAYS_IN_MONTH[m - 1]! + (leap ? 1 : 0);
+}
+
+const cmpText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** "YYYY-MM-DDTHH:mm:ss[.f…]Z" with every field in range except days 29-31 of short months. */
 const Z_UTC = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?Z$/;
@@ -25,17 +34,13 @@ const digit = (s: string, i: number): number => s.charCodeAt(i) - 48;
  */
 function orderedUtcMs(s: string): number {
   if (!Z_UTC.test(s)) return -1;
+  // The regex admits days up to 31 in every month; past 28, check the calendar.
   const day = digit(s, 8) * 10 + digit(s, 9);
-  if (day > 28) {
-    const month = digit(s, 5) * 10 + digit(s, 6);
-    const year = digit(s, 0) * 1000 + digit(s, 1) * 100 + digit(s, 2) * 10 + digit(s, 3);
-    const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 1 : 0;
-    if (day > DAYS[month - 1]! + leap) return -1;
-  }
+  if (day > 28 && !validDate(digit(s, 0) * 1000 + digit(s, 1) * 100 + digit(s, 2) * 10 + digit(s, 3), digit(s, 5) * 10 + digit(s, 6), day)) return -1;
   const n = s.length;
   if (n === 20) return 0;
   // ".f", ".ff", ".fff" or longer: the first three digits, padded.
-  return (digit(s, 20) * 100 + (n > 22 ? digit(s, 21) * 10 : 0) + (n > 23 ? digit(s, 22) : 0));
+  return digit(s, 20) * 100 + (n > 22 ? digit(s, 21) * 10 : 0) + (n > 23 ? digit(s, 22) : 0);
 }
 
 /**
@@ -50,13 +55,13 @@ export function cmpTime(a: string, b: string): number {
   if (ma >= 0 && mb >= 0) {
     // Two stamps of one form with at most milliseconds ("…:ssZ", "…:ss.sssZ", what the
     // service stores) order as their whole text.
-    if (a.length === b.length && a.length <= 24) return a < b ? -1 : a > b ? 1 : 0;
+    if (a.length === b.length && a.length <= 24) return cmpText(a, b);
     // Else the first 19 characters (to the seconds) order as text, then the milliseconds.
     for (let k = 0; k < 19; k++) {
       const d = a.charCodeAt(k) - b.charCodeAt(k);
       if (d !== 0) return d < 0 ? -1 : 1;
     }
-    return ma < mb ? -1 : ma > mb ? 1 : 0;
+    return Math.sign(ma - mb);
   }
   const x = timeMs(a);
   const y = timeMs(b);
@@ -65,8 +70,6 @@ export function cmpTime(a: string, b: string): number {
   if (xn || yn) return xn && yn ? cmpText(a, b) : xn ? 1 : -1;
   return x - y;
 }
-
-const cmpText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 export function maxTime(a: string, b: string): string {
   return cmpTime(b, a) > 0 ? b : a;

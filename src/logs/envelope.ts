@@ -2,6 +2,7 @@ import { resolveLogType, validatePayload } from "../catalog/index.js";
 import type { LogType } from "../catalog/log-types.js";
 import { fieldIssue, type ErrorDetail } from "../errors.js";
 import type { Trace } from "../../readmodels/log-record.js";
+import { validDate } from "../../readmodels/lib/time.js";
 
 /** A submitted log that passed envelope and payload validation (patient not yet checked). */
 export interface ValidLogInput {
@@ -25,13 +26,6 @@ const PATIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 const CANONICAL_UTC = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-function validDate(y: number, m: number, d: number): boolean {
-  if (m < 1 || m > 12 || d < 1) return false;
-  const leap = m === 2 && y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
-  return d <= DAYS_IN_MONTH[m - 1]! + (leap ? 1 : 0);
-}
 
 /** Parses an ISO 8601 datetime that names its offset; returns canonical UTC or null. */
 export function canonicalTimestamp(v: unknown): string | null {
