@@ -55,6 +55,11 @@ export class StateReader {
    */
   async snapshot(principal: Principal, patientId: string, modules: readonly ModuleKey[] = MODULE_KEYS, view?: ViewType): Promise<Snapshot> {
     await this.authorize(principal, patientId);
+    return this.caughtUp(principal, patientId, modules, view);
+  }
+
+  /** The read-your-writes wait of `snapshot`, for a patient the caller may already see. */
+  private async caughtUp(principal: Principal, patientId: string, modules: readonly ModuleKey[], view?: ViewType): Promise<Snapshot> {
     const { store } = this.deps;
     let accepted = 0;
     const deadline = Date.now() + this.deps.options.maxWaitMs;
@@ -126,8 +131,10 @@ export class StateReader {
     const meta = await this.snapshot(principal, patientId, [], viewType);
     const cached = currentCachedView(meta.cachedView ?? null, meta.stored, viewType);
     if (cached) return { snap: meta, view: cached };
-    const snap = await this.snapshot(principal, patientId, VIEW_INPUTS[viewType]);
-    return { snap, view: await this.view(snap.stored, viewType) };
+    // Stale or missing: the inputs, with the stored view again (the engine may have just
+    // rendered it), in one round trip.
+    const snap = await this.caughtUp(principal, patientId, VIEW_INPUTS[viewType], viewType);
+    return { snap, view: currentCachedView(snap.cachedView ?? null, snap.stored, viewType) ?? this.renderAndKeep(snap.stored, viewType) };
   }
 
   private renderAndKeep(s: StoredPatientState, viewType: ViewType): View {
