@@ -67,10 +67,9 @@ interface Logger {
   error(obj: unknown, msg?: string): void;
 }
 
-/** Messages taken from the consumer, waiting for their insert: JSONEachRow lines and the last message (ack all). */
+/** Messages taken from the consumer, waiting for their insert: JSONEachRow lines (one per log) and the last message (ack all). */
 interface Pending {
   lines: string[];
-  rows: number;
   last: JsMsg;
   since: number;
 }
@@ -155,7 +154,7 @@ export class ClickHouseProjector {
               break;
             }
             // Backpressure: with a full batch waiting behind an insert, wait for the insert.
-            if (this.pending && this.pending.rows >= this.batchMax && this.committing) await this.committing;
+            if (this.pending && this.pending.lines.length >= this.batchMax && this.committing) await this.committing;
             this.maybeFlush();
           }
           if (lost) await this.recoverFromLostDeliveries();
@@ -178,11 +177,8 @@ export class ClickHouseProjector {
     const { deliverySequence, streamSequence: seq } = m.info;
     if (this.lastDelivery !== 0 && deliverySequence !== this.lastDelivery + 1) return false;
     this.lastDelivery = deliverySequence;
-    const p = (this.pending ??= { lines: [], rows: 0, last: m, since: performance.now() });
-    for (const l of m.json<PatientLogMessage>().logs) {
-      p.lines.push(JSON.stringify(toRow(l, seq)));
-      p.rows++;
-    }
+    const p = (this.pending ??= { lines: [], last: m, since: performance.now() });
+    for (const l of m.json<PatientLogMessage>().logs) p.lines.push(JSON.stringify(toRow(l, seq)));
     p.last = m;
     return true;
   }
@@ -207,7 +203,7 @@ export class ClickHouseProjector {
     const p = this.pending;
     if (!p || this.committing || !this.running) return;
     const age = performance.now() - p.since;
-    if (p.rows < this.batchMax && age < this.lingerMs) {
+    if (p.lines.length < this.batchMax && age < this.lingerMs) {
       this.timer ??= setTimeout(() => {
         this.timer = null;
         this.maybeFlush();
@@ -227,14 +223,14 @@ export class ClickHouseProjector {
     const text = p.lines.join("\n");
     // Retry this batch until it lands: acking a later batch would ack this one too (ack
     // all), so moving on would lose it. A stop leaves it unacked, to come again.
-    while (p.rows > 0 && !(await this.insert(text, p.rows))) {
+    while (p.lines.length > 0 && !(await this.insert(text, p.lines.length))) {
       if (!this.running) return;
       await sleep(1_000);
     }
     p.last.ack();
     this.projectedSeq = p.last.seq;
     this.stats.batches++;
-    this.stats.rows += p.rows;
+    this.stats.rows += p.lines.length;
     await this.deps.redis.set(ClickHouseProjector.progressKey(this.deps.redisPrefix), String(p.last.seq)).catch(() => undefined);
   }
 
