@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -7,9 +7,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createServices, type ServiceOptions, type Services } from "../../src/services.js";
 import { buildApp } from "../../src/http/app.js";
-import { destroyTopology } from "../../infra/nats/topology.js";
 import { LOG_MIX } from "../../bench/log-mix.js";
-import { deleteKeys } from "../../infra/redis.js";
+import { closeAndDrop } from "../support/stack.js";
 
 interface Stack {
   ns: string;
@@ -46,16 +45,7 @@ async function startIngestionStack(opts: { reuseNamespace?: Pick<Stack, "ns" | "
     services,
     app,
     stop,
-    async destroy() {
-      await app.close();
-      await services.jobRunner?.stop();
-      await services.engine?.stop();
-      await services.projector?.stop();
-      await deleteKeys(services.redis, `${ns}:*`);
-      await destroyTopology(services.nc, ns);
-      await services.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+    destroy: () => closeAndDrop(app, services, ns, dataDir),
   };
 }
 

@@ -37,16 +37,19 @@ export async function startStack(env: Record<string, string> = {}): Promise<Test
     app,
     adminKey,
     auth: { authorization: `Bearer ${adminKey}` },
-    async close() {
-      await app.close();
-      // Stop writers first, so nothing lands in Redis after the clean-up.
-      await services.jobRunner?.stop();
-      await services.engine?.stop();
-      await services.projector?.stop();
-      await deleteKeys(services.redis, `${ns}:*`);
-      await destroyTopology(services.nc, ns);
-      await services.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+    close: () => closeAndDrop(app, services, ns, dataDir),
   };
+}
+
+/** Stops a test service and removes its namespace (streams, buckets, Redis keys) and data directory. */
+export async function closeAndDrop(app: FastifyInstance, services: Services, ns: string, dataDir: string): Promise<void> {
+  await app.close();
+  // Stop writers first, so nothing lands in Redis after the clean-up.
+  await services.jobRunner?.stop();
+  await services.engine?.stop();
+  await services.projector?.stop();
+  await deleteKeys(services.redis, `${ns}:*`);
+  await destroyTopology(services.nc, ns);
+  await services.close();
+  rmSync(dataDir, { recursive: true, force: true });
 }
