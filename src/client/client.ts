@@ -1,4 +1,4 @@
-import { Transport } from "./http.js";
+import { Transport, type TransportOptions } from "./http.js";
 import { IngestionApi } from "./ingestion.js";
 import { BufferedLogger, type LoggerOptions } from "./logger.js";
 import { LogQuery, type LogEntry, type QueryBody } from "./query.js";
@@ -6,25 +6,14 @@ import { AdminApi, ApiKeysApi, AuthApi, PatientsApi, PatientTokensApi, ProjectsA
 import { StateApi } from "./state.js";
 import type { BatchAnswer, LogInput } from "./types.js";
 
-export interface ClientOptions {
+/** The transport's options (project, retries, time limits, fetch), with the credential given as `apiKey` or `token`. */
+export interface ClientOptions extends Omit<TransportOptions, "baseUrl" | "credential"> {
   /** The service's address. @default "http://127.0.0.1:8080" */
   baseUrl?: string;
   /** An API key. Give this or `token`. */
   apiKey?: string;
   /** A bearer token: a JWT from /auth/token, a patient token or the CLI's stored login. */
   token?: string;
-  /** Project id or slug, sent as X-Project (org-wide keys; a project key is bound to its own). */
-  project?: string;
-  /** Retries after the first attempt for 5xx, 429 and network failures. @default 3 */
-  retries?: number;
-  /** Time limit of one attempt. @default 30_000 (30 s) */
-  timeoutMs?: number;
-  /** First backoff delay, doubled per retry, with jitter. @default 250 ms */
-  retryBaseMs?: number;
-  /** Longest wait between attempts; a longer Retry-After fails at once. @default 30_000 (30 s) */
-  maxRetryDelayMs?: number;
-  /** A fetch implementation. @default globalThis.fetch */
-  fetch?: typeof fetch;
 }
 
 /** `client.logs(pid)` builds a query; `client.logs.batch()` and `client.logs.logger()` write. */
@@ -61,17 +50,9 @@ export class PatientStateClient {
   private readonly t: Transport;
 
   constructor(o: ClientOptions = {}) {
-    const credential = o.token ?? o.apiKey;
-    this.t = new Transport({
-      baseUrl: o.baseUrl ?? "http://127.0.0.1:8080",
-      ...(credential !== undefined ? { credential } : {}),
-      ...(o.project !== undefined ? { project: o.project } : {}),
-      ...(o.retries !== undefined ? { retries: o.retries } : {}),
-      ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
-      ...(o.retryBaseMs !== undefined ? { retryBaseMs: o.retryBaseMs } : {}),
-      ...(o.maxRetryDelayMs !== undefined ? { maxRetryDelayMs: o.maxRetryDelayMs } : {}),
-      ...(o.fetch ? { fetch: o.fetch } : {}),
-    });
+    const { baseUrl, apiKey, token, ...transport } = o;
+    const credential = token ?? apiKey;
+    this.t = new Transport({ ...transport, baseUrl: baseUrl ?? "http://127.0.0.1:8080", ...(credential !== undefined ? { credential } : {}) });
     const t = this.t;
     this.patients = new PatientsApi(t);
     this.state = new StateApi(t);
