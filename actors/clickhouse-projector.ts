@@ -6,6 +6,7 @@ import type { Redis } from "../infra/redis.js";
 import type { LogRecord } from "../readmodels/log-record.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
 import { numericCopy } from "../readmodels/query/numeric-copy.js";
+import { byteBoundedPull } from "../infra/nats/byte-bounded-pull.js";
 
 /**
  * One row of the ClickHouse `logs` table (infra/clickhouse-schema.ts). `payload` is the
@@ -147,7 +148,7 @@ export class ClickHouseProjector {
         try {
           this.lastDelivery = 0;
           let lost = false;
-          this.messages = await c.consume({ max_bytes: PULL_BYTES, expires: 5_000 });
+          this.messages = await c.consume(byteBoundedPull(PULL_BYTES, { expires: 5_000 }));
           for await (const m of this.messages) {
             if (!this.take(m)) {
               lost = true;

@@ -2,6 +2,7 @@ import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type Je
 import { createActor, fromPromise, type ActorRefFrom } from "xstate";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { readSubject } from "../infra/nats/log-history.js";
+import { byteBoundedPull } from "../infra/nats/byte-bounded-pull.js";
 import type { TopologyNames } from "../infra/nats/topology.js";
 import type { PatientStore } from "../src/control/patients.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
@@ -96,7 +97,7 @@ export class StateEngine {
     // Bounded in bytes, not messages: a replay's messages carry a hundred logs each, and
     // nats-server drops output past a client's max_pending (64 MB) as a slow consumer,
     // which would stall those messages until their ack wait ran out.
-    this.messages = await consumer.consume({ max_bytes: 8 * 1024 * 1024 });
+    this.messages = await consumer.consume(byteBoundedPull(8 * 1024 * 1024));
     const messages = this.messages;
     this.loop = (async () => {
       for await (const m of messages) this.dispatch(m);
