@@ -38,6 +38,8 @@ class Draft {
     private readonly root: Obj,
     private readonly rootClocks: Clocks,
     private readonly base: Path,
+    /** Top-level keys that a clear sets to null rather than deletes (see patchObject). */
+    private readonly nullKeys?: Obj,
   ) {
     this.doc = root;
     this.clocks = rootClocks as Record<string, string>;
@@ -113,7 +115,7 @@ class Draft {
    * below them: a later write to `a` hides an older `a.c`, and a later write to `a.c`
    * supersedes an older scalar `a`. Both rules hold whatever order the writes come in.
    */
-  leaf(p: Path, value: unknown, ts: string): void {
+  leaf(p: Path, value: unknown, ts: string, scanBelow = true): void {
     const full = [...this.base, ...p];
     // The keys of every prefix of the path, built once: keys[i] is keyOf(full.slice(0, i + 1)).
     const keys: string[] = [];
@@ -134,15 +136,16 @@ class Draft {
     let newerBelow = false;
     let below: string[] | undefined;
     // for-in, not Object.keys: no array per leaf write, and deletes wait until the scan ends.
-    for (const k in this.clocks) {
+    if (scanBelow) for (const k in this.clocks) {
       if (!k.startsWith(prefix)) continue;
       if (newer(this.clocks[k], ts)) newerBelow = true;
       else (below ??= []).push(k);
     }
     for (const k of below ?? []) this.delete((JSON.parse(k) as string[]).slice(this.base.length));
     if (newerBelow) return;
-    if (value === null || value === undefined) this.delete(p);
-    else this.set(p, value);
+    if (value !== null && value !== undefined) this.set(p, value);
+    else if (p.length === 1 && this.nullKeys !== undefined && p[0]! in this.nullKeys) this.set(p, null);
+    else this.delete(p);
   }
 
   /** Merges a plain object at leaf level: each non-object value is one leaf (null deletes it). */
@@ -160,6 +163,10 @@ class Draft {
  * Applies a patch to `root`: each listed field present in `patch` is one leaf write (null
  * clears it); fields named in `treeFields` (always `extensions`) merge at leaf level.
  * `base` prefixes the clock paths, so several entries can share one clock map.
+ * A cleared top-level field that `nullKeys` has (an entry's blank, whose fields read null
+ * when unknown) becomes null instead of being deleted: the same state once the entry is
+ * completed from its blank, without `delete`, which turns the object into a slow
+ * dictionary-mode object in V8 (and every later copy and read of it with it).
  */
 export function patchObject(
   root: Obj,
@@ -169,14 +176,17 @@ export function patchObject(
   fields: readonly string[],
   ts: string,
   treeFields: readonly string[] = [],
+  nullKeys?: Obj,
 ): Versioned<Obj> {
-  const d = new Draft(root, clocks, base);
+  const d = new Draft(root, clocks, base, nullKeys);
   for (const f of [...fields, "extensions", ...treeFields]) {
     const v = patch[f];
     if (v === undefined) continue;
     if (f === "extensions" || treeFields.includes(f)) {
       if (isObj(v)) d.tree([f], v, ts);
-    } else d.leaf([f], v, ts);
+      // A plain field is only ever written whole (tree fields are the only ones merged
+      // below their top), so no clock can sit below it: skip the scan of every clock.
+    } else d.leaf([f], v, ts, false);
   }
   return d.result();
 }

@@ -4,6 +4,16 @@ import { addSource, removeAt, replaceAt, type SourceRef } from "./lists.js";
 import { str, type Obj } from "./payload.js";
 import { maxTime } from "./time.js";
 
+/** Whether two objects have the same keys in the same order. */
+function sameKeys(a: Obj, b: Obj): boolean {
+  if (a === b) return true;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return false;
+  return true;
+}
+
 /** Multi-entry actions; "delete" is the medication list's spelling of remove. Default add. */
 export type Action = "add" | "update" | "remove";
 
@@ -52,14 +62,20 @@ export function applyEntry<E extends EntryMeta>(w: EntryWrite<E>): { list: reado
     return { list: removeAt(w.list, w.index), clocks: dropClocks(w.clocks, [w.ns, w.keyOf(existing)]) };
   }
   const ts = w.log.timestamp;
-  const start = (existing ?? { ...w.blank, extensions: {}, updated_at: ts, sources: [] }) as E;
+  const start = (existing ?? Object.assign({}, w.blank, { extensions: {}, updated_at: ts, sources: [] })) as E;
   const oldKey = existing ? w.keyOf(existing) : "\u0000new";
-  const r = patchObject(start as unknown as Obj, w.clocks, [w.ns, oldKey], w.patch, w.fields, ts, w.treeFields);
+  const r = patchObject(start as unknown as Obj, w.clocks, [w.ns, oldKey], w.patch, w.fields, ts, w.treeFields, w.blank as Obj);
   // Cleared fields read as null, like fields never given, so the entry keeps one shape
-  // (in the blank's key order first, as before a clear).
-  const next: Record<string, unknown> = {};
-  for (const k in w.blank) next[k] = null;
-  Object.assign(next, r.value);
+  // (in the blank's key order first, as before a clear). An update that kept the entry's
+  // keys is a clone, which V8 makes from the entry's hidden class in one step; building
+  // the object key by key gives large entries a slow dictionary-mode object.
+  let next: Record<string, unknown>;
+  if (existing && sameKeys(r.value, existing as unknown as Obj)) next = { ...r.value };
+  else {
+    next = {};
+    for (const k in w.blank) next[k] = null;
+    Object.assign(next, r.value);
+  }
   next.updated_at = existing ? maxTime(existing.updated_at, ts) : ts;
   next.sources = addSource(existing?.sources, w.log, w.source);
   return { list: replaceAt(w.list, w.index, next as unknown as E), clocks: moveClocks(r.clocks, [w.ns, oldKey], [w.ns, w.keyOf(next as unknown as E)]) };

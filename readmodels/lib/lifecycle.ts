@@ -40,7 +40,7 @@ export function applyLifecycle<E extends Lifecycle<H>, H extends Stamped>(w: Lif
   const index = findByIdentity(w.list, w.probe, w.identityOf);
   const keyOf = (e: E) => identityKey(w.identityOf(e));
   const action = actionOf(w.item);
-  const blank = { ...w.blank, first_reported_at: w.log.timestamp, last_reported_at: w.log.timestamp, history: [] };
+  const blank = Object.assign({}, w.blank, { first_reported_at: w.log.timestamp, last_reported_at: w.log.timestamp, history: [] });
   const r = applyEntry<E>({
     list: w.list, clocks: w.clocks, ns: w.ns, index, keyOf, action, patch: w.item, fields: w.fields,
     blank: blank as unknown as Omit<E, keyof EntryMeta>, log: w.log, source: w.log.payload.source, treeFields: w.treeFields,
