@@ -132,12 +132,20 @@ export class PatientStateStore {
    */
   async save(s: StoredPatientState, events: StateEvent[], changed?: readonly ModuleKey[]): Promise<void> {
     const k = this.keys(s.state.patient_id);
-    const { state, ...rest } = s;
-    const meta: Meta = { ...rest, patient_id: state.patient_id, timezone: state.timezone, applied: state.applied };
+    const state = s.state;
+    // Named fields, not `{ ...rest, more }`: V8 gives an object spread followed by new keys
+    // a fresh hidden class every time (about 1 us per added key on this VM).
+    const meta: Meta = {
+      fingerprint: s.fingerprint, organization_id: s.organization_id, project_id: s.project_id, applied_seq: s.applied_seq,
+      last: s.last, events_total: s.events_total, module_seq: s.module_seq,
+      patient_id: state.patient_id, timezone: state.timezone, applied: state.applied,
+    };
     const fields: Record<string, string> = { meta: JSON.stringify(meta) };
-    const tables = { ...state.stable, ...state.event } as Record<string, unknown>;
-    for (const key of changed ?? (Object.keys(tables) as ModuleKey[])) {
-      if (tables[key] !== undefined) fields[MODULE_FIELD + key] = JSON.stringify(tables[key]);
+    const stable = state.stable as Record<string, unknown>;
+    const event = state.event as Record<string, unknown>;
+    for (const key of changed ?? [...Object.keys(stable), ...Object.keys(event)]) {
+      const entry = stable[key] ?? event[key];
+      if (entry !== undefined) fields[MODULE_FIELD + key] = JSON.stringify(entry);
     }
     const m = this.redis.multi();
     // A rebuild replaces everything, views included: they were rendered from the old fold.
