@@ -128,12 +128,17 @@ const projector = new ClickHouseProjector(
   { js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names, client: pc, database: ns, redis: s.redis, redisPrefix: ns, log: console },
   `${ns}_clickhouse_bench`,
 );
+// PROFILE=file.cpuprofile: a CPU profile of the projector's run only.
+const { Session } = await import("node:inspector/promises");
+const prof = process.env.PROFILE ? new Session() : null;
+if (prof) { prof.connect(); await prof.post("Profiler.enable"); await prof.post("Profiler.start"); }
 const p0 = performance.now();
 const cpu0 = process.cpuUsage();
 await projector.start();
 while (projector.projectedSeq < last) await new Promise((r) => setTimeout(r, 20));
 const projectorRate = projector.stats.rows / ((performance.now() - p0) / 1000);
 const cpu = process.cpuUsage(cpu0);
+if (prof) { const { profile } = await prof.post("Profiler.stop"); (await import("node:fs")).writeFileSync(process.env.PROFILE!, JSON.stringify(profile)); }
 await projector.stop();
 results.projector = {
   schema_version: projectorSchema,
