@@ -81,7 +81,7 @@ export class PatientStateStore {
   }
 
   private static assemble(meta: Meta, modules: [string, string][]): StoredPatientState {
-    const { patient_id, timezone, applied, ...rest } = meta;
+    const { patient_id, timezone, applied } = meta;
     const state: PatientState = { patient_id, timezone, stable: {}, event: {}, applied };
     for (const [field, raw] of modules) {
       const key = field.slice(MODULE_FIELD.length) as ModuleKey;
@@ -91,7 +91,12 @@ export class PatientStateStore {
     // Keep the catalog order of modules, as the fold does, so equal states serialize alike.
     state.stable = Object.fromEntries(STABLE_MODULES.filter((k) => k in state.stable).map((k) => [k, state.stable[k]])) as PatientState["stable"];
     state.event = Object.fromEntries(EVENT_MODULES.filter((k) => k in state.event).map((k) => [k, state.event[k]])) as PatientState["event"];
-    return { ...rest, state };
+    // A literal (not `{ ...rest, state }`): every message copies this object with a spread,
+    // and V8 gives a spread followed by new keys a hidden class of its own each time.
+    return {
+      fingerprint: meta.fingerprint, organization_id: meta.organization_id, project_id: meta.project_id, state,
+      applied_seq: meta.applied_seq, last: meta.last, events_total: meta.events_total, module_seq: meta.module_seq,
+    };
   }
 
   /** The whole state (the engine's load). */
