@@ -8,7 +8,7 @@
 export class IdleGate {
   private pending = 0;
   /** Insertion-ordered, and O(1) to leave: thousands of actors may wait at once. */
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new Map<object, () => void>();
   private scheduled = false;
 
   enter(n = 1): void {
@@ -24,21 +24,34 @@ export class IdleGate {
     return this.pending;
   }
 
+  /**
+   * Calls `go` once nothing is pending, unless `unpark(key)` comes first. For actors: a
+   * parked actor costs one map entry, not a pending promise and an abort listener, which
+   * matters when every delivery moves thousands of actors in and out of waiting.
+   */
+  park(key: object, go: () => void): void {
+    this.waiters.set(key, go);
+    this.schedule();
+  }
+
+  unpark(key: object): void {
+    this.waiters.delete(key);
+  }
+
   /** Resolves once nothing is pending; rejects if `signal` aborts first. */
   wait(signal?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const go = () => {
-        signal?.removeEventListener("abort", stop);
-        resolve();
-      };
+      const key = {};
       const stop = () => {
-        this.waiters.delete(go);
+        this.unpark(key);
         reject(signal!.reason);
       };
       signal?.addEventListener("abort", stop, { once: true });
-      this.waiters.add(go);
-      this.schedule();
+      this.park(key, () => {
+        signal?.removeEventListener("abort", stop);
+        resolve();
+      });
     });
   }
 
@@ -48,10 +61,10 @@ export class IdleGate {
     setImmediate(() => {
       this.scheduled = false;
       if (this.pending > 0) return; // leave() schedules again when the engine catches up
-      const next = this.waiters.values().next();
+      const next = this.waiters.entries().next();
       if (!next.done) {
-        this.waiters.delete(next.value);
-        next.value();
+        this.waiters.delete(next.value[0]);
+        next.value[1]();
       }
       this.schedule();
     });

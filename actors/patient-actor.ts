@@ -49,8 +49,8 @@ export interface PatientActorStart extends PatientActorInput {
   mailbox: Mailbox;
 }
 
-/** WAKE: the mailbox got deliveries. */
-type Events = { type: "WAKE" } | { type: "PASSIVATE" } | { type: "RELOAD" };
+/** WAKE: the mailbox got deliveries. IDLE: the engine has caught up (see awaitIdle). */
+type Events = { type: "WAKE" } | { type: "PASSIVATE" } | { type: "RELOAD" } | { type: "IDLE" };
 
 const union = (a: readonly ModuleKey[], b: Iterable<ModuleKey>) => [...new Set([...a, ...b])];
 
@@ -59,11 +59,13 @@ const union = (a: readonly ModuleKey[], b: Iterable<ModuleKey>) => [...new Set([
  * stream order, so a patient's state has a single writer. Every side effect is a named
  * actor provided by the wiring (actors/state-engine.ts), so tests can swap them.
  *
- * loading → (processing ⇄ settling → rendering) → idle → passivated. Deliveries wait
- * in a mailbox the consumer fills; WAKE says it is no longer empty. Views are
- * regenerated once deliveries stop for `viewDebounce` and the engine has nothing else
- * to apply (new deliveries interrupt a render); an idle actor passivates after
- * `idle` and its memory goes; Redis and JetStream hold everything it knew.
+ * loading → (processing ⇄ settling → waiting → rendering) → idle → passivated.
+ * Deliveries wait in a mailbox the consumer fills; WAKE says it is no longer empty.
+ * Views are regenerated once deliveries stop for `viewDebounce` and the engine has
+ * nothing else to apply: `waiting` parks the actor with the engine (awaitIdle), which
+ * sends IDLE when it has caught up; new deliveries take the actor out of waiting or
+ * rendering first. An idle actor passivates after `idle` and its memory goes; Redis and
+ * JetStream hold everything it knew.
  */
 export const patientActorMachine = setup({
   types: { context: {} as Context, events: {} as Events, input: {} as PatientActorStart },
@@ -75,7 +77,7 @@ export const patientActorMachine = setup({
     process: fromPromise<DrainResult, { stored: StoredPatientState; mailbox: Mailbox }>(async () => {
       throw new Error("process is provided by the state engine");
     }),
-    /** Stores the views that read `modules`, once the engine is idle; aborted when the actor leaves `rendering`. */
+    /** Renders and stores the views that read `modules`; aborted when the actor leaves `rendering`. */
     renderViews: fromPromise<void, { stored: StoredPatientState; modules: ModuleKey[] }>(async () => {
       throw new Error("renderViews is provided by the state engine");
     }),
@@ -88,6 +90,10 @@ export const patientActorMachine = setup({
   },
   actions: {
     failAll: ({ context }) => context.mailbox.failAll(),
+    /** Asks the engine for IDLE once it has nothing left to apply (provided by the state engine). */
+    awaitIdle: () => undefined,
+    /** Withdraws that request. */
+    leaveIdle: () => undefined,
   },
   guards: {
     hasQueue: ({ context }) => context.mailbox.size() > 0,
@@ -144,9 +150,20 @@ export const patientActorMachine = setup({
       },
     },
     settling: {
-      after: { viewDebounce: { target: "rendering" } },
+      after: { viewDebounce: { target: "waiting" } },
       // PASSIVATE (memory pressure): the views are left to be rendered by the next read.
       on: { WAKE: { target: "processing" }, RELOAD: { target: "loading" }, PASSIVATE: { target: "passivated" } },
+    },
+    waiting: {
+      // Renders wait until the engine has caught up (see idle-gate.ts): new logs come
+      // first, and the views stay dirty for the next settle. A patient whose logs stopped
+      // for `idle` while the engine stayed busy passivates anyway, so memory stays bounded;
+      // its views are rendered by the next read. Waiting invokes nothing: under load every
+      // delivery takes thousands of actors out of this state.
+      entry: "awaitIdle",
+      exit: "leaveIdle",
+      after: { idle: { target: "passivated" } },
+      on: { IDLE: { target: "rendering" }, WAKE: { target: "processing" }, RELOAD: { target: "loading" }, PASSIVATE: { target: "passivated" } },
     },
     rendering: {
       invoke: {
@@ -156,11 +173,6 @@ export const patientActorMachine = setup({
         onDone: { target: "deciding", actions: assign({ dirty: () => [] }) },
         onError: { target: "deciding", actions: assign({ dirty: () => [] }) },
       },
-      // Rendering waits until the engine has caught up (see idle-gate.ts): new logs come
-      // first, and the views stay dirty for the next settle. A patient whose logs stopped
-      // for `idle` while the engine stayed busy passivates anyway, so memory stays bounded;
-      // its views are rendered by the next read.
-      after: { idle: { target: "passivated" } },
       on: { WAKE: { target: "processing" }, RELOAD: { target: "loading" }, PASSIVATE: { target: "passivated" } },
     },
     idle: {

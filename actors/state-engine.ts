@@ -67,10 +67,17 @@ export class StateEngine {
     const now = deps.now ?? (() => new Date().toISOString());
     this.machine = patientActorMachine.provide({
       delays: { idle: options.idleMs ?? 60_000, viewDebounce: options.viewDebounceMs ?? 250 },
+      actions: {
+        // The actor itself is the key: one entry per waiting patient, removed on leaving.
+        awaitIdle: ({ self }) => this.idle.park(self, () => {
+          if (self.getSnapshot().status === "active") self.send({ type: "IDLE" });
+        }),
+        leaveIdle: ({ self }) => this.idle.unpark(self),
+      },
       actors: {
         load: fromPromiseOf(async (input: LoadInput) => this.load(input, now())),
         process: fromPromiseOf(async ({ stored, mailbox }: { stored: StoredPatientState; mailbox: Mailbox }) => this.drain(stored, mailbox, now)),
-        renderViews: fromPromiseOf(async ({ stored, modules }: { stored: StoredPatientState; modules: ModuleKey[] }, signal) => this.renderViews(stored, modules, signal)),
+        renderViews: fromPromiseOf(async ({ stored, modules }: { stored: StoredPatientState; modules: ModuleKey[] }) => this.renderViews(stored, modules)),
       },
     });
   }
@@ -219,7 +226,7 @@ export class StateEngine {
     for (const a of this.actors.values()) {
       if (n <= 0) break;
       const state = a.getSnapshot().value;
-      if (state === "idle" || state === "settling" || state === "rendering") {
+      if (state === "idle" || state === "settling" || state === "waiting" || state === "rendering") {
         a.send({ type: "PASSIVATE" });
         n--;
       }
@@ -295,8 +302,7 @@ export class StateEngine {
     return r;
   }
 
-  private async renderViews(stored: StoredPatientState, modules: ModuleKey[], signal: AbortSignal): Promise<void> {
-    await this.idle.wait(signal);
+  private async renderViews(stored: StoredPatientState, modules: ModuleKey[]): Promise<void> {
     const out: Record<string, string> = {};
     // Stored with the sequence they reflect: a read serves a view only if it is current.
     for (const type of viewsAffectedBy(modules)) out[type] = encodeCachedView(stored, renderView(type, stored.state));

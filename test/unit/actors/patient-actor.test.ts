@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createActor, fromPromise, waitFor } from "xstate";
+import { createActor, fromPromise, waitFor, type AnyActorRef } from "xstate";
 import { patientActorMachine, type Delivery, type DrainResult } from "../../../actors/patient-actor.js";
 import { Mailbox } from "../../../actors/mailbox.js";
 import { emptyStored } from "../../../actors/apply-logs.js";
@@ -14,10 +14,24 @@ function harness(opts: { idle: number; debounce: number }) {
   const mailbox = new Mailbox();
   const acked: number[] = [];
   const rendered: number[] = [];
-  const aborted: number[] = [];
+  /** Times the actor parked itself to wait for the engine, and left before IDLE came. */
+  const parks = { parked: 0, left: 0 };
   let open = false;
+  let waiting: AnyActorRef | null = null;
   const machine = patientActorMachine.provide({
     delays: { idle: opts.idle, viewDebounce: opts.debounce },
+    // Like the engine's IdleGate: IDLE once the gate is open.
+    actions: {
+      awaitIdle: ({ self }) => {
+        parks.parked++;
+        waiting = self;
+        if (open) setImmediate(() => waiting?.send({ type: "IDLE" }));
+      },
+      leaveIdle: () => {
+        if (waiting) parks.left++;
+        waiting = null;
+      },
+    },
     actors: {
       load: fromPromise(async () => ({ stored: emptyStored("pat_1", "UTC", "org", "prj"), changed: [] as ModuleKey[] })),
       process: fromPromise<DrainResult, { stored: StoredPatientState; mailbox: Mailbox }>(async ({ input }) => {
@@ -28,15 +42,7 @@ function harness(opts: { idle: number; debounce: number }) {
         }
         return { stored, changed: ["symptoms"] as ModuleKey[] };
       }),
-      // Waits for the gate like the engine's IdleGate, and notices being abandoned.
-      renderViews: fromPromise<void, { stored: StoredPatientState; modules: ModuleKey[] }>(async ({ input, signal }) => {
-        while (!open) {
-          if (signal.aborted) {
-            aborted.push(input.stored.applied_seq);
-            throw new Error("aborted");
-          }
-          await sleep(2);
-        }
+      renderViews: fromPromise<void, { stored: StoredPatientState; modules: ModuleKey[] }>(async ({ input }) => {
         rendered.push(input.stored.applied_seq);
       }),
     },
@@ -46,7 +52,13 @@ function harness(opts: { idle: number; debounce: number }) {
     mailbox.push(delivery(seq, acked));
     actor.send({ type: "WAKE" });
   };
-  return { actor, mailbox, acked, rendered, aborted, send, openGate: () => (open = true) };
+  const openGate = () => {
+    open = true;
+    const w = waiting;
+    waiting = null;
+    w?.send({ type: "IDLE" });
+  };
+  return { actor, mailbox, acked, rendered, parks, send, openGate };
 }
 
 describe("the patient actor", () => {
@@ -54,7 +66,7 @@ describe("the patient actor", () => {
     const h = harness({ idle: 60, debounce: 5 });
     h.mailbox.push(delivery(1, h.acked));
     h.actor.start();
-    await waitFor(h.actor, (s) => s.matches("rendering"));
+    await waitFor(h.actor, (s) => s.matches("waiting"));
     expect(h.acked).toEqual([1]);
     expect(h.rendered).toEqual([]);
     h.openGate();
@@ -68,12 +80,14 @@ describe("the patient actor", () => {
     const h = harness({ idle: 1_000, debounce: 5 });
     h.mailbox.push(delivery(1, h.acked));
     h.actor.start();
-    await waitFor(h.actor, (s) => s.matches("rendering"));
+    await waitFor(h.actor, (s) => s.matches("waiting"));
     h.send(2);
-    await waitFor(h.actor, (s) => s.matches("rendering") && s.context.stored?.applied_seq === 2);
+    await waitFor(h.actor, (s) => s.matches("waiting") && s.context.stored?.applied_seq === 2);
     expect(h.acked).toEqual([1, 2]);
     await sleep(10);
-    expect(h.aborted).toEqual([1]);
+    // It parked twice and left the first wait without rendering the older state.
+    expect(h.parks).toEqual({ parked: 2, left: 1 });
+    expect(h.rendered).toEqual([]);
     h.openGate();
     await waitFor(h.actor, (s) => s.matches("idle"));
     expect(h.rendered).toEqual([2]);
