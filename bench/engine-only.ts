@@ -1,9 +1,11 @@
 /**
  * The state engine alone: 50,000 logs for 2,000 patients are stored first (through the
  * real write path), then a fresh engine applies them; prints logs/s and CPU per log.
- * Isolates the fold and its I/O from HTTP ingest.
+ * Isolates the fold and its I/O from HTTP ingest. Each 100-log batch covers 10 patients
+ * (ten logs per JetStream message); SPREAD=1 spreads it over 100 (one log per message, as
+ * in bench/state.ts). PROFILE=file.cpuprofile profiles the apply phase.
  *
- *   npx tsx bench/engine-only.ts
+ *   [SPREAD=1] [PROFILE=engine.cpuprofile] npx tsx bench/engine-only.ts
  */
 import { loadConfig } from "../src/config.js";
 import { createServices } from "../src/services.js";

@@ -9,6 +9,7 @@
  *   npm run bench:query [-- --sizes 1000000,10000000 --projector-logs 200000 --projector-schema 2]
  *
  * --projector-schema 1 measures the projector without schema migration 2 (no JSON column).
+ * PROFILE=file.cpuprofile writes a CPU profile of the projector's run.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
