@@ -173,6 +173,8 @@ export const patientActorMachine = setup({
         onDone: { target: "deciding", actions: assign({ dirty: () => [] }) },
         onError: { target: "deciding", actions: assign({ dirty: () => [] }) },
       },
+      // A render stuck on its save (Redis unreachable) must not pin the actor in memory.
+      after: { idle: { target: "passivated" } },
       on: { WAKE: { target: "processing" }, RELOAD: { target: "loading" }, PASSIVATE: { target: "passivated" } },
     },
     idle: {
