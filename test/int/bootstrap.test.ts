@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.js";
@@ -9,14 +9,18 @@ import { destroyTopology } from "../../infra/nats/topology.js";
 
 const ns = `tb${randomBytes(4).toString("hex")}`;
 const opened: Services[] = [];
+const dirs: string[] = [];
 const start = async (adminKey: string) => {
-  const s = await createServices(loadConfig({ PSS_NAMESPACE: ns, DATA_DIR: mkdtempSync(join(tmpdir(), "pss-boot-")), PSS_ADMIN_KEY: adminKey, LOG_LEVEL: "silent" }), "api");
+  const dir = mkdtempSync(join(tmpdir(), "pss-boot-"));
+  dirs.push(dir);
+  const s = await createServices(loadConfig({ PSS_NAMESPACE: ns, DATA_DIR: dir, PSS_ADMIN_KEY: adminKey, LOG_LEVEL: "silent" }), "api");
   opened.push(s);
   return s;
 };
 afterAll(async () => {
   await destroyTopology(opened[0]!.nc, ns);
   for (const s of opened) await s.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 describe("bootstrap", () => {
