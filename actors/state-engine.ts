@@ -156,24 +156,10 @@ export class StateEngine {
       return;
     }
     this.idle.enter();
-    const delivery: Delivery = {
-      seq: m.seq,
-      logs: body.logs,
-      redelivered: m.redelivered,
-      ack: () => {
-        m.ack();
-        this.idle.leave();
-      },
-      nak: () => {
-        m.nak(1_000);
-        this.idle.leave();
-      },
-    };
-    const input = { patient_id: patient_id!, organization_id: organization_id!, project_id: project_id! };
-    this.mailboxOf(input.patient_id).push(delivery);
-    const existing = this.activeActor(input.patient_id);
-    if (existing) existing.send({ type: "WAKE" });
-    else this.startActor(input);
+    this.mailboxOf(patient_id!).push(new JetStreamDelivery(m, body.logs, this.idle));
+    const existing = this.activeActor(patient_id!);
+    if (existing) existing.send(WAKE);
+    else this.startActor({ patient_id: patient_id!, organization_id: organization_id!, project_id: project_id! });
   }
 
   private mailboxOf(patientId: string): Mailbox {
@@ -307,6 +293,33 @@ export class StateEngine {
     // Stored with the sequence they reflect: a read serves a view only if it is current.
     for (const type of viewsAffectedBy(modules)) out[type] = encodeCachedView(stored, renderView(type, stored.state));
     await this.deps.store.saveViews(stored.state.patient_id, out);
+  }
+}
+
+const WAKE = { type: "WAKE" } as const;
+
+/** A JetStream message as a patient's delivery: a class, not closures, since one is made per message. */
+class JetStreamDelivery implements Delivery {
+  readonly seq: number;
+  readonly redelivered: boolean;
+
+  constructor(
+    private readonly m: JsMsg,
+    readonly logs: Delivery["logs"],
+    private readonly idle: IdleGate,
+  ) {
+    this.seq = m.seq;
+    this.redelivered = m.redelivered;
+  }
+
+  ack(): void {
+    this.m.ack();
+    this.idle.leave();
+  }
+
+  nak(): void {
+    this.m.nak(1_000);
+    this.idle.leave();
   }
 }
 

@@ -74,6 +74,21 @@ function changedFields(before: unknown, after: unknown): string[] {
   return out.sort();
 }
 
+/** What modules read of the state as it stood before a log (a class: one is made per log). */
+class StateContext implements ModuleContext {
+  readonly patient_id: string;
+  readonly timezone: string;
+
+  constructor(private readonly state: PatientState) {
+    this.patient_id = state.patient_id;
+    this.timezone = state.timezone;
+  }
+
+  read<K extends ModuleKey>(key: K): ModulePayloads[K] | undefined {
+    return moduleEntry(this.state, key)?.payload;
+  }
+}
+
 /**
  * Applies one log to a patient's state: every module the log routes to evolves, and each
  * one that changed is reported. Modules read each other through the context as the state
@@ -81,11 +96,7 @@ function changedFields(before: unknown, after: unknown): string[] {
  * Logs must come in compareLogs order for the result to be the contract's state.
  */
 export function evolvePatient(state: PatientState, log: LogRecord): { state: PatientState; changes: ModuleChange[] } {
-  const ctx: ModuleContext = {
-    patient_id: state.patient_id,
-    timezone: state.timezone,
-    read: (key) => moduleEntry(state, key)?.payload,
-  };
+  const ctx = new StateContext(state);
   let stable = state.stable;
   let event = state.event;
   const changes: ModuleChange[] = [];
