@@ -1,5 +1,5 @@
 import { execSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -69,8 +69,12 @@ export async function startService(env: Record<string, string> = {}, connections
     },
     async stop() {
       await pool.close();
+      // HTTP workers (PSS_WORKERS / --workers) may still write their last Redis keys after
+      // the primary exits: wait for them too, or the cleanup below runs before they do.
+      const workers = execSync(`pgrep -P ${proc.pid} || true`).toString().split("\n").filter(Boolean);
       proc.kill("SIGTERM");
       await new Promise((r) => proc.once("exit", r));
+      for (let i = 0; i < 100 && workers.some((pid) => existsSync(`/proc/${pid}`)); i++) await new Promise((r) => setTimeout(r, 100));
       // The bench namespace's streams are dropped by each bench; its Redis keys here.
       execSync(`redis-cli --scan --pattern '${namespace}:*' | xargs -r -n 1000 redis-cli del > /dev/null`, { shell: "/bin/bash" });
       // Embedded ClickHouse's data: a few hundred MB per run.
