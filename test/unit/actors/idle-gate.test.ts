@@ -41,4 +41,19 @@ describe("IdleGate", () => {
     gate.leave();
     await expect(kept).resolves.toBeUndefined();
   });
+
+  it("calls a parked key's callback once the engine is idle, and never one unparked before", async () => {
+    const gate = new IdleGate();
+    gate.enter();
+    const called: string[] = [];
+    const a = {};
+    const b = {};
+    gate.park(a, () => called.push("a"));
+    gate.park(b, () => called.push("b"));
+    gate.unpark(a);
+    gate.leave();
+    await turn();
+    await turn();
+    expect(called).toEqual(["b"]);
+  });
 });
