@@ -147,14 +147,34 @@ export function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** JSON with object keys sorted: equal content gives equal text whatever the key order. */
+/**
+ * JSON with object keys sorted: equal content gives equal text whatever the key order.
+ * Built by appending to one string rather than with map/join and templates: every view
+ * render hashes its blocks through this, and a profile of background renders had it on top.
+ */
 export function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? "null" : canonical(x))).join(",")}]`;
-  if (typeof v === "object" && v !== null) {
-    const keys = Object.keys(v).filter((k) => (v as Record<string, unknown>)[k] !== undefined).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(",")}}`;
+  if (typeof v !== "object" || v === null) return JSON.stringify(v) ?? "null";
+  if (Array.isArray(v)) {
+    let out = "[";
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) out += ",";
+      const x: unknown = v[i];
+      out += x === undefined ? "null" : canonical(x);
+    }
+    return out + "]";
   }
-  return JSON.stringify(v) ?? "null";
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o).sort();
+  let out = "{";
+  let first = true;
+  for (const k of keys) {
+    const x = o[k];
+    if (x === undefined) continue;
+    if (!first) out += ",";
+    first = false;
+    out += JSON.stringify(k) + ":" + canonical(x);
+  }
+  return out + "}";
 }
 
 /**
