@@ -25,9 +25,8 @@ export class IdleGate {
   }
 
   /**
-   * Calls `go` once nothing is pending, unless `unpark(key)` comes first. For actors: a
-   * parked actor costs one map entry, not a pending promise and an abort listener, which
-   * matters when every delivery moves thousands of actors in and out of waiting.
+   * Calls `go` once nothing is pending, unless `unpark(key)` comes first. A parked actor
+   * costs one map entry: under load every delivery moves thousands of actors in and out.
    */
   park(key: object, go: () => void): void {
     this.waiters.set(key, go);
@@ -36,23 +35,6 @@ export class IdleGate {
 
   unpark(key: object): void {
     this.waiters.delete(key);
-  }
-
-  /** Resolves once nothing is pending; rejects if `signal` aborts first. */
-  wait(signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const key = {};
-      const stop = () => {
-        this.unpark(key);
-        reject(signal!.reason);
-      };
-      signal?.addEventListener("abort", stop, { once: true });
-      this.park(key, () => {
-        signal?.removeEventListener("abort", stop);
-        resolve();
-      });
-    });
   }
 
   private schedule(): void {

@@ -323,7 +323,7 @@ class JetStreamDelivery implements Delivery {
   }
 }
 
-/** xstate's fromPromise, taking the input directly (and the signal that aborts when the actor leaves the state). */
-function fromPromiseOf<O, I>(fn: (input: I, signal: AbortSignal) => Promise<O>) {
-  return fromPromise<O, I>(({ input, signal }) => fn(input, signal));
+/** xstate's fromPromise, taking the input directly. */
+function fromPromiseOf<O, I>(fn: (input: I) => Promise<O>) {
+  return fromPromise<O, I>(({ input }) => fn(input));
 }
