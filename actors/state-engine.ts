@@ -51,6 +51,7 @@ export class StateEngine {
   private loop: Promise<void> | null = null;
   readonly stats = { delivered: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0 };
   private readonly machine;
+  private readonly maxActive: number;
 
   constructor(
     private readonly deps: {
@@ -64,6 +65,7 @@ export class StateEngine {
     },
     private readonly options: StateEngineOptions,
   ) {
+    this.maxActive = options.maxActive ?? 5_000;
     const now = deps.now ?? (() => new Date().toISOString());
     this.machine = patientActorMachine.provide({
       delays: { idle: options.idleMs ?? 60_000, viewDebounce: options.viewDebounceMs ?? 250 },
@@ -182,7 +184,7 @@ export class StateEngine {
 
   /** A new actor; its mailbox already holds what woke it, before it loads. */
   private startActor(input: PatientActorInput): PatientActor {
-    if (this.actors.size >= (this.options.maxActive ?? 5_000)) this.evictIdle();
+    if (this.actors.size >= this.maxActive) this.evictIdle();
     const mailbox = this.mailboxOf(input.patient_id);
     const actor = createActor(this.machine, { input: { ...input, mailbox } satisfies PatientActorStart });
     actor.subscribe({
@@ -208,7 +210,7 @@ export class StateEngine {
    * render views, which reads render on demand), oldest first (Map order is creation order).
    */
   private evictIdle(): void {
-    let n = Math.max(1, Math.floor((this.options.maxActive ?? 5_000) / 10));
+    let n = Math.max(1, Math.floor(this.maxActive / 10));
     for (const a of this.actors.values()) {
       if (n <= 0) break;
       const state = a.getSnapshot().value;
