@@ -14,6 +14,7 @@ import { newPatient } from "../src/control/patient-records.js";
 import { StateEngine } from "../actors/state-engine.js";
 import { LOG_MIX } from "./log-mix.js";
 import { deleteKeys } from "../infra/redis.js";
+import { profileIfAsked } from "./profile.js";
 const cfg = loadConfig({ PSS_NAMESPACE: `eng${process.pid}`, DATA_DIR: `/tmp/eng${process.pid}`, PSS_ADMIN_KEY: "x".repeat(20), LOG_LEVEL: "silent" });
 const s = await createServices(cfg, "api");
 const scope = { organization_id: "org_default", project_id: "prj_default" };
@@ -26,15 +27,12 @@ for (let b = 0; b < Number(process.env.BATCHES ?? 500); b++) {
 }
 console.log("ingested", n);
 const engine = new StateEngine({ js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names, store: s.stateStore, patients: s.patients, log: console }, { consumer: `${cfg.namespace}_state`, viewDebounceMs: 5000 });
-// PROFILE=file.cpuprofile: a CPU profile of the apply phase only.
-const { Session } = await import("node:inspector/promises");
-const prof = process.env.PROFILE ? new Session() : null;
-if (prof) { prof.connect(); await prof.post("Profiler.enable"); await prof.post("Profiler.start"); }
+const stopProfile = await profileIfAsked();
 const c0 = process.cpuUsage(); const t0 = performance.now();
 await engine.start();
 while (engine.stats.applied_logs < n) { await new Promise((r) => setTimeout(r, 20)); if (process.env.DEBUG_ENGINE) console.log(engine.stats, engine.activeCount()); }
 const c = process.cpuUsage(c0); const dt = (performance.now() - t0) / 1000;
-if (prof) { const { profile } = await prof.post("Profiler.stop"); (await import("node:fs")).writeFileSync(process.env.PROFILE!, JSON.stringify(profile)); }
+await stopProfile();
 console.log("applied", engine.stats.applied_logs, "logs/s", Math.round(n / dt), "cpu us/log", ((c.user + c.system) / n).toFixed(1), engine.stats);
 await engine.stop();
 await destroyTopology(s.nc, cfg.namespace);

@@ -7,20 +7,11 @@
  *   npx tsx bench/fold-by-type.ts
  */
 import { emptyPatientState, evolvePatient, type PatientState } from "../readmodels/patient-state.js";
-import type { LogRecord } from "../readmodels/log-record.js";
-import { LOG_MIX } from "./log-mix.js";
+import { mixLogRecords } from "./log-mix.js";
 
 const PATIENTS = 2_000;
 const PER_PATIENT = 24;
-const base = Date.UTC(2026, 4, 1);
-let n = 0;
-const logOf = (p: number, i: number): LogRecord => {
-  const m = LOG_MIX[n % LOG_MIX.length]!;
-  const k = n++;
-  const ts = new Date(base + k * 1000).toISOString();
-  return { id: `log_${p}_${i}`, log_type: m.log_type, patient_id: `p${p}`, timestamp: ts, ingested_at: ts, payload: m.payload(k) } as unknown as LogRecord;
-};
-const logs = Array.from({ length: PATIENTS }, (_, p) => Array.from({ length: PER_PATIENT }, (_, i) => logOf(p, i)));
+const logs = mixLogRecords(PATIENTS, PER_PATIENT);
 
 const perType = new Map<string, { ms: number; n: number }>();
 for (let pass = 0; pass < 3; pass++) {

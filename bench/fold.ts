@@ -7,22 +7,12 @@
  *   npx tsx bench/fold.ts [N]        (P=3000 NOVIEWS=1 npx tsx bench/fold.ts 20)
  */
 import { emptyPatientState, evolvePatient, type PatientState } from "../readmodels/patient-state.js";
-import type { LogRecord } from "../readmodels/log-record.js";
 import { renderView, VIEW_TYPES } from "../readmodels/views/index.js";
-import { LOG_MIX } from "./log-mix.js";
+import { mixLogRecords } from "./log-mix.js";
 
 const perPatient = Number(process.argv[2] ?? 20);
 const patients = Number(process.env.P ?? 3000);
-const base = Date.UTC(2026, 4, 1);
-let n = 0;
-const logsFor = (p: number): LogRecord[] =>
-  Array.from({ length: perPatient }, (_, i) => {
-    const m = LOG_MIX[n % LOG_MIX.length]!;
-    const k = n++;
-    const ts = new Date(base + k * 1000).toISOString();
-    return { id: `log_${p}_${i}`, log_type: m.log_type, patient_id: `p${p}`, timestamp: ts, ingested_at: ts, payload: m.payload(k) } as unknown as LogRecord;
-  });
-const all = Array.from({ length: patients }, (_, p) => logsFor(p));
+const all = mixLogRecords(patients, perPatient);
 const cpuMs = () => process.cpuUsage().user / 1000;
 const changedJson = (before: PatientState, after: PatientState): number => {
   let bytes = 0;

@@ -1,3 +1,5 @@
+import type { LogRecord } from "../readmodels/log-record.js";
+
 /** Realistic payloads of a dozen common log types: the mix the benches send. */
 export const LOG_MIX: { log_type: string; payload: (i: number) => Record<string, unknown> }[] = [
   { log_type: "symptom_report", payload: (i) => ({ instrument: "esas_r", symptoms: [{ name: "pain", score: i % 11 }, { name: "nausea", score: (i >> 1) % 11 }], source: "patient_app" }) },
@@ -24,3 +26,21 @@ export const LOG_MIX: { log_type: string; payload: (i: number) => Record<string,
   { log_type: "mood_report", payload: (i) => ({ moods: [{ mood: i % 2 ? "calm" : "anxious", intensity: i % 11 }] }) },
   { log_type: "questionnaire_item_response", payload: (i) => ({ question: "How are you feeling today?", response_value: i % 5, response_scale_max: 4, context: "check_in" }) },
 ];
+
+/**
+ * Stored logs of the mix for `patients` patients (`p0`, `p1`, …), `perPatient` each, one
+ * second apart in one sequence across patients (so types rotate through each patient's
+ * history). For benches of the pure fold.
+ */
+export function mixLogRecords(patients: number, perPatient: number): LogRecord[][] {
+  const base = Date.UTC(2026, 4, 1);
+  let n = 0;
+  return Array.from({ length: patients }, (_, p) =>
+    Array.from({ length: perPatient }, (_, i) => {
+      const m = LOG_MIX[n % LOG_MIX.length]!;
+      const k = n++;
+      const ts = new Date(base + k * 1000).toISOString();
+      return { id: `log_${p}_${i}`, log_type: m.log_type, patient_id: `p${p}`, timestamp: ts, ingested_at: ts, payload: m.payload(k) } as unknown as LogRecord;
+    }),
+  );
+}

@@ -25,6 +25,7 @@ import { ClickHouseProjector, insertLogRows } from "../actors/clickhouse-project
 import { destroyTopology } from "../infra/nats/topology.js";
 import { LOG_MIX } from "./log-mix.js";
 import { deleteKeys } from "../infra/redis.js";
+import { profileIfAsked } from "./profile.js";
 
 const argv = process.argv;
 const opt = (name: string, fallback: string) => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1]! : fallback);
@@ -129,17 +130,14 @@ const projector = new ClickHouseProjector(
   { js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names, client: pc, database: ns, redis: s.redis, redisPrefix: ns, log: console },
   `${ns}_clickhouse_bench`,
 );
-// PROFILE=file.cpuprofile: a CPU profile of the projector's run only.
-const { Session } = await import("node:inspector/promises");
-const prof = process.env.PROFILE ? new Session() : null;
-if (prof) { prof.connect(); await prof.post("Profiler.enable"); await prof.post("Profiler.start"); }
+const stopProfile = await profileIfAsked();
 const p0 = performance.now();
 const cpu0 = process.cpuUsage();
 await projector.start();
 while (projector.projectedSeq < last) await new Promise((r) => setTimeout(r, 20));
 const projectorRate = projector.stats.rows / ((performance.now() - p0) / 1000);
 const cpu = process.cpuUsage(cpu0);
-if (prof) { const { profile } = await prof.post("Profiler.stop"); (await import("node:fs")).writeFileSync(process.env.PROFILE!, JSON.stringify(profile)); }
+await stopProfile();
 await projector.stop();
 results.projector = {
   schema_version: projectorSchema,
