@@ -123,7 +123,8 @@ export const patientActorMachine = setup({
           project_id: context.project_id,
           firstQueuedSeq: context.mailbox.minSeq(),
         }),
-        onDone: { target: "deciding", actions: assign({ stored: ({ event }) => event.output.stored, dirty: ({ event }) => event.output.changed }) },
+        // A reload keeps the views still to render from before it (RELOAD in settling).
+        onDone: { target: "deciding", actions: assign({ stored: ({ event }) => event.output.stored, dirty: ({ context, event }) => union(context.dirty, event.output.changed) }) },
         onError: { target: "failed" },
       },
     },
@@ -151,15 +152,16 @@ export const patientActorMachine = setup({
     },
     settling: {
       after: { viewDebounce: { target: "waiting" } },
-      // PASSIVATE (memory pressure): the views are left to be rendered by the next read.
+      // PASSIVATE (memory pressure): the engine renders the views left dirty from Redis later.
       on: { WAKE: { target: "processing" }, RELOAD: { target: "loading" }, PASSIVATE: { target: "passivated" } },
     },
     waiting: {
       // Renders wait until the engine has caught up (see idle-gate.ts): new logs come
       // first, and the views stay dirty for the next settle. A patient whose logs stopped
       // for `idle` while the engine stayed busy passivates anyway, so memory stays bounded;
-      // its views are rendered by the next read. Waiting invokes nothing: under load every
-      // delivery takes thousands of actors out of this state.
+      // the engine renders its views from Redis once it catches up (or a read does first).
+      // Waiting invokes nothing: under load every delivery takes thousands of actors out
+      // of this state.
       entry: "awaitIdle",
       exit: "leaveIdle",
       after: { idle: { target: "passivated" } },

@@ -101,5 +101,21 @@ describe("the patient actor", () => {
     await waitFor(h.actor, (s) => s.status === "done", { timeout: 2_000 });
     expect(h.actor.getSnapshot().value).toBe("passivated");
     expect(h.rendered).toEqual([]);
+    // What it leaves unrendered: the engine renders those views from Redis later.
+    expect(h.actor.getSnapshot().context.dirty).toEqual(["symptoms"]);
+  });
+
+  it("keeps the views it still has to render through a reload (a reader found Redis without the patient)", async () => {
+    const h = harness({ idle: 1_000, debounce: 50 });
+    h.mailbox.push(delivery(1, h.acked));
+    h.actor.start();
+    await waitFor(h.actor, (s) => s.matches("settling"));
+    h.actor.send({ type: "RELOAD" });
+    await waitFor(h.actor, (s) => s.matches("waiting"));
+    expect(h.actor.getSnapshot().context.dirty).toEqual(["symptoms"]);
+    h.openGate();
+    await waitFor(h.actor, (s) => s.matches("idle"));
+    expect(h.rendered).toEqual([0]);
+    h.actor.stop();
   });
 });
