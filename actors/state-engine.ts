@@ -49,6 +49,16 @@ export class StateEngine {
   /** Deliveries not yet applied: views render only when there are none. */
   private readonly idle = new IdleGate();
   private loop: Promise<void> | null = null;
+  /**
+   * Patients passivated before their views were rendered (evicted under load, or idle
+   * while the engine stayed busy), with the modules those views read. Rendered from Redis
+   * once the engine has caught up, so reads find them current instead of rendering on
+   * demand; an actor started for one of them takes its modules over (see load).
+   */
+  private readonly unrendered = new Map<string, Set<ModuleKey>>();
+  private unrenderedParked = false;
+  private readonly unrenderedKey = {};
+  private readonly deferredRenders = new Set<Promise<void>>();
   readonly stats = { delivered: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0 };
   private readonly machine;
   private readonly maxActive: number;
@@ -142,6 +152,9 @@ export class StateEngine {
     await this.loop;
     for (const a of this.actors.values()) a.stop();
     this.actors.clear();
+    this.unrendered.clear();
+    this.idle.unpark(this.unrenderedKey);
+    await Promise.allSettled(this.deferredRenders);
   }
 
   private dispatch(m: JsMsg): void {
@@ -160,7 +173,12 @@ export class StateEngine {
     this.idle.enter();
     this.mailboxOf(patient_id!).push(new JetStreamDelivery(m, body.logs, this.idle));
     const existing = this.activeActor(patient_id!);
-    if (existing) existing.send(WAKE);
+    if (existing) {
+      // Most recently fed last: eviction takes the patients whose logs stopped longest ago.
+      this.actors.delete(patient_id!);
+      this.actors.set(patient_id!, existing);
+      existing.send(WAKE);
+    }
     else this.startActor({ patient_id: patient_id!, organization_id: organization_id!, project_id: project_id! });
   }
 
@@ -190,10 +208,14 @@ export class StateEngine {
     actor.subscribe({
       complete: () => {
         if (this.actors.get(input.patient_id) === actor) this.actors.delete(input.patient_id);
-        if (actor.getSnapshot().value === "failed") {
+        const last = actor.getSnapshot();
+        if (last.value === "failed") {
           this.stats.failures++;
           this.replayNext.add(input.patient_id);
-        } else this.stats.passivated++;
+        } else {
+          this.stats.passivated++;
+          if (last.context.dirty.length > 0) this.deferRender(input.patient_id, last.context.dirty);
+        }
         // Deliveries that came while it was stopping get a new actor; else the mailbox goes.
         if (mailbox.size() > 0 && !this.stopping) this.startActor(input);
         else if (this.mailboxes.get(input.patient_id) === mailbox && !this.activeActor(input.patient_id)) this.mailboxes.delete(input.patient_id);
@@ -207,7 +229,8 @@ export class StateEngine {
 
   /**
    * Passivates a tenth of the actors with nothing to apply (idle, or only waiting to
-   * render views, which reads render on demand), oldest first (Map order is creation order).
+   * render views, rendered later from Redis), least recently fed first (dispatch moves a
+   * fed actor to the end of the map).
    */
   private evictIdle(): void {
     let n = Math.max(1, Math.floor(this.maxActive / 10));
@@ -219,6 +242,55 @@ export class StateEngine {
         n--;
       }
     }
+  }
+
+  /** Remembers a passivated patient's unrendered views (bounded: past it, reads render them). */
+  private deferRender(patientId: string, modules: readonly ModuleKey[]): void {
+    if (this.stopping) return;
+    const known = this.unrendered.get(patientId);
+    if (known) for (const k of modules) known.add(k);
+    else if (this.unrendered.size < MAX_UNRENDERED) this.unrendered.set(patientId, new Set(modules));
+    this.parkUnrendered();
+  }
+
+  /** The modules whose views a passivated patient left unrendered, handed to its new actor. */
+  private takeUnrendered(patientId: string): ModuleKey[] {
+    const modules = this.unrendered.get(patientId);
+    if (!modules) return [];
+    this.unrendered.delete(patientId);
+    return [...modules];
+  }
+
+  /** Waits in the idle gate (behind every delivery) to render one more deferred patient. */
+  private parkUnrendered(): void {
+    if (this.unrenderedParked || this.stopping || this.unrendered.size === 0 || this.deferredRenders.size >= DEFERRED_RENDERS_AT_ONCE) return;
+    this.unrenderedParked = true;
+    this.idle.park(this.unrenderedKey, () => {
+      this.unrenderedParked = false;
+      const next = this.unrendered.keys().next();
+      if (next.done) return;
+      const patientId = next.value;
+      const job = this.renderStored(patientId, this.takeUnrendered(patientId))
+        .catch((err) => this.deps.log.warn({ err, patient_id: patientId }, "deferred view render failed; reads render on demand"))
+        .finally(() => {
+          this.deferredRenders.delete(job);
+          this.parkUnrendered();
+        });
+      this.deferredRenders.add(job);
+      this.parkUnrendered();
+    });
+  }
+
+  /**
+   * Renders a passivated patient's views from its state in Redis. Skipped when an actor
+   * holds the patient again (its load normally takes the modules over; in the rare race
+   * where it loaded first, a read renders what is stale): a render here would race it.
+   */
+  private async renderStored(patientId: string, modules: ModuleKey[]): Promise<void> {
+    if (this.activeActor(patientId)) return;
+    const stored = await this.deps.store.load(patientId);
+    if (!stored || stored.fingerprint !== MODEL_FINGERPRINT || this.stopping || this.activeActor(patientId)) return;
+    await this.renderViews(stored, modules);
   }
 
   private async history(s: Pick<StoredPatientState, "organization_id" | "project_id">, patientId: string): Promise<SequencedLogs[]> {
@@ -245,9 +317,10 @@ export class StateEngine {
   }
 
   private async load(input: LoadInput, now: string): Promise<{ stored: StoredPatientState; changed: ModuleKey[] }> {
+    const unrendered = this.takeUnrendered(input.patient_id);
     const stored = await this.deps.store.load(input.patient_id);
     const forced = this.replayNext.delete(input.patient_id);
-    if (stored && stored.fingerprint === MODEL_FINGERPRINT && !forced) return { stored, changed: [] };
+    if (stored && stored.fingerprint === MODEL_FINGERPRINT && !forced) return { stored, changed: unrendered };
     const timezone = (await this.deps.patients.get(input.project_id, input.patient_id))?.timezone ?? "UTC";
     const empty = emptyStored(input.patient_id, timezone, input.organization_id, input.project_id);
     // A new patient: its first stored message is the first one waiting, so there is no
@@ -299,6 +372,10 @@ export class StateEngine {
 }
 
 const WAKE = { type: "WAKE" } as const;
+/** Passivated patients remembered for a background render; about 100 bytes each. */
+const MAX_UNRENDERED = 100_000;
+/** Deferred renders in flight: each waits on one Redis load, so a few overlap those waits. */
+const DEFERRED_RENDERS_AT_ONCE = 4;
 
 /** A JetStream message as a patient's delivery: a class, not closures, since one is made per message. */
 class JetStreamDelivery implements Delivery {
