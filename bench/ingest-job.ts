@@ -10,14 +10,14 @@
  * `--stage-only 1` stops at AWAITING_CONFIRMATION (upload, validation, patients,
  * staging: the memory of big files) and cancels the job with rollback.
  */
-import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from "node:fs";
 import { once } from "node:events";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { destroyTopology } from "../infra/nats/topology.js";
 import { LOG_MIX } from "./log-mix.js";
-import { arg, call, natsServerCpu, startService } from "./support.js";
+import { arg, call, natsServerCpu, rss, startService } from "./support.js";
 
 const logs = arg("logs", 1_000_000);
 const patients = arg("patients", 10_000);
@@ -45,13 +45,6 @@ async function generate(path: string): Promise<number> {
   out.end();
   await once(out, "finish");
   return statSync(path).size;
-}
-
-/** Peak and current RSS of a process, in MB (VmHWM, VmRSS). */
-function rss(pid: number): { peak: number; now: number } {
-  const s = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)?.[1] ?? 0);
-  return { peak: Math.round(kb("VmHWM") / 1024), now: Math.round(kb("VmRSS") / 1024) };
 }
 
 const dir = mkdtempSync(join(tmpdir(), "pss-bench-job-"));

@@ -16,6 +16,13 @@ export interface ServiceUnderTest {
   stop(): Promise<void>;
 }
 
+/** Peak and current RSS of a process, in MB (VmHWM, VmRSS). */
+export function rss(pid: number): { peak: number; now: number } {
+  const s = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)?.[1] ?? 0);
+  return { peak: Math.round(kb("VmHWM") / 1024), now: Math.round(kb("VmRSS") / 1024) };
+}
+
 /** Starts the real service (`node --import tsx src/main.ts`) in its own process and namespace. */
 export async function startService(env: Record<string, string> = {}, connections = 64): Promise<ServiceUnderTest> {
   const namespace = `bench${randomBytes(4).toString("hex")}`;
