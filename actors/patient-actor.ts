@@ -87,6 +87,8 @@ export const patientActorMachine = setup({
     idle: 60_000,
     /** @default 250 ms */
     viewDebounce: 250,
+    /** @default 5_000 ms */
+    renderWait: 5_000,
   },
   actions: {
     failAll: ({ context }) => context.mailbox.failAll(),
@@ -158,13 +160,14 @@ export const patientActorMachine = setup({
     waiting: {
       // Renders wait until the engine has caught up (see idle-gate.ts): new logs come
       // first, and the views stay dirty for the next settle. A patient whose logs stopped
-      // for `idle` while the engine stayed busy passivates anyway, so memory stays bounded;
-      // the engine renders its views from Redis once it catches up (or a read does first).
+      // for `renderWait` while the engine stayed busy passivates: holding its state only to
+      // render later would keep every patient of a long backlog (a job's replay) in memory.
+      // The engine renders its views from Redis once it catches up (or a read does first).
       // Waiting invokes nothing: under load every delivery takes thousands of actors out
       // of this state.
       entry: "awaitIdle",
       exit: "leaveIdle",
-      after: { idle: { target: "passivated" } },
+      after: { renderWait: { target: "passivated" } },
       on: { IDLE: { target: "rendering" }, WAKE: { target: "processing" }, RELOAD: { target: "loading" }, PASSIVATE: { target: "passivated" } },
     },
     rendering: {

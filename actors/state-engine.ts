@@ -23,6 +23,8 @@ export interface StateEngineOptions {
   idleMs?: number;
   /** Views are regenerated once a patient's logs stop for this long. @default 250 ms */
   viewDebounceMs?: number;
+  /** A patient waiting this long to render while the engine stays busy is passivated. @default 5_000 */
+  renderWaitMs?: number;
   /** Most patients held in memory; past it the idlest are passivated. @default 5_000 */
   maxActive?: number;
 }
@@ -78,7 +80,7 @@ export class StateEngine {
     this.maxActive = options.maxActive ?? 5_000;
     const now = deps.now ?? (() => new Date().toISOString());
     this.machine = patientActorMachine.provide({
-      delays: { idle: options.idleMs ?? 60_000, viewDebounce: options.viewDebounceMs ?? 250 },
+      delays: { idle: options.idleMs ?? 60_000, viewDebounce: options.viewDebounceMs ?? 250, renderWait: options.renderWaitMs ?? 5_000 },
       actions: {
         // The actor itself is the key: one entry per waiting patient, removed on leaving.
         awaitIdle: ({ self }) => this.idle.park(self, () => {

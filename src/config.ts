@@ -46,6 +46,12 @@ export interface Config {
   actorIdleMs: number;
   /** Views are regenerated once a patient's logs pause this long (reads render a stale view themselves). @default 1_000 ms */
   viewDebounceMs: number;
+  /**
+   * Longest a patient waits in memory to render its views while the engine stays busy;
+   * past it, it is passivated and the engine renders its views from Redis once it catches
+   * up. @default 5_000 ms
+   */
+  renderWaitMs: number;
   /** Patients held in memory by the state engine (about 45 KB each with long histories). @default 5_000 */
   maxActivePatients: number;
   /**
@@ -135,6 +141,7 @@ export function loadConfig(env: Env = process.env): Config {
     queryMaxRowsToRead: int(env, "PSS_QUERY_MAX_ROWS_TO_READ", 200_000_000, 1_000, 100_000_000_000),
     actorIdleMs: int(env, "PSS_ACTOR_IDLE_MS", 60_000, 10, 3_600_000),
     viewDebounceMs: int(env, "PSS_VIEW_DEBOUNCE_MS", 1_000, 0, 60_000),
+    renderWaitMs: int(env, "PSS_RENDER_WAIT_MS", 5_000, 10, 3_600_000),
     maxActivePatients: int(env, "PSS_MAX_ACTIVE_PATIENTS", 5_000, 1, 10_000_000),
     rateLimitMax: int(env, "PSS_RATE_LIMIT_MAX", 10_000, 0, 100_000_000),
     rateLimitWindowMs: int(env, "PSS_RATE_LIMIT_WINDOW_MS", 60_000, 1_000, 86_400_000),

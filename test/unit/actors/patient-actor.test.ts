@@ -10,7 +10,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const delivery = (seq: number, acked: number[]): Delivery => ({ seq, logs: [], redelivered: false, ack: () => acked.push(seq), nak: () => undefined });
 
 /** The machine with fake side effects: what it processed and rendered, and a gate that holds renders. */
-function harness(opts: { idle: number; debounce: number }) {
+function harness(opts: { idle: number; debounce: number; renderWait?: number }) {
   const mailbox = new Mailbox();
   const acked: number[] = [];
   const rendered: number[] = [];
@@ -19,7 +19,7 @@ function harness(opts: { idle: number; debounce: number }) {
   let open = false;
   let waiting: AnyActorRef | null = null;
   const machine = patientActorMachine.provide({
-    delays: { idle: opts.idle, viewDebounce: opts.debounce },
+    delays: { idle: opts.idle, viewDebounce: opts.debounce, renderWait: opts.renderWait ?? opts.idle },
     // Like the engine's IdleGate: IDLE once the gate is open.
     actions: {
       awaitIdle: ({ self }) => {
@@ -94,8 +94,8 @@ describe("the patient actor", () => {
     h.actor.stop();
   });
 
-  it("passivates a patient whose render waited longer than the idle time (the engine stayed busy)", async () => {
-    const h = harness({ idle: 40, debounce: 5 });
+  it("passivates a patient whose render waited longer than renderWait (the engine stayed busy), long before the idle time", async () => {
+    const h = harness({ idle: 60_000, debounce: 5, renderWait: 40 });
     h.mailbox.push(delivery(1, h.acked));
     h.actor.start();
     await waitFor(h.actor, (s) => s.status === "done", { timeout: 2_000 });
