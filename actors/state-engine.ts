@@ -359,7 +359,11 @@ export class StateEngine {
     // A late log, or a redelivery that may have overtaken an earlier message: the
     // patient's whole history decides, in fold order.
     if (r.late || ordered.some((d) => d.redelivered && d.seq > stored.applied_seq)) r = await this.replay(stored, now);
-    else if (r.events.length > 0) await this.deps.store.save(r.stored, r.events, changedModules(stored.state, r.stored.state));
+    // A patient's first save writes its whole (new) state; later ones only what changed.
+    else if (r.events.length > 0 && !(await this.deps.store.save(r.stored, r.events, stored.applied_seq === 0 ? undefined : changedModules(stored.state, r.stored.state)))) {
+      // Redis lost the patient while this actor held it: the whole history decides again.
+      r = await this.replay(stored, now);
+    }
     for (const d of batch) d.ack();
     this.stats.applied_logs += r.events.length;
     return r;

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Redis } from "../infra/redis.js";
 import type { PatientState, ModuleChange } from "../readmodels/patient-state.js";
 import { MODELS, MODULE_VERSIONS } from "../readmodels/registry.js";
@@ -63,6 +64,25 @@ const acceptedKey = (prefix: string, projectId: string) => `${prefix}:acc:{${pro
 type Meta = Omit<StoredPatientState, "state"> & { patient_id: string; timezone: string; applied: number };
 
 const MODULE_FIELD = "m:";
+
+/**
+ * A save of the changed modules only, applied only while the hash still holds a state
+ * (its meta): Redis may have lost the patient (a restart without persistence, an
+ * eviction) since the actor loaded it, and the changed modules alone would then stand
+ * for the whole state. Atomic, so no reader sees a half-written state.
+ * KEYS: state hash, events. ARGV: n, n hash field/value args, trim (1/0), rows kept,
+ * then score/member pairs of the new audit rows. Returns 0 when nothing was written.
+ */
+const SAVE_CHANGED = `
+if redis.call('HEXISTS', KEYS[1], 'meta') == 0 then return 0 end
+local n = tonumber(ARGV[1])
+redis.call('HSET', KEYS[1], unpack(ARGV, 2, n + 1))
+if #ARGV > n + 3 then redis.call('ZADD', KEYS[2], unpack(ARGV, n + 4, #ARGV)) end
+if ARGV[n + 2] == '1' then redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[n + 3]) - 1) end
+return 1
+`;
+const SAVE_CHANGED_SHA = createHash("sha1").update(SAVE_CHANGED).digest("hex");
+const KEPT_ARG = String(EVENTS_KEPT);
 
 /**
  * A patient's state is one Redis hash: `meta` (sequence, fingerprint, fold position)
@@ -132,10 +152,12 @@ export class PatientStateStore {
 
   /**
    * Writes the changed modules with the meta (applied sequence included) and the new audit
-   * rows in one MULTI: a crash never leaves modules whose sequence does not match.
-   * `changed` undefined: everything (a replay), replacing what was there.
+   * rows in one atomic step: a crash never leaves modules whose sequence does not match.
+   * `changed` undefined: everything (a replay), replacing what was there. A save of the
+   * changed modules returns false, writing nothing, when Redis no longer holds the
+   * patient's state: the caller rebuilds it (see SAVE_CHANGED).
    */
-  async save(s: StoredPatientState, events: StateEvent[], changed?: readonly ModuleKey[]): Promise<void> {
+  async save(s: StoredPatientState, events: StateEvent[], changed?: readonly ModuleKey[]): Promise<boolean> {
     const k = this.keys(s.state.patient_id);
     const state = s.state;
     // Named fields, not `{ ...rest, more }`: V8 gives an object spread followed by new keys
@@ -145,27 +167,42 @@ export class PatientStateStore {
       last: s.last, events_total: s.events_total, module_seq: s.module_seq,
       patient_id: state.patient_id, timezone: state.timezone, applied: state.applied,
     };
-    const fields: Record<string, string> = { meta: JSON.stringify(meta) };
+    // One flat argument list, built once: the script's layout (see SAVE_CHANGED).
+    const args: string[] = ["", "meta", JSON.stringify(meta)];
     const stable = state.stable as Record<string, unknown>;
     const event = state.event as Record<string, unknown>;
     for (const key of changed ?? [...Object.keys(stable), ...Object.keys(event)]) {
       const entry = stable[key] ?? event[key];
-      if (entry !== undefined) fields[MODULE_FIELD + key] = JSON.stringify(entry);
+      if (entry !== undefined) args.push(MODULE_FIELD + key, JSON.stringify(entry));
     }
+    const fieldsEnd = args.length;
+    args[0] = String(fieldsEnd - 1);
+    const first = s.events_total - events.length + 1;
+    // Trimmed when the count crosses a hundred, not on every save: up to 99 extra rows.
+    const trim = events.length > 0 && (changed === undefined || Math.floor((first - 1) / 100) !== Math.floor(s.events_total / 100));
+    args.push(trim ? "1" : "0", KEPT_ARG);
+    for (let i = 0; i < events.length; i++) args.push(String(first + i), JSON.stringify(events[i]));
+    if (changed !== undefined) return this.saveChanged([k.state, k.events], args);
     const m = this.redis.multi();
     // A rebuild replaces everything, views included: they were rendered from the old fold.
-    if (changed === undefined) m.del([k.state, k.events, k.views]);
-    m.hSet(k.state, fields);
+    m.del([k.state, k.events, k.views]);
+    m.hSet(k.state, pairs(args, 1, fieldsEnd));
     if (events.length > 0) {
-      const first = s.events_total - events.length + 1;
-      m.zAdd(
-        k.events,
-        events.map((e, i) => ({ score: first + i, value: JSON.stringify(e) })),
-      );
-      // Trimmed when the count crosses a hundred, not on every save: up to 99 extra rows.
-      if (changed === undefined || Math.floor((first - 1) / 100) !== Math.floor(s.events_total / 100)) m.zRemRangeByRank(k.events, 0, -EVENTS_KEPT - 1);
+      m.zAdd(k.events, events.map((_, i) => ({ score: first + i, value: args[fieldsEnd + 3 + 2 * i]! })));
+      m.zRemRangeByRank(k.events, 0, -EVENTS_KEPT - 1);
     }
     await m.exec();
+    return true;
+  }
+
+  private async saveChanged(keys: string[], args: string[]): Promise<boolean> {
+    try {
+      return (await this.redis.evalSha(SAVE_CHANGED_SHA, { keys, arguments: args })) === 1;
+    } catch (err) {
+      // Redis forgot the script (a restart, SCRIPT FLUSH): send it whole once.
+      if (!String((err as Error).message).startsWith("NOSCRIPT")) throw err;
+      return (await this.redis.eval(SAVE_CHANGED, { keys, arguments: args })) === 1;
+    }
   }
 
   async saveViews(patientId: string, views: Record<string, string>): Promise<void> {
@@ -213,5 +250,12 @@ export function changedModules(before: PatientState, after: PatientState): Modul
   const out: ModuleKey[] = [];
   for (const k of STABLE_MODULES) if (before.stable[k] !== after.stable[k]) out.push(k);
   for (const k of EVENT_MODULES) if (before.event[k] !== after.event[k]) out.push(k);
+  return out;
+}
+
+/** Field/value pairs `flat[from..to)` as the record HSET takes. */
+function pairs(flat: string[], from: number, to: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = from; i < to; i += 2) out[flat[i]!] = flat[i + 1]!;
   return out;
 }

@@ -105,6 +105,23 @@ describe("the state engine", () => {
     expect((await inject("GET", `/v1/state/${pid}/event-modules/heart`)).json()).toEqual(heart);
   });
 
+  it("rebuilds a patient whose state Redis lost while its actor was in memory, when the next log comes before any read", async () => {
+    const pid = await newPatient();
+    await send([demographics(pid, "2026-06-01T08:00:00Z", { name: "Ada" }), symptom(pid, "2026-06-01T08:00:00Z", 4)]);
+    await stateJson(pid);
+    const k = t.services.stateStore.keys(pid);
+    await t.services.redis.del([k.state, k.events, k.views]);
+    // Only the symptoms module changes: a save of the changed modules alone would leave
+    // Redis with a state that has lost the patient's profile.
+    await send([symptom(pid, "2026-06-02T08:00:00Z", 2)]);
+    const after = await stateJson(pid);
+    expect(after.stable.modules.demographics?.payload).toMatchObject({ name: "Ada" });
+    expect(after.symptoms.payload.symptoms[0].history.map((h: { score: number }) => h.score)).toEqual([4, 2]);
+    const expected = replayPatient(pid, "UTC", await history(pid));
+    expect(after.stable.modules.demographics.payload).toEqual(expected.stable.demographics!.payload);
+    expect(after.symptoms.payload).toEqual(expected.event.symptoms!.payload);
+  });
+
   it("passivates idle patients and picks up where it left when their next log comes", async () => {
     const pid = await newPatient();
     await send([symptom(pid, "2026-05-01T00:00:00Z", 7)]);
