@@ -52,6 +52,22 @@ describe("the state engine", () => {
     expect(r.headers["x-pss-stale"]).toBeUndefined();
   });
 
+  it("acknowledges every message it applied (nothing left for JetStream to deliver again)", async () => {
+    const pid = await newPatient();
+    await send([symptom(pid, "2026-01-02T00:00:00Z", 3)]);
+    await send([symptom(pid, "2026-01-03T00:00:00Z", 4)]);
+    await stateJson(pid);
+    const { jsm, names } = t.services.topology;
+    let info = await jsm.consumers.info(names.logsStream, `${t.config.namespace}_state`);
+    for (let i = 0; i < 50 && (info.num_ack_pending > 0 || info.num_pending > 0); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      info = await jsm.consumers.info(names.logsStream, `${t.config.namespace}_state`);
+    }
+    expect(info.num_ack_pending).toBe(0);
+    expect(info.num_pending).toBe(0);
+    expect(info.num_redelivered).toBe(0);
+  });
+
   it("places a late log where its timestamp puts it, by replaying the patient", async () => {
     const pid = await newPatient();
     await send([demographics(pid, "2026-02-02T00:00:00Z", { name: "Newer" }), symptom(pid, "2026-02-02T00:00:00Z", 6)]);
