@@ -209,6 +209,12 @@ export class PatientStateStore {
     if (Object.keys(views).length > 0) await this.redis.hSet(this.keys(patientId).views, views);
   }
 
+  /** Stored copies of several views, in the order asked (null where none). */
+  async loadViews(patientId: string, viewTypes: readonly string[]): Promise<(string | null)[]> {
+    if (viewTypes.length === 0) return [];
+    return this.redis.hmGet(this.keys(patientId).views, [...viewTypes]);
+  }
+
   async loadView(patientId: string, viewType: string): Promise<string | null> {
     return (await this.redis.hGet(this.keys(patientId).views, viewType)) ?? null;
   }
