@@ -8,12 +8,12 @@ import type { PatientStore } from "../src/control/patients.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
 import type { ModuleKey } from "../readmodels/module.js";
 import { MODULE_KEYS } from "../readmodels/registry.js";
-import { renderView, viewsAffectedBy, type ViewType } from "../readmodels/views/index.js";
+import { viewsAffectedBy, type ViewType } from "../readmodels/views/index.js";
 import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "./apply-logs.js";
 import { patientActorMachine, type Delivery, type DrainResult, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
 import { Mailbox } from "./mailbox.js";
 import { IdleGate } from "./idle-gate.js";
-import { currentCachedView, encodeCachedView } from "./view-cache.js";
+import { renderCachedViews, staleViews } from "./view-cache.js";
 import { changedModules, EVENTS_KEPT, MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "./state-store.js";
 
 export interface StateEngineOptions {
@@ -294,8 +294,7 @@ export class StateEngine {
     if (!stored || stored.fingerprint !== MODEL_FINGERPRINT || this.stopping || this.activeActor(patientId)) return;
     // Some may be current already: a read, or a job's view backfill, rendered them first.
     const types = viewsAffectedBy(modules);
-    const cached = await this.deps.store.loadViews(patientId, types);
-    await this.renderViews(stored, types.filter((t, i) => !currentCachedView(cached[i] ?? null, stored, t)));
+    await this.renderViews(stored, staleViews(stored, types, await this.deps.store.loadViews(patientId, types)));
   }
 
   private async history(s: Pick<StoredPatientState, "organization_id" | "project_id">, patientId: string): Promise<SequencedLogs[]> {
@@ -373,10 +372,8 @@ export class StateEngine {
   }
 
   private async renderViews(stored: StoredPatientState, types: readonly ViewType[]): Promise<void> {
-    const out: Record<string, string> = {};
     // Stored with the sequence they reflect: a read serves a view only if it is current.
-    for (const type of types) out[type] = encodeCachedView(stored, renderView(type, stored.state));
-    await this.deps.store.saveViews(stored.state.patient_id, out);
+    await this.deps.store.saveViews(stored.state.patient_id, renderCachedViews(stored, types));
   }
 }
 

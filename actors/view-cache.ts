@@ -1,4 +1,4 @@
-import { VIEW_INPUTS, type View, type ViewType } from "../readmodels/views/index.js";
+import { renderView, VIEW_INPUTS, type View, type ViewType } from "../readmodels/views/index.js";
 import { MODEL_FINGERPRINT, type StoredPatientState } from "./state-store.js";
 
 /** A rendered view as Redis keeps it: the state position and reducers it was rendered from. */
@@ -10,6 +10,18 @@ interface CachedView {
 
 export function encodeCachedView(stored: StoredPatientState, view: View): string {
   return JSON.stringify({ applied_seq: stored.applied_seq, fingerprint: stored.fingerprint, view } satisfies CachedView);
+}
+
+/** `types` rendered from `stored`, encoded as Redis keeps them (field per view type). */
+export function renderCachedViews(stored: StoredPatientState, types: readonly ViewType[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const type of types) out[type] = encodeCachedView(stored, renderView(type, stored.state));
+  return out;
+}
+
+/** Those of `types` whose stored copy (`cached`, in the same order) does not describe `stored`. */
+export function staleViews(stored: StoredPatientState, types: readonly ViewType[], cached: readonly (string | null)[]): ViewType[] {
+  return types.filter((t, i) => !currentCachedView(cached[i] ?? null, stored, t));
 }
 
 /**

@@ -1,8 +1,8 @@
 import { newId } from "../../../src/ids.js";
 import { readDoc } from "../../../src/ingestion/staging.js";
-import { renderView, VIEW_TYPES, type ViewType } from "../../../readmodels/views/index.js";
+import { VIEW_TYPES, type ViewType } from "../../../readmodels/views/index.js";
 import { MODEL_FINGERPRINT, type StoredPatientState } from "../../state-store.js";
-import { currentCachedView, encodeCachedView } from "../../view-cache.js";
+import { renderCachedViews, staleViews } from "../../view-cache.js";
 import type { StageInput } from "../job-machine.js";
 import { DOCS, forEachLimited, sleep, throwIfAborted, type StageDeps, type StageFn } from "../stage-deps.js";
 
@@ -66,13 +66,10 @@ async function ensureViews(deps: StageDeps, projectId: string, patientId: string
     await sleep(delay, signal);
     throwIfAborted(signal);
   }
-  const stale: ViewType[] = [];
-  for (const t of types) if (!currentCachedView(await deps.stateStore.loadView(patientId, t), applied, t)) stale.push(t);
+  const stale = staleViews(applied, types, await deps.stateStore.loadViews(patientId, types));
   if (stale.length === 0) return;
   const full = await deps.stateStore.load(patientId);
   if (!full) return;
-  const out: Record<string, string> = {};
   // The format the state engine stores, so reads serve it.
-  for (const t of stale) out[t] = encodeCachedView(full, renderView(t, full.state));
-  await deps.stateStore.saveViews(patientId, out);
+  await deps.stateStore.saveViews(patientId, renderCachedViews(full, stale));
 }
