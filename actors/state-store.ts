@@ -178,8 +178,9 @@ export class PatientStateStore {
     const fieldsEnd = args.length;
     args[0] = String(fieldsEnd - 1);
     const first = s.events_total - events.length + 1;
-    // Trimmed when the count crosses a hundred, not on every save: up to 99 extra rows.
-    const trim = events.length > 0 && (changed === undefined || Math.floor((first - 1) / 100) !== Math.floor(s.events_total / 100));
+    // Trimmed when the count crosses a hundred, not on every save: up to 99 extra rows
+    // (a full save below always trims).
+    const trim = events.length > 0 && Math.floor((first - 1) / 100) !== Math.floor(s.events_total / 100);
     args.push(trim ? "1" : "0", KEPT_ARG);
     for (let i = 0; i < events.length; i++) args.push(String(first + i), JSON.stringify(events[i]));
     if (changed !== undefined) return this.saveChanged([k.state, k.events], args);
