@@ -1,4 +1,4 @@
-import { assign, fromPromise, setup } from "xstate";
+import { assign, setup } from "xstate";
 import type { ModuleKey } from "../readmodels/module.js";
 import type { StoredPatientState } from "./state-store.js";
 import type { Mailbox } from "./mailbox.js";
@@ -42,6 +42,8 @@ interface Context extends PatientActorInput {
   dirty: ModuleKey[];
   /** Someone saw Redis without this patient's state: reload (and so rebuild) when free. */
   reload: boolean;
+  /** Numbers the renders, so a render the actor left (WAKE) cannot end a later one early. */
+  render: number;
 }
 
 /** What a new actor starts with: who it is, and the mailbox the consumer fills. */
@@ -49,15 +51,56 @@ export interface PatientActorStart extends PatientActorInput {
   mailbox: Mailbox;
 }
 
-/** WAKE: the mailbox got deliveries. IDLE: the engine has caught up (see awaitIdle). */
-type Events = { type: "WAKE" } | { type: "PASSIVATE" } | { type: "RELOAD" } | { type: "IDLE" };
+/**
+ * WAKE: the mailbox got deliveries. IDLE: the engine has caught up (see awaitIdle).
+ * LOADED, PROCESSED, RENDERED and FAILED report the outcome of the work the actor's
+ * entry actions started (see report).
+ */
+export type PatientActorEvent =
+  | { type: "WAKE" }
+  | { type: "PASSIVATE" }
+  | { type: "RELOAD" }
+  | { type: "IDLE" }
+  | { type: "LOADED"; output: LoadOutput }
+  | { type: "PROCESSED"; output: DrainResult }
+  | { type: "RENDERED"; render: number }
+  | { type: "FAILED"; error: unknown };
+
+/** Who a work action reports back to: the actor that started it. */
+export interface PatientActorSelf {
+  send(event: PatientActorEvent): void;
+  getSnapshot(): { status: string };
+}
+
+/**
+ * Runs one piece of an actor's work and reports its outcome as an event, unless the
+ * actor has stopped meanwhile (passivated, or the engine stopped): nothing listens then.
+ */
+export function report<T>(self: PatientActorSelf, work: () => Promise<T>, done: (output: T) => PatientActorEvent): void {
+  const send = (e: PatientActorEvent) => {
+    if (self.getSnapshot().status === "active") self.send(e);
+  };
+  // A work function that throws before its first await fails like one that rejects.
+  Promise.resolve()
+    .then(work)
+    .then((out) => send(done(out)), (error: unknown) => send({ type: "FAILED", error }));
+}
 
 const union = (a: readonly ModuleKey[], b: Iterable<ModuleKey>) => [...new Set([...a, ...b])];
+
+/** The work a patient actor starts; provided by the wiring (the state engine, or a test's fakes). */
+interface WorkArgs {
+  context: Context;
+  self: PatientActorSelf;
+}
+const unprovided = (name: string) => () => {
+  throw new Error(`${name} is provided by the state engine`);
+};
 
 /**
  * One patient's actor: it applies that patient's deliveries one batch at a time, in
  * stream order, so a patient's state has a single writer. Every side effect is a named
- * actor provided by the wiring (actors/state-engine.ts), so tests can swap them.
+ * action provided by the wiring (actors/state-engine.ts), so tests can swap them.
  *
  * loading → (processing ⇄ settling → waiting → rendering) → idle → passivated.
  * Deliveries wait in a mailbox the consumer fills; WAKE says it is no longer empty.
@@ -66,21 +109,26 @@ const union = (a: readonly ModuleKey[], b: Iterable<ModuleKey>) => [...new Set([
  * sends IDLE when it has caught up; new deliveries take the actor out of waiting or
  * rendering first. An idle actor passivates after `idle` and its memory goes; Redis and
  * JetStream hold everything it knew.
+ *
+ * Loading, processing and rendering start their work in an entry action that reports
+ * back with an event (report), rather than invoking a promise actor: an invoked child
+ * costs about 30 us to create, start and stop on this VM, and under load every delivery
+ * goes through one or more of these states.
  */
 export const patientActorMachine = setup({
-  types: { context: {} as Context, events: {} as Events, input: {} as PatientActorStart },
-  actors: {
-    load: fromPromise<LoadOutput, LoadInput>(async () => {
-      throw new Error("load is provided by the state engine");
-    }),
-    /** Drains the mailbox (again while it refills), saves, acks; on failure naks what it took. */
-    process: fromPromise<DrainResult, { stored: StoredPatientState; mailbox: Mailbox }>(async () => {
-      throw new Error("process is provided by the state engine");
-    }),
-    /** Renders and stores the views that read `modules`; aborted when the actor leaves `rendering`. */
-    renderViews: fromPromise<void, { stored: StoredPatientState; modules: ModuleKey[] }>(async () => {
-      throw new Error("renderViews is provided by the state engine");
-    }),
+  types: { context: {} as Context, events: {} as PatientActorEvent, input: {} as PatientActorStart },
+  actions: {
+    /** Loads the state (from Redis, or by replay): reports LOADED with a LoadOutput, or FAILED. */
+    load: unprovided("load") as (args: WorkArgs) => void,
+    /** Drains the mailbox (again while it refills), saves, acks; on failure naks what it took. Reports PROCESSED or FAILED. */
+    process: unprovided("process") as (args: WorkArgs) => void,
+    /** Renders and stores the views that read `context.dirty`; reports RENDERED with `context.render`, failed or not. */
+    render: unprovided("render") as (args: WorkArgs) => void,
+    failAll: ({ context }) => context.mailbox.failAll(),
+    /** Asks the engine for IDLE once it has nothing left to apply (provided by the state engine). */
+    awaitIdle: () => undefined,
+    /** Withdraws that request. */
+    leaveIdle: () => undefined,
   },
   delays: {
     /** @default 60_000 (1 min) */
@@ -90,16 +138,11 @@ export const patientActorMachine = setup({
     /** @default 5_000 ms */
     renderWait: 5_000,
   },
-  actions: {
-    failAll: ({ context }) => context.mailbox.failAll(),
-    /** Asks the engine for IDLE once it has nothing left to apply (provided by the state engine). */
-    awaitIdle: () => undefined,
-    /** Withdraws that request. */
-    leaveIdle: () => undefined,
-  },
   guards: {
     hasQueue: ({ context }) => context.mailbox.size() > 0,
     hasDirty: ({ context }) => context.dirty.length > 0,
+    /** A render's report is the current render's, not one the actor left (WAKE) before it finished. */
+    currentRender: ({ context, event }) => event.type === "RENDERED" && event.render === context.render,
   },
 }).createMachine({
   id: "patient",
@@ -111,23 +154,20 @@ export const patientActorMachine = setup({
     mailbox: input.mailbox,
     dirty: [],
     reload: false,
+    render: 0,
   }),
   initial: "loading",
   on: { RELOAD: { actions: assign({ reload: () => true }) } },
   states: {
     loading: {
-      entry: assign({ reload: () => false }),
-      invoke: {
-        src: "load",
-        input: ({ context }) => ({
-          patient_id: context.patient_id,
-          organization_id: context.organization_id,
-          project_id: context.project_id,
-          firstQueuedSeq: context.mailbox.minSeq(),
-        }),
+      entry: [assign({ reload: () => false }), "load"],
+      on: {
         // A reload keeps the views still to render from before it (RELOAD in settling).
-        onDone: { target: "deciding", actions: assign({ stored: ({ event }) => event.output.stored, dirty: ({ context, event }) => union(context.dirty, event.output.changed) }) },
-        onError: { target: "failed" },
+        LOADED: {
+          target: "deciding",
+          actions: assign({ stored: ({ event }) => event.output.stored, dirty: ({ context, event }) => union(context.dirty, event.output.changed) }),
+        },
+        FAILED: { target: "failed" },
       },
     },
     deciding: {
@@ -139,17 +179,16 @@ export const patientActorMachine = setup({
       ],
     },
     processing: {
-      invoke: {
-        src: "process",
-        input: ({ context }) => ({ stored: context.stored!, mailbox: context.mailbox }),
-        onDone: {
+      entry: "process",
+      on: {
+        PROCESSED: {
           target: "deciding",
           actions: assign({
             stored: ({ event }) => event.output.stored,
             dirty: ({ context, event }) => union(context.dirty, event.output.changed),
           }),
         },
-        onError: { target: "failed" },
+        FAILED: { target: "failed" },
       },
     },
     settling: {
@@ -163,7 +202,7 @@ export const patientActorMachine = setup({
       // for `renderWait` while the engine stayed busy passivates: holding its state only to
       // render later would keep every patient of a long backlog (a job's replay) in memory.
       // The engine renders its views from Redis once it catches up (or a read does first).
-      // Waiting invokes nothing: under load every delivery takes thousands of actors out
+      // Waiting starts nothing: under load every delivery takes thousands of actors out
       // of this state.
       entry: "awaitIdle",
       exit: "leaveIdle",
@@ -171,16 +210,16 @@ export const patientActorMachine = setup({
       on: { IDLE: { target: "rendering" }, WAKE: { target: "processing" }, RELOAD: { target: "loading" }, PASSIVATE: { target: "passivated" } },
     },
     rendering: {
-      invoke: {
-        src: "renderViews",
-        input: ({ context }) => ({ stored: context.stored!, modules: context.dirty }),
-        // A failed render is retried by the next change; reads fall back to rendering on demand.
-        onDone: { target: "deciding", actions: assign({ dirty: () => [] }) },
-        onError: { target: "deciding", actions: assign({ dirty: () => [] }) },
+      entry: [assign({ render: ({ context }) => context.render + 1 }), "render"],
+      // A failed render is retried by the next change; reads fall back to rendering on demand.
+      on: {
+        RENDERED: { guard: "currentRender", target: "deciding", actions: assign({ dirty: () => [] }) },
+        WAKE: { target: "processing" },
+        RELOAD: { target: "loading" },
+        PASSIVATE: { target: "passivated" },
       },
       // A render stuck on its save (Redis unreachable) must not pin the actor in memory.
       after: { idle: { target: "passivated" } },
-      on: { WAKE: { target: "processing" }, RELOAD: { target: "loading" }, PASSIVATE: { target: "passivated" } },
     },
     idle: {
       after: { idle: { target: "passivated" } },

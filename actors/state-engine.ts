@@ -1,5 +1,5 @@
 import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
-import { createActor, fromPromise, type ActorRefFrom } from "xstate";
+import { createActor, type ActorRefFrom } from "xstate";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { readSubject } from "../infra/nats/log-history.js";
 import { byteBoundedPull } from "../infra/nats/byte-bounded-pull.js";
@@ -10,7 +10,7 @@ import type { ModuleKey } from "../readmodels/module.js";
 import { MODULE_KEYS } from "../readmodels/registry.js";
 import { viewsAffectedBy, type ViewType } from "../readmodels/views/index.js";
 import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "./apply-logs.js";
-import { patientActorMachine, type Delivery, type DrainResult, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
+import { patientActorMachine, report, type Delivery, type DrainResult, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
 import { Mailbox } from "./mailbox.js";
 import { IdleGate } from "./idle-gate.js";
 import { renderCachedViews, staleViews } from "./view-cache.js";
@@ -87,11 +87,15 @@ export class StateEngine {
           if (self.getSnapshot().status === "active") self.send({ type: "IDLE" });
         }),
         leaveIdle: ({ self }) => this.idle.unpark(self),
-      },
-      actors: {
-        load: fromPromiseOf(async (input: LoadInput) => this.load(input, now())),
-        process: fromPromiseOf(async ({ stored, mailbox }: { stored: StoredPatientState; mailbox: Mailbox }) => this.drain(stored, mailbox, now)),
-        renderViews: fromPromiseOf(async ({ stored, modules }: { stored: StoredPatientState; modules: ModuleKey[] }) => this.renderViews(stored, viewsAffectedBy(modules))),
+        load: ({ context: c, self }) =>
+          report(self, () => this.load({ patient_id: c.patient_id, organization_id: c.organization_id, project_id: c.project_id, firstQueuedSeq: c.mailbox.minSeq() }, now()), (output) => ({ type: "LOADED", output })),
+        process: ({ context: c, self }) => report(self, () => this.drain(c.stored!, c.mailbox, now), (output) => ({ type: "PROCESSED", output })),
+        render: ({ context: c, self }) => {
+          const render = c.render;
+          // Failed or not, the render is over: a failed one is retried by the next change.
+          const done = () => ({ type: "RENDERED", render }) as const;
+          report(self, () => this.renderViews(c.stored!, viewsAffectedBy(c.dirty)).catch((err) => this.deps.log.warn({ err, patient_id: c.patient_id }, "view render failed; reads render on demand")), done);
+        },
       },
     });
   }
@@ -406,9 +410,4 @@ class JetStreamDelivery implements Delivery {
     this.m.nak(1_000);
     this.idle.leave();
   }
-}
-
-/** xstate's fromPromise, taking the input directly. */
-function fromPromiseOf<O, I>(fn: (input: I) => Promise<O>) {
-  return fromPromise<O, I>(({ input }) => fn(input));
 }
