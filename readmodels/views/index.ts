@@ -9,7 +9,7 @@ import type { PatientState } from "../patient-state.js";
 import { deviceSnapshot } from "./device.js";
 import { engagementSnapshot } from "./engagement.js";
 import { labsSnapshot } from "./labs.js";
-import { asOfOf, canonical, clean, newestFirst, shortHash, windowOf } from "./lib.js";
+import { asOfOf, clean, newestFirst, shortHash, windowOf } from "./lib.js";
 import { medicationSnapshot } from "./medication.js";
 import { profileSnapshot } from "./profile.js";
 import { questionnaireSnapshot } from "./questionnaire.js";
@@ -50,6 +50,9 @@ export function viewTitle(type: ViewType): string {
  * Renders one view from the state. The as-of time (valid_from) is the latest updated_at of
  * the view's input modules, so a log that touches no input leaves the view unchanged.
  * view_id hashes the blocks (text, refs and data), not valid_from: same content, same id.
+ * Hashed as plain JSON, not key-sorted: the fold gives a patient's logs byte-identical
+ * state whatever their arrival order (test/unit/readmodels/order.property.test.ts), so the
+ * blocks rendered from it serialize alike too; sorting keys cost half of every render.
  */
 export function renderView(type: ViewType, state: PatientState): View {
   const def = DEFS[type];
@@ -57,7 +60,7 @@ export function renderView(type: ViewType, state: PatientState): View {
   const all = def.blocks(state, windowOf(asOf, state.timezone));
   const blocks = all.filter((b) => b.segment !== "temp");
   const temp = all.filter((b) => b.segment === "temp");
-  return { view_type: type, view_id: `${type}:${shortHash(canonical({ blocks, temp }))}`, valid_from: asOf, valid_to: null, blocks, temp };
+  return { view_type: type, view_id: `${type}:${shortHash(JSON.stringify({ blocks, temp }))}`, valid_from: asOf, valid_to: null, blocks, temp };
 }
 
 /** A markdown document: title, one `##` section per block, then the temp blocks under "## To follow up". */

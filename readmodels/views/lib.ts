@@ -148,36 +148,6 @@ export function cmp(a: string, b: string): number {
 }
 
 /**
- * JSON with object keys sorted: equal content gives equal text whatever the key order.
- * Built by appending to one string rather than with map/join and templates: every view
- * render hashes its blocks through this, and a profile of background renders had it on top.
- */
-export function canonical(v: unknown): string {
-  if (typeof v !== "object" || v === null) return JSON.stringify(v) ?? "null";
-  if (Array.isArray(v)) {
-    let out = "[";
-    for (let i = 0; i < v.length; i++) {
-      if (i > 0) out += ",";
-      const x: unknown = v[i];
-      out += x === undefined ? "null" : canonical(x);
-    }
-    return out + "]";
-  }
-  const o = v as Record<string, unknown>;
-  const keys = Object.keys(o).sort();
-  let out = "{";
-  let first = true;
-  for (const k of keys) {
-    const x = o[k];
-    if (x === undefined) continue;
-    if (!first) out += ",";
-    first = false;
-    out += JSON.stringify(k) + ":" + canonical(x);
-  }
-  return out + "}";
-}
-
-/**
  * 64 bits of FNV-1a as two 32-bit lanes (standard offset basis, and a second basis),
  * 16 hex characters. An id for equal content, not a security property.
  */

@@ -4,6 +4,7 @@ import { LOG_TYPES, type LogType } from "../../../src/catalog/log-types.js";
 import type { LogRecord } from "../../../readmodels/log-record.js";
 import { applyInArrivalOrder, given } from "./given.js";
 import { SAMPLES } from "./samples.js";
+import { renderView, VIEW_TYPES } from "../../../readmodels/views/index.js";
 
 // Few distinct instants, so equal timestamps (broken by acceptance order) are common.
 const instant = fc.integer({ min: 0, max: 11 }).map((h) => `2025-03-0${1 + (h % 3)}T${String(h * 2).padStart(2, "0")}:00:00Z`);
@@ -61,6 +62,17 @@ describe("fold order", () => {
         expect(JSON.stringify(given(shuffled, "America/New_York"))).toBe(JSON.stringify(given(logs, "America/New_York")));
       }),
       { numRuns: Number(process.env.FC_RUNS ?? 300) },
+    );
+  });
+
+  it("renders the same views, view_id included, for any arrival order (the id hashes the blocks' JSON as rendered)", () => {
+    fc.assert(
+      fc.property(permuted(LOG_TYPES, 40), ([logs, shuffled]) => {
+        const a = given(shuffled, "America/New_York");
+        const b = given(logs, "America/New_York");
+        for (const t of VIEW_TYPES) expect(renderView(t, a)).toEqual(renderView(t, b));
+      }),
+      { numRuns: Number(process.env.FC_RUNS ?? 100) },
     );
   });
 
