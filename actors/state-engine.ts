@@ -25,7 +25,7 @@ export interface StateEngineOptions {
   viewDebounceMs?: number;
   /** A patient waiting this long to render while the engine stays busy is passivated. @default 5_000 */
   renderWaitMs?: number;
-  /** Most patients held in memory; past it the idlest are passivated. @default 5_000 */
+  /** Most patients held in memory; past it the least recently fed are passivated. @default 1_000 */
   maxActive?: number;
 }
 
@@ -77,7 +77,7 @@ export class StateEngine {
     },
     private readonly options: StateEngineOptions,
   ) {
-    this.maxActive = options.maxActive ?? 5_000;
+    this.maxActive = options.maxActive ?? 1_000;
     const now = deps.now ?? (() => new Date().toISOString());
     this.machine = patientActorMachine.provide({
       delays: { idle: options.idleMs ?? 60_000, viewDebounce: options.viewDebounceMs ?? 250, renderWait: options.renderWaitMs ?? 5_000 },

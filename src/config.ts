@@ -142,7 +142,7 @@ export function loadConfig(env: Env = process.env): Config {
     actorIdleMs: int(env, "PSS_ACTOR_IDLE_MS", 60_000, 10, 3_600_000),
     viewDebounceMs: int(env, "PSS_VIEW_DEBOUNCE_MS", 1_000, 0, 60_000),
     renderWaitMs: int(env, "PSS_RENDER_WAIT_MS", 5_000, 10, 3_600_000),
-    maxActivePatients: int(env, "PSS_MAX_ACTIVE_PATIENTS", 5_000, 1, 10_000_000),
+    maxActivePatients: int(env, "PSS_MAX_ACTIVE_PATIENTS", 1_000, 1, 10_000_000),
     rateLimitMax: int(env, "PSS_RATE_LIMIT_MAX", 10_000, 0, 100_000_000),
     rateLimitWindowMs: int(env, "PSS_RATE_LIMIT_WINDOW_MS", 60_000, 1_000, 86_400_000),
     jobConfirmTimeoutMs: int(env, "PSS_JOB_CONFIRM_TIMEOUT_MS", 7 * 24 * 3600 * 1000, 100, 365 * 24 * 3600 * 1000),
