@@ -121,8 +121,11 @@ export class StateEngine {
     const consumer: Consumer = await js.consumers.get(names.logsStream, this.options.consumer);
     // Bounded in bytes, not messages: a replay's messages carry a hundred logs each, and
     // nats-server drops output past a client's max_pending (64 MB) as a slow consumer,
-    // which would stall those messages until their ack wait ran out.
-    this.messages = await consumer.consume(byteBoundedPull(8 * 1024 * 1024));
+    // which would stall those messages until their ack wait ran out. Pulls expire after
+    // 5 s, not nats.js's 30: under a backlog at max_ack_pending, the client sometimes
+    // counted on a pull the server had already closed, and no messages came until it
+    // expired (a 30 s stall seen with PSS_WORKERS=2).
+    this.messages = await consumer.consume(byteBoundedPull(8 * 1024 * 1024, { expires: 5_000 }));
     const messages = this.messages;
     this.loop = (async () => {
       for await (const m of messages) this.dispatch(m);
