@@ -135,7 +135,9 @@ export class PatientStateStore {
     patientId: string,
     modules: readonly ModuleKey[],
     view?: string,
-  ): Promise<{ stored: StoredPatientState | null; accepted: number; view: string | null }> {
+    /** False: leave the modules as stored text (`raw`), for a read that answers them as they are. */
+    parse = true,
+  ): Promise<{ stored: StoredPatientState | null; accepted: number; view: string | null; raw: Partial<Record<ModuleKey, string>> }> {
     const fields = ["meta", ...modules.map((k) => MODULE_FIELD + k)];
     const k = this.keys(patientId);
     const [values, accepted, cachedView] = await Promise.all([
@@ -145,9 +147,16 @@ export class PatientStateStore {
     ]);
     const meta = values[0];
     const viewRaw = cachedView ?? null;
-    if (!meta) return { stored: null, accepted: accepted ?? 0, view: viewRaw };
-    const present = modules.flatMap((m, i) => (values[i + 1] ? [[MODULE_FIELD + m, values[i + 1]!] as [string, string]] : []));
-    return { stored: PatientStateStore.assemble(JSON.parse(meta) as Meta, present), accepted: accepted ?? 0, view: viewRaw };
+    const raw: Partial<Record<ModuleKey, string>> = {};
+    if (!meta) return { stored: null, accepted: accepted ?? 0, view: viewRaw, raw };
+    const present: [string, string][] = [];
+    for (let i = 0; i < modules.length; i++) {
+      const v = values[i + 1];
+      if (!v) continue;
+      raw[modules[i]!] = v;
+      if (parse) present.push([MODULE_FIELD + modules[i]!, v]);
+    }
+    return { stored: PatientStateStore.assemble(JSON.parse(meta) as Meta, present), accepted: accepted ?? 0, view: viewRaw, raw };
   }
 
   /**
@@ -250,6 +259,26 @@ export class PatientStateStore {
     await this.redis.del([k.state, k.events, k.views]);
     await this.redis.zRem(acceptedKey(this.prefix, projectId), patientId);
   }
+}
+
+const CLOCKS_TAIL = ',"clocks":';
+const UPDATED_AT = ',"updated_at":';
+
+/**
+ * A stored module entry as a read answers it (`{module_type, payload, created_at,
+ * updated_at}`), cut from its text without parsing it: the fold builds every entry with
+ * `clocks` last (evolvePatient), and an unescaped `,"clocks":` can only be a key, so the
+ * last one is the entry's own. Parsing a module and serializing it again was most of a
+ * read's allocation, and the collections it caused were the read tail. Text of any other
+ * shape is parsed instead.
+ */
+export function moduleReadJson(raw: string): string {
+  const cut = raw.lastIndexOf(CLOCKS_TAIL);
+  // The fold's layout: clocks right after updated_at, whose value is a timestamp or null.
+  const updated = cut > 0 ? raw.lastIndexOf(UPDATED_AT, cut) : -1;
+  if (updated > 0 && raw.startsWith('{"module_type":') && raw.endsWith("}") && !/[{[]/.test(raw.slice(updated, cut))) return raw.slice(0, cut) + "}";
+  const { module_type, payload, created_at, updated_at } = JSON.parse(raw) as Record<string, unknown>;
+  return JSON.stringify({ module_type, payload, created_at, updated_at });
 }
 
 /** The modules whose entry differs (by reference: the fold is immutable) between two states. */

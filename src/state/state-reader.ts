@@ -1,5 +1,5 @@
 import { emptyStored } from "../../actors/apply-logs.js";
-import { MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "../../actors/state-store.js";
+import { MODEL_FINGERPRINT, moduleReadJson, type PatientStateStore, type StoredPatientState } from "../../actors/state-store.js";
 import { AppError, notFound } from "../errors.js";
 import type { PatientStore } from "../control/patients.js";
 import type { Principal } from "../auth/scopes.js";
@@ -23,6 +23,8 @@ export interface Snapshot {
   current: boolean;
   /** The stored copy of the view the read asked for, fetched with the state (see viewOf). */
   cachedView?: string | null;
+  /** The modules read, as stored text (see stableModulesJson). */
+  raw?: Partial<Record<ModuleKey, string>>;
 }
 
 /**
@@ -58,14 +60,20 @@ export class StateReader {
     return this.caughtUp(principal, patientId, modules, view);
   }
 
+  /** Like snapshot, with the modules left as stored text: for reads that answer them whole. */
+  async rawSnapshot(principal: Principal, patientId: string, modules: readonly ModuleKey[]): Promise<Snapshot> {
+    await this.authorize(principal, patientId);
+    return this.caughtUp(principal, patientId, modules, undefined, false);
+  }
+
   /** The read-your-writes wait of `snapshot`, for a patient the caller may already see. */
-  private async caughtUp(principal: Principal, patientId: string, modules: readonly ModuleKey[], view?: ViewType): Promise<Snapshot> {
+  private async caughtUp(principal: Principal, patientId: string, modules: readonly ModuleKey[], view?: ViewType, parse = true): Promise<Snapshot> {
     const { store } = this.deps;
     let accepted = 0;
     const deadline = Date.now() + this.deps.options.maxWaitMs;
     let touched = false;
     for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
-      const part = await store.loadPart(principal.project_id, patientId, modules, view);
+      const part = await store.loadPart(principal.project_id, patientId, modules, view, parse);
       const stored = part.stored;
       const cachedView = part.view;
       accepted = Math.max(accepted, part.accepted);
@@ -77,10 +85,10 @@ export class StateReader {
         if (accepted > 0) await this.deps.touch({ organization_id: principal.organization_id, project_id: principal.project_id, patient_id: patientId });
       }
       if ((stored?.applied_seq ?? 0) >= accepted && (accepted === 0 || stored?.fingerprint === MODEL_FINGERPRINT)) {
-        return { stored: stored ?? emptyStored(patientId, "UTC", principal.organization_id, principal.project_id), current: true, cachedView };
+        return { stored: stored ?? emptyStored(patientId, "UTC", principal.organization_id, principal.project_id), current: true, cachedView, raw: part.raw };
       }
       if (Date.now() >= deadline) {
-        return { stored: stored ?? emptyStored(patientId, "UTC", principal.organization_id, principal.project_id), current: false, cachedView };
+        return { stored: stored ?? emptyStored(patientId, "UTC", principal.organization_id, principal.project_id), current: false, cachedView, raw: part.raw };
       }
       await sleep(delay);
     }
@@ -95,6 +103,29 @@ export class StateReader {
       if (e) modules[k] = toModuleRead(e);
     }
     return modules;
+  }
+
+  /**
+   * The stable modules of a raw snapshot as the JSON object a read answers, built from
+   * the stored text (moduleReadJson) in catalog order, modules without data left out.
+   */
+  stableModulesJson(snap: Snapshot, only?: string[]): string {
+    const keys = only && only.length > 0 ? only : STABLE_MODULES;
+    for (const k of keys) assertModule(k, "stable");
+    let out = "{";
+    for (const k of STABLE_MODULES) {
+      const raw = keys.includes(k) ? snap.raw?.[k] : undefined;
+      if (raw === undefined) continue;
+      out += (out.length > 1 ? "," : "") + JSON.stringify(k) + ":" + moduleReadJson(raw);
+    }
+    return out + "}";
+  }
+
+  /** One event-state module of a raw snapshot as JSON text; a module with no data yet answers its empty payload. */
+  eventModuleJson(snap: Snapshot, moduleType: string): string {
+    assertModule(moduleType, "event");
+    const raw = snap.raw?.[moduleType as EventKey];
+    return raw === undefined ? JSON.stringify(this.eventModule(snap.stored, moduleType)) : moduleReadJson(raw);
   }
 
   eventModuleList(s: StoredPatientState) {

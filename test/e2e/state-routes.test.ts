@@ -38,6 +38,17 @@ describe("state reads over REST", () => {
     expect(labs.payload.results[0]).toMatchObject({ loinc_code: "2345-7", latest: { value_numeric: 210, abnormal_flag: "H" } });
   });
 
+  it("answers module reads as JSON with exactly the entry fields, the stored clocks left out", async () => {
+    for (const url of [`/v1/state/${pid}/stable`, `/v1/state/${pid}/event-modules/lab_results`]) {
+      const r = await get(url);
+      expect(r.headers["content-type"]).toBe("application/json; charset=utf-8");
+      expect(r.body).not.toContain('"clocks"');
+    }
+    const stable = (await get(`/v1/state/${pid}/stable`)).json();
+    for (const m of Object.values(stable.modules) as Record<string, unknown>[]) expect(Object.keys(m)).toEqual(["module_type", "payload", "created_at", "updated_at"]);
+    expect(Object.keys((await get(`/v1/state/${pid}/event-modules/lab_results`)).json())).toEqual(["patient_id", "module_type", "payload", "created_at", "updated_at"]);
+  });
+
   it("answers 404 naming the known modules for an unknown module, and an empty payload for a known one without data", async () => {
     const r = await get(`/v1/state/${pid}/event-modules/moonphase`);
     expect(r.statusCode).toBe(404);

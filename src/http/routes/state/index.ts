@@ -15,6 +15,15 @@ export function markFreshness(reply: FastifyReply, snap: Snapshot): void {
   if (!snap.current) reply.header("x-pss-stale", "true");
 }
 
+/**
+ * Answers JSON already serialized (modules cut from their stored text, see
+ * moduleReadJson): Fastify sends a string as it is, past the response schema's
+ * serializer, which documents the shape still.
+ */
+function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
+  return reply.type("application/json; charset=utf-8").send(json);
+}
+
 /** REST twins of the MCP state tools (contract "State reads"). */
 export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services: s }) => {
   const config = { scope: "sdk:state-read" as const };
@@ -36,9 +45,9 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     async (req, reply) => {
       const only = csv(req.query.modules);
       for (const k of only ?? []) assertModule(k, "stable");
-      const snap = await reader.snapshot(req.principal, req.params.pid, (only as ModuleKey[] | undefined) ?? STABLE_MODULES);
+      const snap = await reader.rawSnapshot(req.principal, req.params.pid, (only as ModuleKey[] | undefined) ?? STABLE_MODULES);
       markFreshness(reply, snap);
-      return { patient_id: req.params.pid, modules: reader.stableModules(snap.stored, only) as Record<string, typeof ModuleRead.static> };
+      return sendJsonText(reply, `{"patient_id":${JSON.stringify(req.params.pid)},"modules":${reader.stableModulesJson(snap, only)}}`);
     },
   );
 
@@ -75,9 +84,9 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     },
     async (req, reply) => {
       assertModule(req.params.module_type, "event");
-      const snap = await reader.snapshot(req.principal, req.params.pid, [req.params.module_type]);
+      const snap = await reader.rawSnapshot(req.principal, req.params.pid, [req.params.module_type as ModuleKey]);
       markFreshness(reply, snap);
-      return { patient_id: req.params.pid, ...reader.eventModule(snap.stored, req.params.module_type) } as typeof ModuleRead.static & { patient_id: string };
+      return sendJsonText(reply, `{"patient_id":${JSON.stringify(req.params.pid)},${reader.eventModuleJson(snap, req.params.module_type).slice(1)}`);
     },
   );
 
