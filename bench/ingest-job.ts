@@ -71,11 +71,14 @@ try {
   let stage = "";
   let job = created.json;
   let tDone = 0;
+  /** Highest anonymous RSS seen by the 0.5 s polls (a sample, not the kernel's peak). */
+  let peakAnon = 0;
   for (;;) {
     await new Promise((r) => setTimeout(r, 500));
     job = (await call(svc.pool, svc.adminKey, "GET", `/v1/ingestion/jobs/${created.json.job_id}`)).json;
     const now = performance.now();
     const m = rss(pid);
+    peakAnon = Math.max(peakAnon, m.anon);
     if (job.stage !== stage) {
       stage = job.stage;
       stages[stage] = now;
@@ -112,6 +115,8 @@ try {
         seconds: { upload: +((tUpload - t0) / 1000).toFixed(1), ...perStage, total: +elapsed.toFixed(1) },
         logs_per_second: Math.round((stageOnly ? job.logs_staged : job.logs_processed) / elapsed),
         service_peak_rss_mb: rss(pid).peak,
+        service_peak_anon_rss_mb_sampled: peakAnon,
+        service_file_rss_mb_at_end: rss(pid).file,
         cpu_cores: { service: +(cpu / elapsed).toFixed(2), nats_server: +((natsServerCpu() - nats0) / elapsed).toFixed(2) },
       },
       null,

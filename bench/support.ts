@@ -16,11 +16,15 @@ export interface ServiceUnderTest {
   stop(): Promise<void>;
 }
 
-/** Peak and current RSS of a process, in MB (VmHWM, VmRSS). */
-export function rss(pid: number): { peak: number; now: number } {
+/**
+ * Peak and current RSS of a process, in MB (VmHWM, VmRSS), and the current split into
+ * anonymous memory and file-backed pages (RssAnon, RssFile): embedded ClickHouse's
+ * library alone maps 150-250 MB of code into the service's RSS.
+ */
+export function rss(pid: number): { peak: number; now: number; anon: number; file: number } {
   const s = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)?.[1] ?? 0);
-  return { peak: Math.round(kb("VmHWM") / 1024), now: Math.round(kb("VmRSS") / 1024) };
+  const mb = (k: string) => Math.round(Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)?.[1] ?? 0) / 1024);
+  return { peak: mb("VmHWM"), now: mb("VmRSS"), anon: mb("RssAnon"), file: mb("RssFile") };
 }
 
 /** Starts the real service (`node --import tsx src/main.ts`) in its own process and namespace. */
