@@ -7,7 +7,7 @@ import { EVENT_MODULES, STABLE_MODULES, type EventKey, type ModuleKey, type Stab
 import { MODELS, MODULE_KEYS } from "../../readmodels/registry.js";
 import { moduleEntry, toModuleRead } from "../../readmodels/patient-state.js";
 import { isViewType, renderView, VIEW_INPUTS, VIEW_TYPES, type View, type ViewType } from "../../readmodels/views/index.js";
-import { currentCachedView, encodeCachedView } from "../../actors/view-cache.js";
+import { currentCachedView, currentCachedViewAnswer, encodeCachedView } from "../../actors/view-cache.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -151,6 +151,18 @@ export class StateReader {
   async view(s: StoredPatientState, viewType: string): Promise<View> {
     assertViewType(viewType);
     return currentCachedView(await this.deps.store.loadView(s.state.patient_id, viewType), s, viewType) ?? this.renderAndKeep(s, viewType);
+  }
+
+  /**
+   * The raw view read's answer as JSON text, cut from the stored view when that is
+   * current (currentCachedViewAnswer); null when the view must be rendered or parsed
+   * first (viewOf does both).
+   */
+  async rawViewAnswer(principal: Principal, patientId: string, viewType: string): Promise<{ snap: Snapshot; json: string } | null> {
+    assertViewType(viewType);
+    const snap = await this.snapshot(principal, patientId, [], viewType);
+    const json = currentCachedViewAnswer(snap.cachedView ?? null, snap.stored, viewType, patientId);
+    return json === null ? null : { snap, json };
   }
 
   /**

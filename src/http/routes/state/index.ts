@@ -20,7 +20,7 @@ export function markFreshness(reply: FastifyReply, snap: Snapshot): void {
  * moduleReadJson): Fastify sends a string as it is, past the response schema's
  * serializer, which documents the shape still.
  */
-function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
+export function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
   return reply.type("application/json; charset=utf-8").send(json);
 }
 

@@ -5,7 +5,7 @@ import type { Services } from "../../../services.js";
 import { assertViewType } from "../../../state/state-reader.js";
 import { recentEntries, renderMarkdown, VIEW_INPUTS } from "../../../../readmodels/views/index.js";
 import { Nullable, responses } from "../../schemas.js";
-import { markFreshness } from "./index.js";
+import { markFreshness, sendJsonText } from "./index.js";
 import { BlockSchema, PatientParams } from "./schemas.js";
 
 const ViewParams = Type.Object({ pid: PatientParams.properties.pid, view_type: Type.String() });
@@ -75,6 +75,14 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     },
     async (req, reply) => {
       assertViewType(req.params.view_type);
+      if (req.query.format !== "markdown") {
+        // A current stored view answers as it is stored, without a parse.
+        const stored = await reader.rawViewAnswer(req.principal, req.params.pid, req.params.view_type);
+        if (stored) {
+          markFreshness(reply, stored.snap);
+          return sendJsonText(reply, stored.json);
+        }
+      }
       const { snap, view: v } = await reader.viewOf(req.principal, req.params.pid, req.params.view_type);
       markFreshness(reply, snap);
       if (req.query.format === "markdown") {
