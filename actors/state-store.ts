@@ -135,7 +135,7 @@ export class PatientStateStore {
     patientId: string,
     modules: readonly ModuleKey[],
     view?: string,
-    /** False: leave the modules as stored text (`raw`), for a read that answers them as they are. */
+    /** False: leave the modules as stored text (`raw`, empty otherwise), for a read that answers them as they are. */
     parse = true,
   ): Promise<{ stored: StoredPatientState | null; accepted: number; view: string | null; raw: Partial<Record<ModuleKey, string>> }> {
     const fields = ["meta", ...modules.map((k) => MODULE_FIELD + k)];
@@ -153,8 +153,8 @@ export class PatientStateStore {
     for (let i = 0; i < modules.length; i++) {
       const v = values[i + 1];
       if (!v) continue;
-      raw[modules[i]!] = v;
       if (parse) present.push([MODULE_FIELD + modules[i]!, v]);
+      else raw[modules[i]!] = v;
     }
     return { stored: PatientStateStore.assemble(JSON.parse(meta) as Meta, present), accepted: accepted ?? 0, view: viewRaw, raw };
   }

@@ -52,7 +52,7 @@ export interface Config {
    * up. @default 5_000 ms
    */
   renderWaitMs: number;
-  /** Patients held in memory by the state engine (about 45 KB each with long histories). @default 5_000 */
+  /** Patients held in memory by the state engine (about 80 KB of RSS each in bench:state); past it the least recently fed are passivated. @default 1_000 */
   maxActivePatients: number;
   /**
    * Requests one API key (with the JWTs and patient tokens minted from it; or one IP

@@ -155,23 +155,23 @@ export class StateReader {
 
   /**
    * The raw view read's answer as JSON text, cut from the stored view when that is
-   * current (currentCachedViewAnswer); null when the view must be rendered or parsed
-   * first (viewOf does both).
+   * current (currentCachedViewAnswer); json null when the view must be rendered or parsed
+   * first: viewOf does both, given this snapshot so it does not read it again.
    */
-  async rawViewAnswer(principal: Principal, patientId: string, viewType: string): Promise<{ snap: Snapshot; json: string } | null> {
+  async rawViewAnswer(principal: Principal, patientId: string, viewType: string): Promise<{ snap: Snapshot; json: string | null }> {
     assertViewType(viewType);
     const snap = await this.snapshot(principal, patientId, [], viewType);
-    const json = currentCachedViewAnswer(snap.cachedView ?? null, snap.stored, viewType, patientId);
-    return json === null ? null : { snap, json };
+    return { snap, json: currentCachedViewAnswer(snap.cachedView ?? null, snap.stored, viewType, patientId) };
   }
 
   /**
    * One view as current as the patient's state, reading no module when the stored view is
-   * still current (the common case: only its inputs' last change matters).
+   * still current (the common case: only its inputs' last change matters). `read`: the
+   * patient's meta and stored view, when the caller has read them already (rawViewAnswer).
    */
-  async viewOf(principal: Principal, patientId: string, viewType: string): Promise<{ snap: Snapshot; view: View }> {
+  async viewOf(principal: Principal, patientId: string, viewType: string, read?: Snapshot): Promise<{ snap: Snapshot; view: View }> {
     assertViewType(viewType);
-    const meta = await this.snapshot(principal, patientId, [], viewType);
+    const meta = read ?? (await this.snapshot(principal, patientId, [], viewType));
     const cached = currentCachedView(meta.cachedView ?? null, meta.stored, viewType);
     if (cached) return { snap: meta, view: cached };
     // Stale or missing: the inputs, with the stored view again (the engine may have just

@@ -75,15 +75,13 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     },
     async (req, reply) => {
       assertViewType(req.params.view_type);
-      if (req.query.format !== "markdown") {
-        // A current stored view answers as it is stored, without a parse.
-        const stored = await reader.rawViewAnswer(req.principal, req.params.pid, req.params.view_type);
-        if (stored) {
-          markFreshness(reply, stored.snap);
-          return sendJsonText(reply, stored.json);
-        }
+      // A current stored view answers a raw read as it is stored, without a parse.
+      const raw = req.query.format === "markdown" ? undefined : await reader.rawViewAnswer(req.principal, req.params.pid, req.params.view_type);
+      if (raw?.json) {
+        markFreshness(reply, raw.snap);
+        return sendJsonText(reply, raw.json);
       }
-      const { snap, view: v } = await reader.viewOf(req.principal, req.params.pid, req.params.view_type);
+      const { snap, view: v } = await reader.viewOf(req.principal, req.params.pid, req.params.view_type, raw?.snap);
       markFreshness(reply, snap);
       if (req.query.format === "markdown") {
         return reply.type("text/markdown; charset=utf-8").serializer((x: unknown) => x as string).send(renderMarkdown(v) as never);
