@@ -125,6 +125,8 @@ export const patientActorMachine = setup({
     /** Renders and stores the views that read `context.dirty`; reports RENDERED with `context.render`, failed or not. */
     render: unprovided("render") as (args: WorkArgs) => void,
     failAll: ({ context }) => context.mailbox.failAll(),
+    /** Says why loading or processing failed (provided by the state engine, which logs it). */
+    logFailure: (_: { context: Context; event: PatientActorEvent }) => undefined,
     /** Asks the engine for IDLE once it has nothing left to apply (provided by the state engine). */
     awaitIdle: () => undefined,
     /** Withdraws that request. */
@@ -167,7 +169,7 @@ export const patientActorMachine = setup({
           target: "deciding",
           actions: assign({ stored: ({ event }) => event.output.stored, dirty: ({ context, event }) => union(context.dirty, event.output.changed) }),
         },
-        FAILED: { target: "failed" },
+        FAILED: { target: "failed", actions: "logFailure" },
       },
     },
     deciding: {
@@ -188,7 +190,7 @@ export const patientActorMachine = setup({
             dirty: ({ context, event }) => union(context.dirty, event.output.changed),
           }),
         },
-        FAILED: { target: "failed" },
+        FAILED: { target: "failed", actions: "logFailure" },
       },
     },
     settling: {

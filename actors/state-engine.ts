@@ -1,8 +1,8 @@
-import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
+import { AckPolicy, DeliverPolicy, type Consumer, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
 import { createActor, type ActorRefFrom } from "xstate";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { readSubject } from "../infra/nats/log-history.js";
-import { byteBoundedPull } from "../infra/nats/byte-bounded-pull.js";
+import { PacedPull } from "../infra/nats/paced-pull.js";
 import type { TopologyNames } from "../infra/nats/topology.js";
 import type { PatientStore } from "../src/control/patients.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
@@ -13,6 +13,7 @@ import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "./appl
 import { patientActorMachine, report, type Delivery, type DrainResult, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
 import { Mailbox } from "./mailbox.js";
 import { IdleGate } from "./idle-gate.js";
+import { InflightBudget } from "./inflight-budget.js";
 import { renderCachedViews, staleViews } from "./view-cache.js";
 import { changedModules, EVENTS_KEPT, MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "./state-store.js";
 
@@ -27,7 +28,16 @@ export interface StateEngineOptions {
   renderWaitMs?: number;
   /** Most patients held in memory; past it the least recently fed are passivated. @default 1_000 */
   maxActive?: number;
+  /**
+   * Bytes of delivered, not yet acknowledged messages held at most (as read from the
+   * stream; parsed, they take several times that); the consumer reads on once under it.
+   * @default 16 MiB
+   */
+  maxInflightBytes?: number;
 }
+
+/** Messages one pull may bring (see PacedPull). */
+const PULL_MESSAGES = 50;
 
 type PatientActor = ActorRefFrom<typeof patientActorMachine>;
 
@@ -47,9 +57,10 @@ export class StateEngine {
   private stopping = false;
   /** Patients whose actor failed: the next one replays from JetStream, not trusting order. */
   private readonly replayNext = new Set<string>();
-  private messages: ConsumerMessages | null = null;
+  private messages: PacedPull | null = null;
   /** Deliveries not yet applied: views render only when there are none. */
   private readonly idle = new IdleGate();
+  private readonly inflight: InflightBudget;
   private loop: Promise<void> | null = null;
   /**
    * Patients passivated before their views were rendered (evicted under load, or idle
@@ -61,6 +72,7 @@ export class StateEngine {
   private unrenderedParked = false;
   private readonly unrenderedKey = {};
   private readonly deferredRenders = new Set<Promise<void>>();
+  /** applied_logs counts logs folded: a replay folds the patient's whole history again. */
   readonly stats = { delivered: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0 };
   private readonly machine;
   private readonly maxActive: number;
@@ -78,6 +90,7 @@ export class StateEngine {
     private readonly options: StateEngineOptions,
   ) {
     this.maxActive = options.maxActive ?? 1_000;
+    this.inflight = new InflightBudget(options.maxInflightBytes ?? 16 * 1024 * 1024);
     const now = deps.now ?? (() => new Date().toISOString());
     this.machine = patientActorMachine.provide({
       delays: { idle: options.idleMs ?? 60_000, viewDebounce: options.viewDebounceMs ?? 250, renderWait: options.renderWaitMs ?? 5_000 },
@@ -87,6 +100,9 @@ export class StateEngine {
           if (self.getSnapshot().status === "active") self.send({ type: "IDLE" });
         }),
         leaveIdle: ({ self }) => this.idle.unpark(self),
+        logFailure: ({ context, event }) => {
+          if (event.type === "FAILED") this.deps.log.warn({ err: event.error, patient_id: context.patient_id }, "patient actor failed; its deliveries come again and its next actor replays the patient");
+        },
         load: ({ context: c, self }) =>
           report(self, () => this.load({ patient_id: c.patient_id, organization_id: c.organization_id, project_id: c.project_id, firstQueuedSeq: c.mailbox.minSeq() }, now()), (output) => ({ type: "LOADED", output })),
         process: ({ context: c, self }) => report(self, () => this.drain(c.stored!, c.mailbox, now), (output) => ({ type: "PROCESSED", output })),
@@ -104,6 +120,11 @@ export class StateEngine {
     return this.actors.size;
   }
 
+  /** Bytes of delivered messages not yet acknowledged: now, at most so far, and the limit. */
+  inflightStats(): ReturnType<InflightBudget["stats"]> {
+    return this.inflight.stats();
+  }
+
   async start(): Promise<void> {
     const { jsm, js, names } = this.deps;
     await jsm.consumers
@@ -119,13 +140,17 @@ export class StateEngine {
         if (!String(err.message).includes("already in use") && !String(err.message).includes("exists")) throw err;
       });
     const consumer: Consumer = await js.consumers.get(names.logsStream, this.options.consumer);
-    // Bounded in bytes, not messages: a replay's messages carry a hundred logs each, and
-    // nats-server drops output past a client's max_pending (64 MB) as a slow consumer,
-    // which would stall those messages until their ack wait ran out. Pulls expire after
-    // 5 s, not nats.js's 30: under a backlog at max_ack_pending, the client sometimes
-    // counted on a pull the server had already closed, and no messages came until it
-    // expired (a 30 s stall seen with PSS_WORKERS=2).
-    this.messages = await consumer.consume(byteBoundedPull(8 * 1024 * 1024, { expires: 5_000 }));
+    // Read only while what is held stays under the in-flight budget (see InflightBudget):
+    // a backlog of 6,000 hundred-log messages, read whole by consume(), took 1.9 GB and
+    // 2,000 patients loading at once, and outlived its ack wait. Pulls expire after 5 s,
+    // not nats.js's 30: a pull the server had closed under a backlog once stalled the
+    // client until it expired.
+    this.messages = new PacedPull(consumer, {
+      maxMessages: PULL_MESSAGES,
+      expires: 5_000,
+      room: () => this.inflight.room(),
+      onError: (err) => this.deps.log.warn({ err }, "state engine pull failed; pulling again"),
+    });
     const messages = this.messages;
     this.loop = (async () => {
       for await (const m of messages) this.dispatch(m);
@@ -158,6 +183,7 @@ export class StateEngine {
   async stop(): Promise<void> {
     this.stopping = true;
     this.messages?.stop();
+    this.inflight.release();
     await this.loop;
     for (const a of this.actors.values()) a.stop();
     this.actors.clear();
@@ -180,7 +206,9 @@ export class StateEngine {
       return;
     }
     this.idle.enter();
-    this.mailboxOf(patient_id!).push(new JetStreamDelivery(m, body.logs, this.idle));
+    const delivery = new JetStreamDelivery(m, body.logs, this.idle, this.inflight);
+    this.inflight.take(delivery.bytes);
+    this.mailboxOf(patient_id!).push(delivery);
     const existing = this.activeActor(patient_id!);
     if (existing) {
       // Most recently fed last: eviction takes the patients whose logs stopped longest ago.
@@ -341,6 +369,7 @@ export class StateEngine {
     }
     // Redis lost the state, a reducer changed, or the last actor failed: replay.
     const r = await this.replay(empty, now);
+    this.stats.applied_logs += r.events.length;
     return { stored: r.stored, changed: r.stored.applied_seq > 0 ? [...MODULE_KEYS] : [] };
   }
 
@@ -394,23 +423,32 @@ const DEFERRED_RENDERS_AT_ONCE = 4;
 class JetStreamDelivery implements Delivery {
   readonly seq: number;
   readonly redelivered: boolean;
+  /** Size as read from the stream, counted against the engine's in-flight budget. */
+  readonly bytes: number;
 
   constructor(
     private readonly m: JsMsg,
     readonly logs: Delivery["logs"],
     private readonly idle: IdleGate,
+    private readonly inflight: InflightBudget,
   ) {
     this.seq = m.seq;
     this.redelivered = m.redelivered;
+    this.bytes = m.data.length;
   }
 
   ack(): void {
     this.m.ack();
-    this.idle.leave();
+    this.done();
   }
 
   nak(): void {
     this.m.nak(1_000);
+    this.done();
+  }
+
+  private done(): void {
     this.idle.leave();
+    this.inflight.give(this.bytes);
   }
 }

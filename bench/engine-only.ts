@@ -3,9 +3,12 @@
  * real write path), then a fresh engine applies them; prints logs/s and CPU per log.
  * Isolates the fold and its I/O from HTTP ingest. Each 100-log batch covers 10 patients
  * (ten logs per JetStream message); SPREAD=1 spreads it over 100 (one log per message, as
- * in bench/state.ts). PROFILE=file.cpuprofile profiles the apply phase.
+ * in bench/state.ts); ONE_PATIENT=1 gives each batch to one patient (a hundred logs per
+ * message, as a job's replay writes them). BATCHES sets the number of batches (500).
+ * Prints the process's peak RSS too: the whole backlog waits for the engine when it starts,
+ * as after an outage. PROFILE=file.cpuprofile profiles the apply phase.
  *
- *   [SPREAD=1] [PROFILE=engine.cpuprofile] npx tsx bench/engine-only.ts
+ *   [SPREAD=1 | ONE_PATIENT=1] [BATCHES=500] [PROFILE=engine.cpuprofile] npx tsx bench/engine-only.ts
  */
 import { loadConfig } from "../src/config.js";
 import { createServices } from "../src/services.js";
@@ -15,6 +18,7 @@ import { StateEngine } from "../actors/state-engine.js";
 import { LOG_MIX } from "./log-mix.js";
 import { deleteKeys } from "../infra/redis.js";
 import { profileIfAsked } from "./profile.js";
+import { readFileSync } from "node:fs";
 const cfg = loadConfig({ PSS_NAMESPACE: `eng${process.pid}`, DATA_DIR: `/tmp/eng${process.pid}`, PSS_ADMIN_KEY: "x".repeat(20), LOG_LEVEL: "silent" });
 const s = await createServices(cfg, "api");
 const scope = { organization_id: "org_default", project_id: "prj_default" };
@@ -22,7 +26,7 @@ const pats: string[] = [];
 for (let i = 0; i < 2000; i++) { const p = newPatient({}, scope, new Date().toISOString()); await s.patients.create(p); pats.push(p.id); }
 let n = 0; const base = Date.UTC(2026, 4, 1);
 for (let b = 0; b < Number(process.env.BATCHES ?? 500); b++) {
-  const logs = Array.from({ length: 100 }, (_, i) => { const m = LOG_MIX[n % LOG_MIX.length]!; const k = n++; return { log_type: m.log_type, patient_id: pats[process.env.SPREAD ? (b * 100 + i) % 2000 : (b * 10 + (i % 10)) % 2000]!, timestamp: new Date(base + k * 1000).toISOString(), payload: m.payload(k) }; });
+  const logs = Array.from({ length: 100 }, (_, i) => { const m = LOG_MIX[n % LOG_MIX.length]!; const k = n++; return { log_type: m.log_type, patient_id: pats[process.env.SPREAD ? (b * 100 + i) % 2000 : process.env.ONE_PATIENT ? b % 2000 : (b * 10 + (i % 10)) % 2000]!, timestamp: new Date(base + k * 1000).toISOString(), payload: m.payload(k) }; });
   await s.logWriter.writeBatch(scope, logs, { atomic: false, at: ["b"] });
 }
 console.log("ingested", n);
@@ -33,7 +37,8 @@ await engine.start();
 while (engine.stats.applied_logs < n) { await new Promise((r) => setTimeout(r, 20)); if (process.env.DEBUG_ENGINE) console.log(engine.stats, engine.activeCount()); }
 const c = process.cpuUsage(c0); const dt = (performance.now() - t0) / 1000;
 await stopProfile();
-console.log("applied", engine.stats.applied_logs, "logs/s", Math.round(n / dt), "cpu us/log", ((c.user + c.system) / n).toFixed(1), engine.stats);
+const peakMb = Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0) / 1024);
+console.log("applied", engine.stats.applied_logs, "logs/s", Math.round(n / dt), "cpu us/log", ((c.user + c.system) / n).toFixed(1), "peak RSS MB", peakMb, "in flight", engine.inflightStats(), engine.stats);
 await engine.stop();
 await destroyTopology(s.nc, cfg.namespace);
 await deleteKeys(s.redis, `${cfg.namespace}:*`);

@@ -55,6 +55,13 @@ export interface Config {
   /** Patients held in memory by the state engine (about 80 KB of RSS each in bench:state); past it the least recently fed are passivated. @default 1_000 */
   maxActivePatients: number;
   /**
+   * Bytes of delivered log messages the state engine holds before it has applied and
+   * acknowledged them (as read from the stream; parsed they take several times that);
+   * it reads on once under it. Bounds the engine's memory while it works through a
+   * backlog. @default 16 MiB
+   */
+  stateInflightBytes: number;
+  /**
    * Requests one API key (with the JWTs and patient tokens minted from it; or one IP
    * address without a credential) may make per rate-limit window; 0 turns limiting off.
    * @default 10_000
@@ -143,6 +150,7 @@ export function loadConfig(env: Env = process.env): Config {
     viewDebounceMs: int(env, "PSS_VIEW_DEBOUNCE_MS", 1_000, 0, 60_000),
     renderWaitMs: int(env, "PSS_RENDER_WAIT_MS", 5_000, 10, 3_600_000),
     maxActivePatients: int(env, "PSS_MAX_ACTIVE_PATIENTS", 1_000, 1, 10_000_000),
+    stateInflightBytes: int(env, "PSS_STATE_INFLIGHT_MB", 16, 1, 4_096) * 1024 * 1024,
     rateLimitMax: int(env, "PSS_RATE_LIMIT_MAX", 10_000, 0, 100_000_000),
     rateLimitWindowMs: int(env, "PSS_RATE_LIMIT_WINDOW_MS", 60_000, 1_000, 86_400_000),
     jobConfirmTimeoutMs: int(env, "PSS_JOB_CONFIRM_TIMEOUT_MS", 7 * 24 * 3600 * 1000, 100, 365 * 24 * 3600 * 1000),

@@ -164,7 +164,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     if (role !== "api") {
       engine = new StateEngine(
         { js: topology.js, jsm: topology.jsm, names: topology.names, store: stateStore, patients, log: options.log ?? console },
-        { consumer: `${config.namespace}_state`, idleMs: config.actorIdleMs, viewDebounceMs: config.viewDebounceMs, renderWaitMs: config.renderWaitMs, maxActive: config.maxActivePatients },
+        { consumer: `${config.namespace}_state`, idleMs: config.actorIdleMs, viewDebounceMs: config.viewDebounceMs, renderWaitMs: config.renderWaitMs, maxActive: config.maxActivePatients, maxInflightBytes: config.stateInflightBytes },
       );
       await engine.start();
       const sub = engine.serveTouch(nc, touchSubject);
