@@ -1,12 +1,12 @@
 import { Readable } from "node:stream";
-import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
+import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
 import type { ClickHouseClient } from "@clickhouse/client";
 import type { TopologyNames } from "../infra/nats/topology.js";
 import type { Redis } from "../infra/redis.js";
 import type { LogRecord } from "../readmodels/log-record.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
 import { numericCopy } from "../readmodels/query/numeric-copy.js";
-import { byteBoundedPull } from "../infra/nats/byte-bounded-pull.js";
+import { PacedPull } from "../infra/nats/paced-pull.js";
 
 /**
  * One row of the ClickHouse `logs` table (infra/clickhouse-schema.ts). `payload` is the
@@ -80,7 +80,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** How long JetStream waits for an ack before delivering again (the durable's ack_wait). */
 const ACK_WAIT_MS = 60_000;
 /**
- * Bytes one pull may bring. nats-server drops messages for a client whose unread output
+ * Bytes one pull should bring. nats-server drops messages for a client whose unread output
  * passes its max_pending (64 MB by default: "slow consumer"), and with ack-all a dropped
  * message would be acknowledged by the next batch's ack. Pulls of a few MB keep far below.
  */
@@ -102,7 +102,7 @@ const PULL_BYTES = 8 * 1024 * 1024;
 export class ClickHouseProjector {
   private running = false;
   private loop: Promise<void> | null = null;
-  private messages: ConsumerMessages | null = null;
+  private messages: PacedPull | null = null;
   private pending: Pending | null = null;
   /** The insert (and ack) in progress, if any; batches commit strictly one after another. */
   private committing: Promise<void> | null = null;
@@ -148,7 +148,16 @@ export class ClickHouseProjector {
         try {
           this.lastDelivery = 0;
           let lost = false;
-          this.messages = await c.consume(byteBoundedPull(PULL_BYTES, { expires: 5_000 }));
+          // Pulled on demand (see PacedPull), not with consume(): consume() pulls again as
+          // messages arrive, so while a full batch waits for its insert, a backlog would
+          // pile up in the client, up to max_ack_pending (200,000 messages). Here the next
+          // pull waits until the loop asks for the next message.
+          this.messages = new PacedPull(c, {
+            pullBytes: PULL_BYTES,
+            expires: 5_000,
+            room: () => Promise.resolve(),
+            onError: (err) => this.deps.log.error({ err }, "clickhouse projector pull failed; pulling again"),
+          });
           for await (const m of this.messages) {
             if (!this.take(m)) {
               lost = true;
@@ -194,7 +203,7 @@ export class ClickHouseProjector {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.pending = null;
-    await this.messages?.close().catch(() => undefined);
+    this.messages?.stop();
     await this.committing;
     for (const until = Date.now() + ACK_WAIT_MS + 1_000; this.running && Date.now() < until; ) await sleep(200);
   }
@@ -249,7 +258,7 @@ export class ClickHouseProjector {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await this.messages?.close().catch(() => undefined);
+    this.messages?.stop();
     await this.loop;
     await this.committing;
     this.pending = null;

@@ -34,10 +34,10 @@ export interface StateEngineOptions {
    * @default 16 MiB
    */
   maxInflightBytes?: number;
+  /** Bytes one pull should bring (see PacedPull). @default 4 MiB */
+  pullBytes?: number;
 }
 
-/** Messages one pull may bring (see PacedPull). */
-const PULL_MESSAGES = 50;
 
 type PatientActor = ActorRefFrom<typeof patientActorMachine>;
 
@@ -146,7 +146,7 @@ export class StateEngine {
     // not nats.js's 30: a pull the server had closed under a backlog once stalled the
     // client until it expired.
     this.messages = new PacedPull(consumer, {
-      maxMessages: PULL_MESSAGES,
+      pullBytes: this.options.pullBytes ?? 4 * 1024 * 1024,
       expires: 5_000,
       room: () => this.inflight.room(),
       onError: (err) => this.deps.log.warn({ err }, "state engine pull failed; pulling again"),

@@ -2,13 +2,17 @@ import type { Consumer, ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 
 export interface PacedPullOptions {
   /**
-   * Messages one pull may bring. In messages, not bytes: nats.js takes one or the other,
-   * and a fetch bounded in bytes is capped at 100 messages by the client, which then waits
-   * for the rest of the bytes after the server has ended the pull at 100 (until its
-   * heartbeats are missed). A message is at most nats-server's max_payload (1 MB by
-   * default), so 50 of them stay below a client's 64 MB max_pending.
+   * Bytes one pull should bring. nats.js bounds a fetch in messages or in bytes, not
+   * both, and a fetch bounded in bytes is capped at 100 messages by the client, which
+   * then waits for the rest of the bytes after the server has ended the pull at 100
+   * (until its heartbeats are missed). So pulls are bounded in messages, as many as
+   * `pullBytes` holds at the average size of the messages read so far (between 1 and
+   * `maxMessages`): a few MB per pull keeps far below the 64 MB of unread output at which
+   * nats-server drops a client's messages as a slow consumer.
    */
-  maxMessages: number;
+  pullBytes: number;
+  /** Most messages one pull may bring. @default 1_000 */
+  maxMessages?: number;
   /** How long a pull stays open waiting for messages (ms). */
   expires: number;
   /** Resolves when the reader can take more messages; awaited before every pull. */
@@ -25,13 +29,16 @@ export interface PacedPullOptions {
  * nats.js's `consume()` pulls again as soon as messages arrive, whether or not the reader
  * has finished with the ones before, so a reader that holds messages until their work is
  * done can only be bounded by the consumer's max_ack_pending, in messages, whatever
- * their size. Here each pull is one `fetch()` of at most `maxMessages`, and the next one
- * is sent only once `room()` resolves: what the reader holds stays within its own budget
- * plus one pull. A pull that finds nothing waits up to `expires` and is sent again.
+ * their size. Here each pull is one `fetch()` of about `pullBytes`, sent when the reader
+ * asks for the next message and `room()` has resolved: what the reader holds stays within
+ * its own budget plus one pull. A pull that finds nothing waits up to `expires` and is
+ * sent again.
  */
 export class PacedPull implements AsyncIterable<JsMsg> {
   private current: ConsumerMessages | null = null;
   private stopped = false;
+  /** Running average of message sizes; the first pull assumes 4 KB. */
+  private averageBytes = 4_096;
 
   constructor(
     private readonly consumer: Consumer,
@@ -49,9 +56,13 @@ export class PacedPull implements AsyncIterable<JsMsg> {
       await this.opts.room();
       if (this.stopped) return;
       try {
-        this.current = await this.consumer.fetch({ max_messages: this.opts.maxMessages, expires: this.opts.expires });
+        const count = Math.max(1, Math.min(this.opts.maxMessages ?? 1_000, Math.floor(this.opts.pullBytes / this.averageBytes)));
+        this.current = await this.consumer.fetch({ max_messages: count, expires: this.opts.expires });
         if (this.stopped) this.current.stop();
-        for await (const m of this.current) yield m;
+        for await (const m of this.current) {
+          this.averageBytes += (m.data.length - this.averageBytes) / 16;
+          yield m;
+        }
       } catch (err) {
         if (this.stopped) return;
         this.opts.onError(err);
