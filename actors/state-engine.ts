@@ -38,7 +38,6 @@ export interface StateEngineOptions {
   pullBytes?: number;
 }
 
-
 type PatientActor = ActorRefFrom<typeof patientActorMachine>;
 
 interface Logger {

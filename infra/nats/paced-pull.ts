@@ -68,6 +68,8 @@ export class PacedPull implements AsyncIterable<JsMsg> {
         this.opts.onError(err);
         await new Promise((r) => setTimeout(r, this.opts.retryMs ?? 1_000));
       } finally {
+        // A reader that broke off mid-pull: the server should stop sending to it.
+        this.current?.stop();
         this.current = null;
       }
     }
