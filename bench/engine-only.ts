@@ -18,7 +18,7 @@ import { StateEngine } from "../actors/state-engine.js";
 import { LOG_MIX } from "./log-mix.js";
 import { deleteKeys } from "../infra/redis.js";
 import { profileIfAsked } from "./profile.js";
-import { readFileSync } from "node:fs";
+import { rss } from "./support.js";
 const cfg = loadConfig({ PSS_NAMESPACE: `eng${process.pid}`, DATA_DIR: `/tmp/eng${process.pid}`, PSS_ADMIN_KEY: "x".repeat(20), LOG_LEVEL: "silent" });
 const s = await createServices(cfg, "api");
 const scope = { organization_id: "org_default", project_id: "prj_default" };
@@ -37,8 +37,7 @@ await engine.start();
 while (engine.stats.applied_logs < n) { await new Promise((r) => setTimeout(r, 20)); if (process.env.DEBUG_ENGINE) console.log(engine.stats, engine.activeCount()); }
 const c = process.cpuUsage(c0); const dt = (performance.now() - t0) / 1000;
 await stopProfile();
-const peakMb = Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0) / 1024);
-console.log("applied", engine.stats.applied_logs, "logs/s", Math.round(n / dt), "cpu us/log", ((c.user + c.system) / n).toFixed(1), "peak RSS MB", peakMb, "in flight", engine.inflightStats(), engine.stats);
+console.log("applied", engine.stats.applied_logs, "logs/s", Math.round(n / dt), "cpu us/log", ((c.user + c.system) / n).toFixed(1), "peak RSS MB", rss(process.pid).peak, "in flight", engine.inflightStats(), engine.stats);
 await engine.stop();
 await destroyTopology(s.nc, cfg.namespace);
 await deleteKeys(s.redis, `${cfg.namespace}:*`);

@@ -98,6 +98,7 @@ try {
   console.log();
   const elapsed = (tDone - t0) / 1000;
   const cpu = svc.cpuSeconds() - cpu0;
+  const rssAtEnd = rss(pid);
   const order = ["VALIDATING", "INSERTING_PATIENTS", "INSERTING_LOGS", "AWAITING_CONFIRMATION", "REPLAYING", "BACKFILLING"].filter((s) => stages[s] !== undefined);
   const perStage = Object.fromEntries(order.map((s, i) => [s, +(((order[i + 1] ? stages[order[i + 1]!]! : tDone) - stages[s]!) / 1000).toFixed(1)]));
   console.log(
@@ -114,9 +115,9 @@ try {
         backfill_status: job.backfill_status,
         seconds: { upload: +((tUpload - t0) / 1000).toFixed(1), ...perStage, total: +elapsed.toFixed(1) },
         logs_per_second: Math.round((stageOnly ? job.logs_staged : job.logs_processed) / elapsed),
-        service_peak_rss_mb: rss(pid).peak,
+        service_peak_rss_mb: rssAtEnd.peak,
         service_peak_anon_rss_mb_sampled: peakAnon,
-        service_file_rss_mb_at_end: rss(pid).file,
+        service_file_rss_mb_at_end: rssAtEnd.file,
         cpu_cores: { service: +(cpu / elapsed).toFixed(2), nats_server: +((natsServerCpu() - nats0) / elapsed).toFixed(2) },
       },
       null,
