@@ -75,6 +75,12 @@ export interface Config {
   maxUploadBytes: number;
   /** Ingestion jobs running at once per engine process; more wait in QUEUED. @default 2 */
   maxRunningJobs: number;
+  /**
+   * REPLAYING writes on a worker thread of its own (actors/ingestion/replay-thread.ts):
+   * jobs replay faster on a second core, at the cost of that thread's heap and
+   * connections (measured in the README). @default false
+   */
+  replayThread: boolean;
 }
 
 export class ConfigError extends Error {
@@ -151,6 +157,7 @@ export function loadConfig(env: Env = process.env): Config {
     renderWaitMs: int(env, "PSS_RENDER_WAIT_MS", 5_000, 10, 3_600_000),
     maxActivePatients: int(env, "PSS_MAX_ACTIVE_PATIENTS", 1_000, 1, 10_000_000),
     stateInflightBytes: int(env, "PSS_STATE_INFLIGHT_MB", 16, 1, 4_096) * 1024 * 1024,
+    replayThread: int(env, "PSS_REPLAY_THREAD", 0, 0, 1) === 1,
     rateLimitMax: int(env, "PSS_RATE_LIMIT_MAX", 10_000, 0, 100_000_000),
     rateLimitWindowMs: int(env, "PSS_RATE_LIMIT_WINDOW_MS", 60_000, 1_000, 86_400_000),
     jobConfirmTimeoutMs: int(env, "PSS_JOB_CONFIRM_TIMEOUT_MS", 7 * 24 * 3600 * 1000, 100, 365 * 24 * 3600 * 1000),

@@ -16,7 +16,8 @@ import { AuditLog } from "./audit/audit-log.js";
 import { PatientStore, type Patient } from "./control/patients.js";
 import { generateJwtSecret, TokenService } from "./auth/tokens.js";
 import { IdempotencyLedger } from "./logs/idempotency-ledger.js";
-import { LogWriter } from "./logs/log-writer.js";
+import type { LogWriter } from "./logs/log-writer.js";
+import { newLogWriter } from "./logs/log-writer-wiring.js";
 import { bootstrapAdmin } from "./control/bootstrap.js";
 import { PatientStateStore } from "../actors/state-store.js";
 import { StateEngine } from "../actors/state-engine.js";
@@ -26,6 +27,7 @@ import { migrate } from "../infra/clickhouse-schema.js";
 import { StateReader } from "./state/state-reader.js";
 import { LogQueryService } from "./query/log-query-service.js";
 import { JobRunner } from "../actors/ingestion/job-runner.js";
+import { ReplayThread } from "../actors/ingestion/replay-thread.js";
 import type { StageDeps } from "../actors/ingestion/stage-deps.js";
 import { JobStore } from "./ingestion/job-store.js";
 import { UploadStore } from "./ingestion/uploads.js";
@@ -129,18 +131,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     const audit = new AuditLog({ publisher, js: topology.js, jsm: topology.jsm, names: topology.names });
     const ledger = new IdempotencyLedger({ publisher, js: topology.js, jsm: topology.jsm, redis, names: topology.names, redisPrefix: config.namespace });
     const stateStore = new PatientStateStore(redis, config.namespace);
-    const logWriter = new LogWriter({
-      accepted: stateStore,
-      publisher,
-      names: topology.names,
-      js: topology.js,
-      jsm: topology.jsm,
-      patients,
-      ledger,
-      // Stay well under the server's max_payload: headers and the subject travel too.
-      maxMessageBytes: Math.max(64 * 1024, (nc.info?.max_payload ?? 1024 * 1024) - 16 * 1024),
-      claimLeaseMs: config.publishTimeoutMs * 2 + 1_000,
-    });
+    const logWriter = newLogWriter({ nc, topology, publisher, patients, ledger, stateStore, config });
     if (config.adminKey) await bootstrapAdmin({ orgs, projects, apiKeys }, config.adminKey);
     const touchSubject = `${config.namespace}.engine.touch`;
     let engine: StateEngine | null = null;
@@ -187,6 +178,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     const uploads = new UploadStore({ os: topology.uploads, js: topology.js, publisher, bucket: topology.names.uploadsBucket, tokens: new JsonKv(kv.uploadTokens) });
     const controlSubject = `${config.namespace}.ingestion.control`;
     let jobRunner: JobRunner | null = null;
+    const replayThread = role !== "api" && config.replayThread ? new ReplayThread(config) : null;
     if (role !== "api") {
       jobRunner = new JobRunner(
         {
@@ -197,6 +189,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
           uploads,
           staging: { js: topology.js, jsm: topology.jsm, publisher, names: topology.names },
           log: options.log ?? console,
+          replayWrites: replayThread ?? undefined,
           ...options.ingestion,
         },
         { confirmTimeoutMs: config.jobConfirmTimeoutMs, maxRunning: config.maxRunningJobs },
@@ -219,6 +212,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       stateStore, stateReader, engine, projector, logQuery, ingestion, jobRunner,
       async close() {
         await jobRunner?.stop();
+        await replayThread?.close();
         await deviceFeed?.stop();
         await projector?.stop();
         await engine?.stop();

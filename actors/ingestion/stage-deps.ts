@@ -4,6 +4,7 @@ import type { StagingDeps } from "../../src/ingestion/staging.js";
 import type { UploadStore } from "../../src/ingestion/uploads.js";
 import type { LogWriter } from "../../src/logs/log-writer.js";
 import type { PatientStateStore } from "../state-store.js";
+import type { ChunkOutcome, ReplayWriteInput } from "./replay-writes.js";
 
 export interface Logger {
   error(obj: unknown, msg?: string): void;
@@ -24,6 +25,13 @@ export interface StageDeps {
   bucketBytes?: number;
   /** Test hook: called before each replay write (a slow fake lets a test stop the service mid-replay). */
   beforeReplayChunk?: (jobId: string) => Promise<void>;
+  /** Where REPLAYING's writes run (the service's replay thread); unset: through `logWriter`, in this thread. */
+  replayWrites?: ReplayWrites;
+}
+
+/** Runs writePatients (actors/ingestion/replay-writes.ts) somewhere: reports each chunk's outcome. */
+export interface ReplayWrites {
+  write(input: ReplayWriteInput, signal: AbortSignal, onChunk: (outcome: ChunkOutcome) => void, beforeChunk?: () => Promise<void>): Promise<void>;
 }
 
 /**

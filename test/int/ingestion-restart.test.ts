@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createServices, type ServiceOptions, type Services } from "../../src/services.js";
 import { buildApp } from "../../src/http/app.js";
@@ -26,11 +26,11 @@ interface Stack {
  * Like test/support/stack.ts, plus `reuseNamespace`: a second service started on the
  * namespace (and data directory) of a stopped one, to see what survives a restart.
  */
-async function startIngestionStack(opts: { reuseNamespace?: Pick<Stack, "ns" | "dataDir" | "adminKey">; ingestion?: ServiceOptions["ingestion"] } = {}): Promise<Stack> {
+async function startIngestionStack(opts: { reuseNamespace?: Pick<Stack, "ns" | "dataDir" | "adminKey">; ingestion?: ServiceOptions["ingestion"]; replayThread: boolean }): Promise<Stack> {
   const ns = opts.reuseNamespace?.ns ?? `t${randomBytes(5).toString("hex")}`;
   const dataDir = opts.reuseNamespace?.dataDir ?? mkdtempSync(join(tmpdir(), "pss-test-"));
   const adminKey = opts.reuseNamespace?.adminKey ?? `admin-${randomBytes(16).toString("hex")}`;
-  const config = loadConfig({ PSS_NAMESPACE: ns, DATA_DIR: dataDir, PSS_ADMIN_KEY: adminKey, LOG_LEVEL: "silent", PSS_VIEW_DEBOUNCE_MS: "20" });
+  const config = loadConfig({ PSS_NAMESPACE: ns, DATA_DIR: dataDir, PSS_ADMIN_KEY: adminKey, LOG_LEVEL: "silent", PSS_VIEW_DEBOUNCE_MS: "20", PSS_REPLAY_THREAD: opts.replayThread ? "1" : "0" });
   const services = await createServices(config, "all", { ingestion: opts.ingestion });
   const app = await buildApp(services, { logger: false });
   await app.ready();
@@ -66,15 +66,22 @@ function file(prefix: string) {
 }
 
 let live: Stack | null = null;
-afterAll(async () => {
+afterEach(async () => {
   await live?.destroy();
+  live = null;
 });
 
-describe("an ingestion job interrupted in REPLAYING", () => {
+// Both places REPLAYING's writes can run: the job's own thread, and the replay thread
+// (whose test hook crosses threads, and whose writes in flight a stop must abort).
+describe.each([
+  { where: "on the job's thread", replayThread: false },
+  { where: "on the replay thread", replayThread: true },
+])("an ingestion job interrupted in REPLAYING, written $where", ({ replayThread }) => {
   it("resumes after a restart and ends with the same patient state as an uninterrupted run", async () => {
     let slow: string | null = null;
     let chunks = 0;
     const first = await startIngestionStack({
+      replayThread,
       // Slow fake chunks for the job under test only, so the service can be stopped
       // mid-replay. The first one is much slower: later buckets finish while it waits, so
       // at the stop some done buckets sit above the saved cursor (the restart must find
@@ -112,7 +119,7 @@ describe("an ingestion job interrupted in REPLAYING", () => {
     await first.stop();
     live = null;
 
-    const second = await startIngestionStack({ reuseNamespace: first, ingestion: { bucketBytes: 8 * 1024 } });
+    const second = await startIngestionStack({ reuseNamespace: first, ingestion: { bucketBytes: 8 * 1024 }, replayThread });
     live = second;
     const done = await waitJob(second.app, interrupted, (j) => j.status !== "running");
     expect(done).toMatchObject({ status: "completed", stage: "BACKFILLING", logs_processed: PATIENTS * LOGS_PER_PATIENT, logs_failed: 0, logs_duplicate: 0, backfill_status: "completed" });

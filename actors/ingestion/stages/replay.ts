@@ -1,35 +1,19 @@
 import { readSubject } from "../../../infra/nats/log-history.js";
 import { addLineError, type ReplayCursor } from "../../../src/ingestion/job-record.js";
 import { purgeStaging, readBucket, type StagedLine } from "../../../src/ingestion/staging.js";
-import { canonicalTimestamp } from "../../../src/logs/envelope.js";
 import type { PatientLogMessage } from "../../../src/logs/log-writer.js";
 import type { StageInput } from "../job-machine.js";
-import { forEachLimited, sleep, throwIfAborted, type LiveJob, type StageDeps, type StageFn } from "../stage-deps.js";
+import { CHUNK, writePatients, type Counts, type PatientLines } from "../replay-writes.js";
+import { forEachLimited, type LiveJob, type StageDeps, type StageFn, type ReplayWrites } from "../stage-deps.js";
 
 /** Buckets replayed at once (each holds a few MB of staged text in memory). */
 const BUCKETS_AT_ONCE = 2;
 /** LogWriter.writeBatch calls in flight per bucket: keeps the ledger's group commits full. */
 const WRITES_AT_ONCE = 4;
-/** Logs per LogWriter.writeBatch call (whole patients, unless one patient has more). */
-const CHUNK = 1_000;
 /** Staged text of one bucket held before writing; past it (one huge patient) the rest comes after. */
 const GROUP_CHARS = 16 * 1024 * 1024;
 
-interface Counts {
-  processed: number;
-  duplicates: number;
-  failed: number;
-}
-
-interface Pending {
-  key: string;
-  line: number;
-  log: Record<string, unknown>;
-}
-
 type Progress = (d: Counts) => void;
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function add(c: Counts, d: Counts): void {
   c.processed += d.processed;
@@ -115,16 +99,14 @@ async function replayBucket(deps: StageDeps, job: LiveJob, input: StageInput, bu
 }
 
 /**
- * Writes the logs of some patients, each patient's sorted, in chunks of whole patients
- * (a patient with more than a chunk gets a run of chunks written in order, so its logs
- * never overtake each other). Lines are parsed only when their chunk is written: the
- * staged text is compact, parsed logs are not.
+ * Writes the logs of some patients in tasks of whole patients (about CHUNK logs each),
+ * WRITES_AT_ONCE tasks at a time; writePatients sorts and writes each task's logs.
  */
 async function writeGroup(deps: StageDeps, job: LiveJob, input: StageInput, group: Map<string, StagedLine[]>, suspect: boolean, signal: AbortSignal, progress: Progress): Promise<void> {
   const stored = new Map<string, Set<number>>();
   if (suspect) await forEachLimited(group.keys(), 16, signal, async (pid) => void stored.set(pid, await linesStored(deps, input, pid)));
-  const tasks: [string, StagedLine[]][][] = [];
-  let unit: [string, StagedLine[]][] = [];
+  const tasks: PatientLines[] = [];
+  let unit: PatientLines = [];
   let unitSize = 0;
   for (const [pid, all] of [...group].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     const done = stored.get(pid);
@@ -140,47 +122,19 @@ async function writeGroup(deps: StageDeps, job: LiveJob, input: StageInput, grou
     unitSize += entries.length;
   }
   if (unit.length > 0) tasks.push(unit);
+  const scope = { organization_id: input.organization_id, project_id: input.project_id };
   await forEachLimited(tasks, WRITES_AT_ONCE, signal, async (patients) => {
-    const logs: Pending[] = [];
-    for (const [pid, entries] of patients) {
-      const mine = entries.map((e) => pending(e, pid, input.job_id));
-      mine.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.line - b.line));
-      logs.push(...mine);
-    }
-    for (let i = 0; i < logs.length; i += CHUNK) {
-      await deps.beforeReplayChunk?.(input.job_id);
-      throwIfAborted(signal);
-      progress(await writeChunk(deps, job, input, logs.slice(i, i + CHUNK), signal));
-    }
+    const beforeChunk = deps.beforeReplayChunk ? () => deps.beforeReplayChunk!(input.job_id) : undefined;
+    await replayWrites(deps).write({ scope, jobId: input.job_id, patients }, signal, (o) => {
+      for (const e of o.errors) addLineError(job.record, e);
+      progress({ processed: o.processed, duplicates: o.duplicates, failed: o.failed });
+    }, beforeChunk);
   });
 }
 
-function pending(e: StagedLine, patientId: string, jobId: string): Pending {
-  const data = (JSON.parse(e.text) as { data: Record<string, unknown> }).data;
-  const metadata = { ...(isObject(data.metadata) ? data.metadata : {}), ingestion_job_id: jobId, ingestion_line: e.line };
-  return { key: canonicalTimestamp(data.timestamp) ?? "", line: e.line, log: { ...data, patient_id: patientId, metadata } };
-}
-
-/** Writes one chunk; logs JetStream could not store are retried a few times before they count as failed. */
-async function writeChunk(deps: StageDeps, job: LiveJob, input: StageInput, chunk: Pending[], signal: AbortSignal): Promise<Counts> {
-  const scope = { organization_id: input.organization_id, project_id: input.project_id };
-  const out: Counts = { processed: 0, duplicates: 0, failed: 0 };
-  let todo = chunk;
-  for (let attempt = 1; ; attempt++) {
-    const ans = await deps.logWriter.writeBatch(scope, todo.map((p) => p.log), { atomic: false, at: ["line"] });
-    out.processed += ans.accepted + ans.duplicates;
-    out.duplicates += ans.duplicates;
-    const retry = new Set(attempt < 4 ? ans.errors.filter((e) => e.code === "storage_error").map((e) => e.index) : []);
-    for (const e of ans.errors) {
-      if (retry.has(e.index)) continue;
-      out.failed++;
-      addLineError(job.record, { line: todo[e.index]!.line, code: e.code, message: e.message });
-    }
-    if (retry.size === 0) return out;
-    todo = todo.filter((_, i) => retry.has(i));
-    await sleep(500 * attempt, signal);
-    throwIfAborted(signal);
-  }
+/** Where the writes run: the replay's worker thread when the service has one, else here. */
+function replayWrites(deps: StageDeps): ReplayWrites {
+  return deps.replayWrites ?? { write: (input, signal, onChunk, beforeChunk) => writePatients(deps.logWriter, input, signal, onChunk, beforeChunk) };
 }
 
 /** File lines of this job already in the patient's stored history. */

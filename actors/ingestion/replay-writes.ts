@@ -1,0 +1,90 @@
+import type { LineError } from "../../src/ingestion/job-record.js";
+import type { StagedLine } from "../../src/ingestion/staging.js";
+import { canonicalTimestamp } from "../../src/logs/envelope.js";
+import type { LogWriter, WriteScope } from "../../src/logs/log-writer.js";
+import { sleep, throwIfAborted } from "./stage-deps.js";
+
+/** Logs per LogWriter.writeBatch call (whole patients, unless one patient has more). */
+export const CHUNK = 1_000;
+
+export interface Counts {
+  processed: number;
+  duplicates: number;
+  failed: number;
+}
+
+/** What one chunk's write gave: its counts and the lines that failed. */
+export interface ChunkOutcome extends Counts {
+  errors: LineError[];
+}
+
+/** Some patients' staged logs, written together: each patient's entries, in any order. */
+export type PatientLines = [patientId: string, entries: StagedLine[]][];
+
+export interface ReplayWriteInput {
+  scope: WriteScope;
+  jobId: string;
+  patients: PatientLines;
+}
+
+interface Pending {
+  key: string;
+  line: number;
+  log: Record<string, unknown>;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * Writes some patients' staged logs through LogWriter.writeBatch, each patient's sorted by
+ * timestamp (then file line), in chunks of CHUNK, one after another: a patient with more
+ * than a chunk gets a run of chunks written in order, so its logs never overtake each
+ * other. Lines are parsed only here: the staged text is compact, parsed logs are not.
+ * Runs in the replay's worker thread (replay-worker.ts), or in the job's own thread.
+ */
+export async function writePatients(
+  writer: LogWriter,
+  input: ReplayWriteInput,
+  signal: AbortSignal,
+  onChunk: (outcome: ChunkOutcome) => void,
+  beforeChunk?: () => Promise<void>,
+): Promise<void> {
+  const logs: Pending[] = [];
+  for (const [pid, entries] of input.patients) {
+    const mine = entries.map((e) => pending(e, pid, input.jobId));
+    mine.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.line - b.line));
+    for (const p of mine) logs.push(p);
+  }
+  for (let i = 0; i < logs.length; i += CHUNK) {
+    await beforeChunk?.();
+    throwIfAborted(signal);
+    onChunk(await writeChunk(writer, input.scope, logs.slice(i, i + CHUNK), signal));
+  }
+}
+
+function pending(e: StagedLine, patientId: string, jobId: string): Pending {
+  const data = (JSON.parse(e.text) as { data: Record<string, unknown> }).data;
+  const metadata = { ...(isObject(data.metadata) ? data.metadata : {}), ingestion_job_id: jobId, ingestion_line: e.line };
+  return { key: canonicalTimestamp(data.timestamp) ?? "", line: e.line, log: { ...data, patient_id: patientId, metadata } };
+}
+
+/** Writes one chunk; logs JetStream could not store are retried a few times before they count as failed. */
+async function writeChunk(writer: LogWriter, scope: WriteScope, chunk: Pending[], signal: AbortSignal): Promise<ChunkOutcome> {
+  const out: ChunkOutcome = { processed: 0, duplicates: 0, failed: 0, errors: [] };
+  let todo = chunk;
+  for (let attempt = 1; ; attempt++) {
+    const ans = await writer.writeBatch(scope, todo.map((p) => p.log), { atomic: false, at: ["line"] });
+    out.processed += ans.accepted + ans.duplicates;
+    out.duplicates += ans.duplicates;
+    const retry = new Set(attempt < 4 ? ans.errors.filter((e) => e.code === "storage_error").map((e) => e.index) : []);
+    for (const e of ans.errors) {
+      if (retry.has(e.index)) continue;
+      out.failed++;
+      out.errors.push({ line: todo[e.index]!.line, code: e.code, message: e.message });
+    }
+    if (retry.size === 0) return out;
+    todo = todo.filter((_, i) => retry.has(i));
+    await sleep(500 * attempt, signal);
+    throwIfAborted(signal);
+  }
+}
