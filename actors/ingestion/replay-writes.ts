@@ -73,7 +73,8 @@ async function writeChunk(writer: LogWriter, scope: WriteScope, chunk: Pending[]
   const out: ChunkOutcome = { processed: 0, duplicates: 0, failed: 0, errors: [] };
   let todo = chunk;
   for (let attempt = 1; ; attempt++) {
-    const ans = await writer.writeBatch(scope, todo.map((p) => p.log), { atomic: false, at: ["line"] });
+    const lines = todo;
+    const ans = await writer.writeBatch(scope, lines.map((p) => p.log), { atomic: false, at: (i) => ["line", lines[i]!.line] });
     out.processed += ans.accepted + ans.duplicates;
     out.duplicates += ans.duplicates;
     const retry = new Set(attempt < 4 ? ans.errors.filter((e) => e.code === "storage_error").map((e) => e.index) : []);

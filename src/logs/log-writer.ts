@@ -68,7 +68,14 @@ export class LogWriter {
     },
   ) {}
 
-  async writeBatch(scope: WriteScope, raw: unknown[], opts: { atomic: boolean; at: (string | number)[] }): Promise<BatchAnswer> {
+  /**
+   * `at` locates each log in the caller's input for error paths: a prefix to which the
+   * log's index is added (`["logs"]` gives `logs.3.payload…`), or a function from the
+   * index to the whole location (a job's replay names the file line).
+   */
+  async writeBatch(scope: WriteScope, raw: unknown[], opts: { atomic: boolean; at: (string | number)[] | ((index: number) => (string | number)[]) }): Promise<BatchAnswer> {
+    const at = opts.at;
+    const pathOf = typeof at === "function" ? at : (i: number) => [...at, i];
     const answer: BatchAnswer = { accepted: 0, failed: 0, duplicates: 0, errors: [], results: new Array(raw.length) };
     const valid: { index: number; log: ValidLogInput }[] = [];
     const fail = (index: number, code: string, message: string, details: ErrorDetail[]) => {
@@ -78,11 +85,11 @@ export class LogWriter {
     };
 
     for (let i = 0; i < raw.length; i++) {
-      const r = validateEnvelope(raw[i], [...opts.at, i]);
+      const r = validateEnvelope(raw[i], pathOf(i));
       if (r.ok) valid.push({ index: i, log: r.log });
       else fail(i, r.code, r.message, r.details);
     }
-    await this.checkPatients(scope, valid, opts.at, fail);
+    await this.checkPatients(scope, valid, pathOf, fail);
     if (opts.atomic && answer.errors.length > 0) {
       throw new AppError("validation", `${answer.errors.length} of ${raw.length} logs are invalid; nothing was written (atomic)`, answer.errors.flatMap((e) => e.details));
     }
@@ -97,7 +104,7 @@ export class LogWriter {
   private async checkPatients(
     scope: WriteScope,
     valid: { index: number; log: ValidLogInput }[],
-    at: (string | number)[],
+    pathOf: (index: number) => (string | number)[],
     fail: (index: number, code: string, message: string, details: ErrorDetail[]) => void,
   ): Promise<void> {
     const ids = [...new Set(valid.map((v) => v.log.patient_id))];
@@ -121,7 +128,7 @@ export class LogWriter {
       const { index, log } = valid[i]!;
       if (found.has(log.patient_id)) continue;
       const msg = `patient ${log.patient_id} not found`;
-      fail(index, "patient_not_found", msg, [{ ...fieldIssue([...at, index, "patient_id"], msg, log.patient_id), type: "patient_not_found" }]);
+      fail(index, "patient_not_found", msg, [{ ...fieldIssue([...pathOf(index), "patient_id"], msg, log.patient_id), type: "patient_not_found" }]);
       valid.splice(i, 1);
     }
   }

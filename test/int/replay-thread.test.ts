@@ -62,7 +62,7 @@ describe("the replay thread", () => {
     expect(chunks).toBe(1);
     expect(first).toHaveLength(1);
     expect(first[0]).toMatchObject({ processed: 2, duplicates: 0, failed: 1 });
-    expect(first[0]!.errors).toEqual([expect.objectContaining({ line: 4, code: "validation_error" })]);
+    expect(first[0]!.errors).toEqual([expect.objectContaining({ line: 4, code: "validation_error", message: expect.stringMatching(/^line\.4\.payload/) })]);
 
     // Stored in timestamp order, each carrying the job and its file line.
     const stored = await history(pid);
