@@ -36,9 +36,9 @@ const WORKER_ENTRY = new URL("./replay-worker-boot.mjs", import.meta.url);
  * POST /v1/logs/batch would, and reports each chunk's outcome back; the job's record,
  * its cursor and everything else of the stage stay here.
  *
- * Started on the first write, kept while the service runs; if it dies, the writes in
- * flight fail (the stage fails and resumes from its saved cursor, as after a restart)
- * and the next write starts another.
+ * Started on the first write, kept while the service runs. If it dies, the writes in
+ * flight fail as a lost NATS connection would fail them on the job's thread (the job
+ * ends failed, "replay failed: …"), and the next write starts another.
  */
 export class ReplayThread implements ReplayWrites {
   private worker: Promise<Worker> | null = null;
