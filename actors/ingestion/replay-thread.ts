@@ -1,7 +1,7 @@
 import { Worker } from "node:worker_threads";
 import type { Config } from "../../src/config.js";
 import type { ChunkOutcome, ReplayWriteInput } from "./replay-writes.js";
-import type { ReplayWrites } from "./stage-deps.js";
+import { throwIfAborted, type ReplayWrites } from "./stage-deps.js";
 
 export type ToReplayWorker =
   | { type: "write"; id: number; input: ReplayWriteInput; hooked: boolean }
@@ -51,6 +51,7 @@ export class ReplayThread implements ReplayWrites {
   async write(input: ReplayWriteInput, signal: AbortSignal, onChunk: (outcome: ChunkOutcome) => void, beforeChunk?: () => Promise<void>): Promise<void> {
     if (this.closed) throw new Error("replay thread closed");
     const worker = await (this.worker ??= this.start());
+    throwIfAborted(signal);
     const id = this.nextId++;
     const post = (m: ToReplayWorker) => worker.postMessage(m);
     const onAbort = () => post({ type: "abort", id });
