@@ -4,38 +4,50 @@ import { ensureTopology, type Topology } from "../../infra/nats/topology.js";
 import { createJetStreamPublisher, type JetStreamPublisher } from "../../infra/nats/jetstream-publisher.js";
 import { JsonKv } from "../../infra/nats/json-kv.js";
 import { entryValue, watchKeys } from "../../infra/nats/kv-invalidation.js";
-import { connectRedis } from "../../infra/redis.js";
+import { connectRedis, type Redis } from "../../infra/redis.js";
 import { PatientStateStore } from "../../actors/state-store.js";
 import type { Config } from "../config.js";
 import { PatientStore, type Patient } from "../control/patients.js";
 import { IdempotencyLedger } from "./idempotency-ledger.js";
 import { LogWriter } from "./log-writer.js";
 
-/** The parts a LogWriter is built from, whichever thread builds it. */
-export interface LogWriterParts {
-  nc: NatsConnection;
-  topology: Topology;
-  publisher: JetStreamPublisher;
+/** The write path of POST /v1/logs/batch, with the stores it writes through. */
+export interface WritePath {
   patients: PatientStore;
   ledger: IdempotencyLedger;
   stateStore: PatientStateStore;
-  config: Pick<Config, "publishTimeoutMs">;
+  writer: LogWriter;
 }
 
-export function newLogWriter(p: LogWriterParts): LogWriter {
-  const { topology, nc } = p;
-  return new LogWriter({
-    accepted: p.stateStore,
-    publisher: p.publisher,
+/**
+ * Builds the write path on given connections: the patient store (kept current by a KV
+ * watch, whose stop goes onto `stops`), the idempotency ledger, the state store (for
+ * read-your-writes) and the LogWriter over them. The service and the replay thread both
+ * build theirs here, so a thread that writes apart claims keys on the same ledger shards
+ * and stores exactly as the service does.
+ */
+export async function openWritePath(
+  c: { nc: NatsConnection; topology: Topology; publisher: JetStreamPublisher; redis: Redis; config: Pick<Config, "namespace" | "publishTimeoutMs"> },
+  stops: (() => void)[],
+): Promise<WritePath> {
+  const { nc, topology, publisher, redis, config } = c;
+  const patients = new PatientStore(new JsonKv(topology.kv.patients), new JsonKv(topology.kv.externalIds));
+  stops.push(await watchKeys(topology.kv.patients, (e) => patients.refresh(e.key, entryValue<Patient>(e))));
+  const ledger = new IdempotencyLedger({ publisher, js: topology.js, jsm: topology.jsm, redis, names: topology.names, redisPrefix: config.namespace });
+  const stateStore = new PatientStateStore(redis, config.namespace);
+  const writer = new LogWriter({
+    accepted: stateStore,
+    publisher,
     names: topology.names,
     js: topology.js,
     jsm: topology.jsm,
-    patients: p.patients,
-    ledger: p.ledger,
+    patients,
+    ledger,
     // Stay well under the server's max_payload: headers and the subject travel too.
     maxMessageBytes: Math.max(64 * 1024, (nc.info?.max_payload ?? 1024 * 1024) - 16 * 1024),
-    claimLeaseMs: p.config.publishTimeoutMs * 2 + 1_000,
+    claimLeaseMs: config.publishTimeoutMs * 2 + 1_000,
   });
+  return { patients, ledger, stateStore, writer };
 }
 
 /**
@@ -50,11 +62,7 @@ export async function openLogWriter(config: Config): Promise<{ writer: LogWriter
     const topology = await ensureTopology(nc, config.namespace);
     const publisher = createJetStreamPublisher(nc, { timeoutMs: config.publishTimeoutMs });
     const redis = await connectRedis(config.redisUrl);
-    const patients = new PatientStore(new JsonKv(topology.kv.patients), new JsonKv(topology.kv.externalIds));
-    stops.push(await watchKeys(topology.kv.patients, (e) => patients.refresh(e.key, entryValue<Patient>(e))));
-    const ledger = new IdempotencyLedger({ publisher, js: topology.js, jsm: topology.jsm, redis, names: topology.names, redisPrefix: config.namespace });
-    const stateStore = new PatientStateStore(redis, config.namespace);
-    const writer = newLogWriter({ nc, topology, publisher, patients, ledger, stateStore, config });
+    const { writer } = await openWritePath({ nc, topology, publisher, redis, config }, stops);
     return {
       writer,
       async close() {
