@@ -3,6 +3,8 @@ import { startStack, type TestStack } from "../support/stack.js";
 import { ClickHouseProjector, toRow } from "../../actors/clickhouse-projector.js";
 import { MIGRATIONS, migrate } from "../../infra/clickhouse-schema.js";
 import { compileLogQuery, pageRows } from "../../readmodels/query/index.js";
+import { mayReadAsNumber } from "../../readmodels/query/numeric-copy.js";
+import fc from "fast-check";
 import type { LogRecord } from "../../readmodels/log-record.js";
 
 let t: TestStack;
@@ -82,6 +84,30 @@ describe("the ClickHouse projector", () => {
     } finally {
       await p.stop();
       await s.topology.jsm.consumers.delete(names.logsStream, `${t.config.namespace}_p2`).catch(() => undefined);
+      await client.command({ query: `DROP DATABASE IF EXISTS ${db}` });
+    }
+  });
+
+  it("keeps in the JSON column's copy every string that ClickHouse reads as a number", async () => {
+    // numericCopy drops strings it judges unreadable as numbers; the compiler reads a
+    // string at a path with toFloat64OrNull, so a string it drops must read as NULL there.
+    const client = t.services.clickhouse.client!;
+    const db = `${t.config.namespace}_nc`;
+    const units = [..."0123456789..eE+--xX_,:/TZdDfFpPaAnNiIyt \t'\"\\"];
+    const strings = [...new Set([
+      "1", "1.", ".1", "1e5", "1e", "+.5", "-.5e-3", "1e+", "1_000", "0x1p3", "0b101", "１２", "5%", "infinity", "-INF", "NaN", "2026", "2026-05-01", "08:00",
+      ...fc.sample(fc.string({ unit: fc.constantFrom(...units), maxLength: 8 }), { numRuns: 30_000, seed: 7 }),
+    ])];
+    try {
+      await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` });
+      await client.command({ query: `CREATE TABLE ${db}.s (s String) ENGINE = Memory` });
+      await client.insert({ table: `${db}.s`, values: strings.map((s) => ({ s })), format: "JSONEachRow" });
+      const numbers = (await rows(`SELECT s FROM ${db}.s WHERE toFloat64OrNull(s) IS NOT NULL`)).map((r) => r.s as string);
+      expect(numbers.length).toBeGreaterThan(100);
+      expect(numbers.filter((s) => !mayReadAsNumber(s))).toEqual([]);
+      expect(numbers).toContain("2026");
+      expect(numbers).not.toContain("2026-05-01");
+    } finally {
       await client.command({ query: `DROP DATABASE IF EXISTS ${db}` });
     }
   });
