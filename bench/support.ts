@@ -33,9 +33,9 @@ export async function startService(env: Record<string, string> = {}, connections
   const dataDir = mkdtempSync(join(tmpdir(), "pss-bench-"));
   const adminKey = `bench-admin-${randomBytes(12).toString("hex")}`;
   const port = String(20_000 + Math.floor(Math.random() * 20_000));
-  const extra = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
+  const extra = (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
   // The same flags as `npm start`.
-  const proc = spawn(process.execPath, ["--max-semi-space-size=64", ...extra, "--import", "tsx", "src/main.ts"], {
+  const proc = spawn(process.execPath, ["--max-semi-space-size=64", "--max-old-space-size=1536", ...extra, "--import", "tsx", "src/main.ts"], {
     env: {
       ...process.env,
       PORT: port,
@@ -48,7 +48,10 @@ export async function startService(env: Record<string, string> = {}, connections
     stdio: ["ignore", "inherit", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
+  let exited: number | null = null;
+  proc.once("exit", (code) => (exited = code ?? -1));
   for (let i = 0; i < 200; i++) {
+    if (exited !== null) throw new Error(`the service exited (code ${exited}) before it answered /healthz`);
     try {
       const r = await fetch(`${url}/healthz`);
       if (r.status === 200) break;
