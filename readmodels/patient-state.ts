@@ -71,7 +71,23 @@ function changedFields(before: unknown, after: unknown): string[] {
   const out: string[] = [];
   for (const k in b) if (a[k] !== b[k]) out.push(k);
   for (const k in a) if (!(k in b)) out.push(k);
-  return out.sort();
+  return sortSmall(out);
+}
+
+/**
+ * Sorts strings in place as `Array.prototype.sort()` does (by UTF-16 code units). An
+ * insertion sort for the few fields a log changes: the built-in sort allocated a work
+ * array on every call, 3% of all the bytes a job's replay allocated.
+ */
+function sortSmall(xs: string[]): string[] {
+  if (xs.length > 16) return xs.sort();
+  for (let i = 1; i < xs.length; i++) {
+    const x = xs[i]!;
+    let j = i - 1;
+    for (; j >= 0 && xs[j]! > x; j--) xs[j + 1] = xs[j]!;
+    xs[j + 1] = x;
+  }
+  return xs;
 }
 
 /** What modules read of the state as it stood before a log (a class: one is made per log). */

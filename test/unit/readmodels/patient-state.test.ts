@@ -45,6 +45,11 @@ describe("evolvePatient", () => {
     expect(r2.state.applied).toBe(2);
   });
 
+  it("lists changed fields in code-unit order, whatever order the module wrote them in", () => {
+    const r = evolvePatient(emptyPatientState("pat_1"), log("demographics", at(1), { sex: "female", name: "Ada" }));
+    expect(r.changes[0]!.fields).toEqual(["name", "sex", "sources"]);
+  });
+
   it("stamps modules with the event timestamps of their logs, not the wall clock", () => {
     const s = given([log("demographics", at(3), { name: "Ada" }), log("demographics", at(1), { sex: "female" })]);
     const entry = s.stable.demographics!;
