@@ -1,14 +1,13 @@
 /**
  * Log query builder on embedded ClickHouse: loads 1,000,000 then 10,000,000 synthetic
- * logs (10,000 patients, 20 types) into the real `logs` table (JSONEachRow text in
- * 100,000-row inserts, as the projector sends it), and times the queries of issue 5
+ * logs (10,000 patients, 20 types) into the real `logs` table (encodeRow's lines in
+ * 100,000-row inserts, as the projector sends them), and times the queries of issue 5
  * through the real compiler and query path (FINAL included), median of 5. Then measures
  * the projector: logs stored in JetStream through the write path (12 realistic log types,
  * one log per message: the worst case), copied into ClickHouse by a fresh projector.
  *
- *   npm run bench:query [-- --sizes 1000000,10000000 --projector-logs 200000 --projector-schema 2]
+ *   npm run bench:query [-- --sizes 1000000,10000000 --projector-logs 200000]
  *
- * --projector-schema 1 measures the projector without schema migration 2 (no JSON column).
  * PROFILE=file.cpuprofile writes a CPU profile of the projector's run.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -21,7 +20,8 @@ import { compileLogQuery } from "../readmodels/query/index.js";
 import { loadConfig } from "../src/config.js";
 import { createServices } from "../src/services.js";
 import { newPatient } from "../src/control/patient-records.js";
-import { ClickHouseProjector, insertLogRows } from "../actors/clickhouse-projector.js";
+import { ClickHouseProjector, encodeRow, insertLogRows } from "../actors/clickhouse-projector.js";
+import type { LogRecord } from "../readmodels/log-record.js";
 import { destroyTopology } from "../infra/nats/topology.js";
 import { LOG_MIX } from "./log-mix.js";
 import { deleteKeys } from "../infra/redis.js";
@@ -31,7 +31,6 @@ const argv = process.argv;
 const opt = (name: string, fallback: string) => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1]! : fallback);
 const sizes = opt("sizes", "1000000,10000000").split(",").map(Number);
 const projectorLogs = Number(opt("projector-logs", "200000"));
-const projectorSchema = Number(opt("projector-schema", String(MIGRATIONS.length)));
 
 const PATIENTS = 10_000;
 const TYPES = Array.from({ length: 20 }, (_, i) => `type_${String(i).padStart(2, "0")}`);
@@ -50,18 +49,18 @@ async function load(from: number, to: number): Promise<number> {
   for (let start = from; start < to; start += chunk) {
     const lines: string[] = [];
     for (let n = start; n < Math.min(to, start + chunk); n++) {
-      lines.push(JSON.stringify({
+      const at = new Date(base + n * 1000).toISOString();
+      const log = {
         ...scope,
         patient_id: pid(n % PATIENTS),
         id: `log_${String(n).padStart(26, "0")}`,
-        type: TYPES[n % TYPES.length],
-        timestamp: new Date(base + n * 1000).toISOString(),
-        ingested_at: new Date(base + n * 1000).toISOString(),
-        trace: n % 10 === 0 ? `visit-${n % 1000}` : "",
-        idempotency_key: "",
+        log_type: TYPES[n % TYPES.length]!,
+        timestamp: at,
+        ingested_at: at,
+        ...(n % 10 === 0 ? { trace: `visit-${n % 1000}` } : {}),
         payload: { score: n % 11, value: (n % 1000) / 10, flag: n % 2 === 0 },
-        stream_seq: n + 1,
-      }));
+      } as LogRecord;
+      lines.push(encodeRow(log, n + 1));
     }
     await insertLogRows(client, db, lines.join("\n"));
   }
@@ -110,7 +109,7 @@ const pdir = mkdtempSync(join(tmpdir(), "pss-qbench-proj-"));
 const cfg = loadConfig({ PSS_NAMESPACE: ns, DATA_DIR: pdir, PSS_ADMIN_KEY: "q".repeat(20), LOG_LEVEL: "silent" });
 const s = await createServices(cfg, "api");
 const { client: pc } = createClickHouse({ dataDir: pdir });
-await migrate(pc, ns, MIGRATIONS.slice(0, projectorSchema));
+await migrate(pc, ns);
 const pats: string[] = [];
 const pscope = { organization_id: "org_default", project_id: "prj_default" };
 for (let i = 0; i < 1000; i++) {
@@ -140,7 +139,7 @@ const cpu = process.cpuUsage(cpu0);
 await stopProfile();
 await projector.stop();
 results.projector = {
-  schema_version: projectorSchema,
+  schema_version: MIGRATIONS.length,
   logs: projector.stats.rows,
   inserts: projector.stats.batches,
   logs_per_second: Math.round(projectorRate),

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
-import { ClickHouseProjector, toRow } from "../../actors/clickhouse-projector.js";
+import { ClickHouseProjector, encodeRow, insertLogRows } from "../../actors/clickhouse-projector.js";
 import { MIGRATIONS, migrate } from "../../infra/clickhouse-schema.js";
 import { compileLogQuery, pageRows } from "../../readmodels/query/index.js";
 import { mayReadAsNumber } from "../../readmodels/query/numeric-copy.js";
 import fc from "fast-check";
-import type { LogRecord } from "../../readmodels/log-record.js";
 
 let t: TestStack;
 beforeAll(async () => {
@@ -32,23 +31,21 @@ describe("the ClickHouse projector", () => {
     const deadline = Date.now() + 5_000;
     let got: Record<string, unknown>[] = [];
     while (Date.now() < deadline) {
-      got = await rows(`SELECT id, type, organization_id, project_id, patient_id, trace, idempotency_key, toString(timestamp) AS ts, payload FROM ${ns}.logs FINAL WHERE patient_id = {p:String} ORDER BY timestamp`, { p: pid });
+      got = await rows(`SELECT id, type, organization_id, project_id, patient_id, trace, idempotency_key, toString(timestamp) AS ts, toString(ingested_at) AS ing, stream_seq, payload FROM ${ns}.logs FINAL WHERE patient_id = {p:String} ORDER BY timestamp`, { p: pid });
       if (got.length === 2) break;
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(got.map((r) => r.id)).toEqual(ans.results.map((r: any) => r.id));
     expect(got[0]).toMatchObject({ type: "symptom_report", organization_id: "org_default", project_id: "prj_default", trace: "visit:v9", idempotency_key: "ck-1", ts: "2026-08-01 10:00:00.000" });
     expect(JSON.parse(got[0]!.payload as string)).toEqual(logs[0]!.payload);
+    // ingested_at is the service's clock (after the event time here); stream_seq the message's.
+    expect(String(got[0]!.ing) > String(got[0]!.ts)).toBe(true);
+    expect(Number(got[0]!.stream_seq)).toBeGreaterThan(0);
     // The JSON column is built from the payload's numbers only (the text keeps everything).
     const json = await rows(`SELECT toJSONString(payload_json) AS j FROM ${ns}.logs FINAL WHERE id = {id:String}`, { id: ans.results[0].id });
     expect(json[0]!.j).toBe("{}");
     // A redelivered batch inserts again; FINAL still answers one row per log.
-    await t.services.clickhouse.client!.insert({
-      table: `${ns}.logs`,
-      values: [toRow({ ...(logs[1] as any), id: ans.results[1].id, log_type: "user_login", organization_id: "org_default", project_id: "prj_default", ingested_at: "2026-08-01T11:00:00.000Z", timestamp: "2026-08-01T11:00:00.000Z" }, 1)],
-      format: "JSONEachRow",
-      clickhouse_settings: { date_time_input_format: "best_effort" },
-    });
+    await insertLogRows(t.services.clickhouse.client!, ns, encodeRow({ ...(logs[1] as any), id: ans.results[1].id, log_type: "user_login", organization_id: "org_default", project_id: "prj_default", ingested_at: "2026-08-01T11:00:00.000Z", timestamp: "2026-08-01T11:00:00.000Z" }, 1));
     const again = await rows(`SELECT count() AS n FROM ${ns}.logs FINAL WHERE patient_id = {p:String}`, { p: pid });
     expect(Number(again[0]!.n)).toBe(2);
     expect(t.services.projector!.projectedSeq).toBeGreaterThan(0);
@@ -122,8 +119,9 @@ describe("the ClickHouse projector", () => {
     const db = `${t.config.namespace}_v1`;
     try {
       expect(await migrate(client, db, MIGRATIONS.slice(0, 1))).toEqual([1]);
+      // Rows as version 1 stored them: its columns only.
       const log = (id: string, payload: Record<string, unknown>) =>
-        toRow({ id, log_type: "symptom_report", organization_id: "o", project_id: "p", patient_id: "pat_1", timestamp: "2026-01-01T00:00:00.000Z", ingested_at: "2026-01-01T00:00:00.000Z", payload } as LogRecord, 1);
+        ({ id, type: "symptom_report", organization_id: "o", project_id: "p", patient_id: "pat_1", timestamp: "2026-01-01T00:00:00.000Z", ingested_at: "2026-01-01T00:00:00.000Z", trace: "", idempotency_key: "", payload: JSON.stringify(payload), stream_seq: 1 });
       await client.insert({ table: `${db}.logs`, values: [log("log_a", { score: 3, note: "x" }), log("log_b", { score: "5", a: { b: null } })], format: "JSONEachRow", clickhouse_settings: { date_time_input_format: "best_effort" } });
       expect(await migrate(client, db)).toEqual([2, 3]);
       expect(await migrate(client, db)).toEqual([]);
