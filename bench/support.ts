@@ -35,7 +35,7 @@ export async function startService(env: Record<string, string> = {}, connections
   const port = String(20_000 + Math.floor(Math.random() * 20_000));
   const extra = (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
   // The same flags as `npm start`.
-  const proc = spawn(process.execPath, ["--max-semi-space-size=64", "--max-old-space-size=1536", ...extra, "--import", "tsx", "src/main.ts"], {
+  const proc = spawn(process.execPath, ["--max-semi-space-size=64", ...extra, "--import", "tsx", "src/main.ts"], {
     env: {
       ...process.env,
       PORT: port,
