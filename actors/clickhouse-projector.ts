@@ -3,7 +3,7 @@ import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, 
 import type { ClickHouseClient } from "@clickhouse/client";
 import type { TopologyNames } from "../infra/nats/topology.js";
 import type { Redis } from "../infra/redis.js";
-import type { LogRecord } from "../readmodels/log-record.js";
+import { traceText, type LogRecord } from "../readmodels/log-record.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
 import { numericCopy } from "../readmodels/query/numeric-copy.js";
 import { PacedPull } from "../infra/nats/paced-pull.js";
@@ -23,9 +23,8 @@ const LOG_COLUMNS = "organization_id, project_id, patient_id, id, type, timestam
  * stored itself.
  */
 export function encodeRow(l: LogRecord, seq: number): string {
-  const trace = l.trace === undefined ? "" : typeof l.trace === "string" ? l.trace : `${l.trace.object_type}:${l.trace.object_id}`;
   return JSON.stringify([
-    l.organization_id, l.project_id, l.patient_id, l.id, l.log_type, l.timestamp, l.ingested_at, trace, l.idempotency_key ?? "",
+    l.organization_id, l.project_id, l.patient_id, l.id, l.log_type, l.timestamp, l.ingested_at, traceText(l.trace) ?? "", l.idempotency_key ?? "",
     l.payload, numericCopy(l.payload), seq,
   ]);
 }

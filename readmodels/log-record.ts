@@ -3,6 +3,11 @@ import type { LogType } from "../src/catalog/log-types.js";
 /** A log's trace: a free string, or a typed link to a client object. */
 export type Trace = string | { object_type: string; object_id: string };
 
+/** A trace as one string, as filters and the ClickHouse `trace` column compare it: `type:id` for an object. */
+export function traceText(t: Trace | undefined): string | undefined {
+  return t === undefined ? undefined : typeof t === "string" ? t : `${t.object_type}:${t.object_id}`;
+}
+
 /**
  * A log as stored in JetStream and folded by the reducers. Everything a reducer needs
  * (time, ids) is here, so reducers never read the clock or a server.

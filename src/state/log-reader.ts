@@ -1,7 +1,7 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { readSubject } from "../../infra/nats/log-history.js";
 import type { TopologyNames } from "../../infra/nats/topology.js";
-import type { LogRecord, Trace } from "../../readmodels/log-record.js";
+import { traceText, type LogRecord, type Trace } from "../../readmodels/log-record.js";
 import type { PatientLogMessage } from "../logs/log-writer.js";
 import { AppError } from "../errors.js";
 import { resolveLogType } from "../catalog/index.js";
@@ -40,7 +40,6 @@ function decodeCursor(c: string): Key {
 }
 
 const cmp = (a: Key, b: Key) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
-const traceText = (t: LogRecord["trace"]) => (t === undefined ? undefined : typeof t === "string" ? t : `${t.object_type}:${t.object_id}`);
 
 /**
  * A patient's logs straight from JetStream (its subject is its history), filtered and
