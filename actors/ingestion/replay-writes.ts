@@ -1,6 +1,6 @@
 import type { LineError } from "../../src/ingestion/job-record.js";
 import type { StagedLine } from "../../src/ingestion/staging.js";
-import { canonicalTimestamp } from "../../src/logs/envelope.js";
+import { canonicalTimestamp, isObject } from "../../src/logs/envelope.js";
 import type { LogWriter, WriteScope } from "../../src/logs/log-writer.js";
 import { sleep, throwIfAborted } from "./stage-deps.js";
 
@@ -32,8 +32,6 @@ interface Pending {
   line: number;
   log: Record<string, unknown>;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * Writes some patients' staged logs through LogWriter.writeBatch, each patient's sorted by

@@ -3,7 +3,7 @@ import type { Static } from "@sinclair/typebox";
 import { PatientCreateSchema } from "../http/routes/patients/schemas.js";
 import { isTimeZone, uniqueIdentifiers } from "../control/patient-records.js";
 import type { ExternalIdentifier } from "../control/patients.js";
-import { validateEnvelope, type EnvelopeResult } from "../logs/envelope.js";
+import { isObject, validateEnvelope, type EnvelopeResult } from "../logs/envelope.js";
 
 /**
  * The rules of a historical JSONL file, shared by the job's VALIDATING stage and the
@@ -24,8 +24,6 @@ export type ParsedLine =
 
 /** Codes of line errors that only skip the line; every other code fails the job. */
 export const SKIPPABLE_CODES: ReadonlySet<string> = new Set(["validation_error", "unknown_log_type"]);
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export function parseLine(text: string): ParsedLine {
   if (text.trim() === "") return { kind: "blank" };
