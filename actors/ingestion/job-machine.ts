@@ -1,4 +1,5 @@
 import { assign, fromPromise, setup } from "xstate";
+import { errorMessage } from "./stage-deps.js";
 
 /** What every stage actor is told: which job (its record holds the rest). */
 export interface StageInput {
@@ -34,8 +35,6 @@ export type JobEvent =
 const notProvided = (name: string) => async (): Promise<never> => {
   throw new Error(`${name} is provided by actors/ingestion/wiring.ts`);
 };
-
-const errorMessage = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /**
  * An ingestion job (overview "States and transitions", contract "Ingestion jobs").

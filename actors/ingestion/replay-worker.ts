@@ -2,6 +2,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { Config } from "../../src/config.js";
 import { openLogWriter } from "../../src/logs/log-writer-wiring.js";
 import { writePatients } from "./replay-writes.js";
+import { errorMessage } from "./stage-deps.js";
 import type { FromReplayWorker, ToReplayWorker } from "./replay-thread.js";
 
 /**
@@ -13,7 +14,7 @@ const port = parentPort!;
 const post = (m: FromReplayWorker) => port.postMessage(m);
 
 const opened = await openLogWriter((workerData as { config: Config }).config).catch((err: unknown) => {
-  post({ type: "init-failed", message: err instanceof Error ? err.message : String(err) });
+  post({ type: "init-failed", message: errorMessage(err) });
   return null;
 });
 
@@ -37,7 +38,7 @@ if (opened) {
       writePatients(opened.writer, m.input, task.abort.signal, (outcome) => post({ type: "chunk", id: m.id, outcome }), beforeChunk)
         .then(
           () => post({ type: "done", id: m.id }),
-          (err: unknown) => post({ type: "failed", id: m.id, message: err instanceof Error ? err.message : String(err) }),
+          (err: unknown) => post({ type: "failed", id: m.id, message: errorMessage(err) }),
         )
         .finally(() => running.delete(m.id));
     }

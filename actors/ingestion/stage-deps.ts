@@ -52,6 +52,9 @@ export interface LiveJob {
 
 export type StageFn<I, O> = (deps: StageDeps, job: LiveJob, input: I, signal: AbortSignal) => Promise<O>;
 
+/** What a failure says, whatever was thrown. */
+export const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
 export function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error("job stopped");
 }
