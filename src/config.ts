@@ -81,6 +81,12 @@ export interface Config {
    * connections (measured in the README). @default false
    */
   replayThread: boolean;
+  /**
+   * While an ingestion job works, V8's old generation may grow to at most 1 + this/100
+   * times what is live between full collections (infra/heap-growth-cap.ts); 0 leaves V8's
+   * own factor (up to 4). @default 80
+   */
+  jobHeapGrowthPercent: number;
 }
 
 export class ConfigError extends Error {
@@ -163,6 +169,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobConfirmTimeoutMs: int(env, "PSS_JOB_CONFIRM_TIMEOUT_MS", 7 * 24 * 3600 * 1000, 100, 365 * 24 * 3600 * 1000),
     maxUploadBytes: int(env, "PSS_MAX_UPLOAD_BYTES", 5 * 1024 ** 3, 1024, 1024 ** 4),
     maxRunningJobs: int(env, "PSS_MAX_RUNNING_JOBS", 2, 1, 64),
+    jobHeapGrowthPercent: int(env, "PSS_JOB_HEAP_GROWTH_PERCENT", 80, 0, 1_000),
     workers: env.PSS_WORKERS === "auto" ? availableParallelism() : int(env, "PSS_WORKERS", 1, 1, 64),
   };
 }

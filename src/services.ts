@@ -27,6 +27,7 @@ import { migrate } from "../infra/clickhouse-schema.js";
 import { StateReader } from "./state/state-reader.js";
 import { LogQueryService } from "./query/log-query-service.js";
 import { JobRunner } from "../actors/ingestion/job-runner.js";
+import { HeapGrowthCap } from "../infra/heap-growth-cap.js";
 import { ReplayThread } from "../actors/ingestion/replay-thread.js";
 import type { StageDeps } from "../actors/ingestion/stage-deps.js";
 import { JobStore } from "./ingestion/job-store.js";
@@ -188,7 +189,11 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
           replayWrites: replayThread ?? undefined,
           ...options.ingestion,
         },
-        { confirmTimeoutMs: config.jobConfirmTimeoutMs, maxRunning: config.maxRunningJobs },
+        {
+          confirmTimeoutMs: config.jobConfirmTimeoutMs,
+          maxRunning: config.maxRunningJobs,
+          heapCap: HeapGrowthCap.setByOperator() ? undefined : new HeapGrowthCap(config.jobHeapGrowthPercent),
+        },
       );
       await jobRunner.start();
       jobRunner.serve(nc, controlSubject);

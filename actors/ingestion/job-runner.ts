@@ -4,6 +4,7 @@ import { AppError, isAppError, notFound } from "../../src/errors.js";
 import { TERMINAL, type JobRecord, type JobStatus, type Stage } from "../../src/ingestion/job-record.js";
 import type { JobStore, StoredJob } from "../../src/ingestion/job-store.js";
 import type { JobMachineInput, JobStateName } from "./job-machine.js";
+import type { HeapGrowthCap } from "../../infra/heap-growth-cap.js";
 import { HeldJob } from "./live-job.js";
 import { DOCS, type StageDeps } from "./stage-deps.js";
 import { backfillStage } from "./stages/backfill.js";
@@ -16,6 +17,8 @@ export interface JobRunnerOptions {
   maxRunning: number;
   /** How often progress is saved while a job runs. @default 1_000 ms */
   saveEveryMs?: number;
+  /** Tightens V8's heap growth while any job works (infra/heap-growth-cap.ts); none: left alone. */
+  heapCap?: HeapGrowthCap;
 }
 
 /** What the routes ask of the runner (locally, or over NATS from an HTTP worker). */
@@ -78,6 +81,11 @@ export class JobRunner {
     this.timer = setInterval(() => this.saveProgress(), this.options.saveEveryMs ?? 1_000);
   }
 
+  /** Whether V8's heap growth is capped now for a working job (JobRunnerOptions.heapCap). */
+  get heapCapped(): boolean {
+    return this.options.heapCap?.active ?? false;
+  }
+
   /** Serves control requests from HTTP workers that do not run jobs themselves. */
   serve(nc: NatsConnection, subject: string): void {
     this.sub = nc.subscribe(subject, {
@@ -93,6 +101,7 @@ export class JobRunner {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.options.heapCap?.set(false);
     this.sub?.unsubscribe();
     if (this.timer) clearInterval(this.timer);
     // Stopping an actor aborts its stage's signal; the work settles, then the last
@@ -251,6 +260,7 @@ export class JobRunner {
       h.actor!.send({ type: "START" });
       working++;
     }
+    this.options.heapCap?.set(working > 0);
   }
 
   private saveProgress(): void {

@@ -108,6 +108,8 @@ describe.each([
 
     const straight = (await post(first.app, "/v1/ingestion/jobs", { require_confirmation: false, records: file("A") })).json().job_id;
     expect((await waitJob(first.app, straight, (j) => j.status === "completed")).status).toBe("completed");
+    // V8's heap growth is capped only while a job works (infra/heap-growth-cap.ts).
+    expect(first.services.jobRunner!.heapCapped).toBe(false);
 
     const interrupted = (await post(first.app, "/v1/ingestion/jobs", { records: file("B") })).json().job_id;
     slow = interrupted;
@@ -115,6 +117,7 @@ describe.each([
     await post(first.app, `/v1/ingestion/jobs/${interrupted}/confirm`, {});
     const midway = await waitJob(first.app, interrupted, (j) => j.logs_processed >= 200);
     expect(midway).toMatchObject({ status: "running", stage: "REPLAYING" });
+    expect(first.services.jobRunner!.heapCapped).toBe(true);
     expect(midway.logs_processed).toBeLessThan(PATIENTS * LOGS_PER_PATIENT);
     await first.stop();
     live = null;
@@ -123,6 +126,7 @@ describe.each([
     live = second;
     const done = await waitJob(second.app, interrupted, (j) => j.status !== "running");
     expect(done).toMatchObject({ status: "completed", stage: "BACKFILLING", logs_processed: PATIENTS * LOGS_PER_PATIENT, logs_failed: 0, logs_duplicate: 0, backfill_status: "completed" });
+    expect(second.services.jobRunner!.heapCapped).toBe(false);
 
     const idOf = async (value: string) => (await get(second.app, `/v1/patients?system=mrn&value=${value}`)).json().patients[0].id as string;
     /** Everything a client reads of the patient, with ids (which differ between the runs) blanked. */

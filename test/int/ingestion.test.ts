@@ -60,6 +60,8 @@ describe("ingestion jobs", () => {
     });
     const waiting = await waitJob(id, (j) => j.status !== "queued" && j.status !== "running");
     expect(waiting).toMatchObject({ status: "awaiting_confirmation", stage: "AWAITING_CONFIRMATION", patients_created: 1, logs_total: 2, logs_staged: 2, logs_processed: 0 });
+    // A job waiting for a person holds no slot, so V8's heap growth is not capped for it.
+    expect(t.services.jobRunner!.heapCapped).toBe(false);
     const pid = (await patientByMrn(a))!;
     expect(await symptoms(pid)).toEqual([]);
 

@@ -14,6 +14,7 @@ describe("loadConfig", () => {
       adminKey: undefined,
       namespace: "pss",
       workers: 1,
+      jobHeapGrowthPercent: 80,
     });
   });
 
@@ -29,8 +30,9 @@ describe("loadConfig", () => {
       PSS_MAX_BODY_BYTES: "2048",
       PSS_MAX_BATCH_LOGS: "10",
       PSS_WORKERS: "2",
+      PSS_JOB_HEAP_GROWTH_PERCENT: "0",
     });
-    expect(c).toMatchObject({ port: 9000, host: "0.0.0.0", clickhouseUrl: "http://ch:8123", dataDir: "/var/pss", maxBodyBytes: 2048, maxBatchLogs: 10, workers: 2 });
+    expect(c).toMatchObject({ port: 9000, host: "0.0.0.0", clickhouseUrl: "http://ch:8123", dataDir: "/var/pss", maxBodyBytes: 2048, maxBatchLogs: 10, workers: 2, jobHeapGrowthPercent: 0 });
   });
 
   it.each([
@@ -43,6 +45,7 @@ describe("loadConfig", () => {
     ["PSS_NAMESPACE", "Has-Caps"],
     ["LOG_LEVEL", "loud"],
     ["PSS_MAX_BATCH_LOGS", "0"],
+    ["PSS_JOB_HEAP_GROWTH_PERCENT", "-5"],
   ])("refuses a bad %s with a message naming it", (name, value) => {
     let err: unknown;
     try {
