@@ -16,8 +16,11 @@ import { setFlagsFromString } from "node:v8";
  * equivalent `--max-old-space-size=1536`), and only then. An operator who set the flag
  * when starting Node keeps it: the cap then never touches it.
  */
+/** Caps held in this process: the flag is process-wide, so the first hold sets it and the last release clears it. */
+let holders = 0;
+
 export class HeapGrowthCap {
-  private capped = false;
+  private holding = false;
 
   constructor(
     /** 0 turns the cap off. */
@@ -33,13 +36,16 @@ export class HeapGrowthCap {
   /** Caps the growth while `active`; calls that change nothing cost nothing. */
   set(active: boolean): void {
     const want = active && this.percent > 0;
-    if (want === this.capped) return;
-    this.capped = want;
+    if (want === this.holding) return;
+    this.holding = want;
+    holders += want ? 1 : -1;
     // 0 is V8's default: the dynamic factor.
-    this.setFlags(`--heap-growing-percent=${want ? this.percent : 0}`);
+    if (want && holders === 1) this.setFlags(`--heap-growing-percent=${this.percent}`);
+    if (!want && holders === 0) this.setFlags("--heap-growing-percent=0");
   }
 
+  /** Whether this cap holds the flag now. */
   get active(): boolean {
-    return this.capped;
+    return this.holding;
   }
 }

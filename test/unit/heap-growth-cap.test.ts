@@ -17,6 +17,18 @@ describe("HeapGrowthCap", () => {
     expect(flags).toEqual(["--heap-growing-percent=80", "--heap-growing-percent=0"]);
   });
 
+  it("keeps the process-wide flag set until the last of several caps lets go", () => {
+    const flags: string[] = [];
+    const a = new HeapGrowthCap(80, (f) => flags.push(f));
+    const b = new HeapGrowthCap(80, (f) => flags.push(f));
+    a.set(true);
+    b.set(true);
+    a.set(false);
+    expect(flags).toEqual(["--heap-growing-percent=80"]);
+    b.set(false);
+    expect(flags).toEqual(["--heap-growing-percent=80", "--heap-growing-percent=0"]);
+  });
+
   it("does nothing at 0 percent", () => {
     const flags: string[] = [];
     const cap = new HeapGrowthCap(0, (f) => flags.push(f));
