@@ -1,5 +1,8 @@
 import { setFlagsFromString } from "node:v8";
 
+/** Caps held in this process: the flag is process-wide, so the first hold sets it and the last release clears it. */
+let holders = 0;
+
 /**
  * A tighter bound on V8's heap growth while memory-heavy batch work runs (ingestion jobs).
  *
@@ -14,11 +17,8 @@ import { setFlagsFromString } from "node:v8";
  * It is a process-wide setting: live traffic served during a job pays the extra full
  * collections too (about a tenth of its throughput at saturation, measured with the
  * equivalent `--max-old-space-size=1536`), and only then. An operator who set the flag
- * when starting Node keeps it: the cap then never touches it.
+ * when starting Node keeps it: `setByOperator` tells, and the service then makes no cap.
  */
-/** Caps held in this process: the flag is process-wide, so the first hold sets it and the last release clears it. */
-let holders = 0;
-
 export class HeapGrowthCap {
   private holding = false;
 
