@@ -7,6 +7,7 @@ import { traceText, type LogRecord } from "../readmodels/log-record.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
 import { numericCopy } from "../readmodels/query/numeric-copy.js";
 import { PacedPull } from "../infra/nats/paced-pull.js";
+import type { PublishedMessageReader, PublishedMessages } from "../infra/nats/published-messages.js";
 
 /** The columns an insert names, in the order of encodeRow's values. */
 const LOG_COLUMNS = "organization_id, project_id, patient_id, id, type, timestamp, ingested_at, trace, idempotency_key, payload, payload_numbers, stream_seq";
@@ -92,6 +93,7 @@ export class ClickHouseProjector {
   /** Highest stream sequence whose logs are in ClickHouse (everything below it is too). */
   projectedSeq = 0;
   readonly stats = { batches: 0, rows: 0 };
+  private readonly published: PublishedMessageReader<PatientLogMessage> | undefined;
 
   constructor(
     private readonly deps: {
@@ -103,11 +105,15 @@ export class ClickHouseProjector {
       redis: Redis;
       redisPrefix: string;
       log: Logger;
+      /** Messages this process's write path stored, as objects: what it hands over is not parsed again. */
+      published?: PublishedMessages<PatientLogMessage>;
     },
     private readonly consumer: string,
     private readonly batchMax = 20_000,
     private readonly lingerMs = 100,
-  ) {}
+  ) {
+    this.published = deps.published?.reader();
+  }
 
   /** Redis key holding projectedSeq, for processes that do not run the projector. */
   static progressKey(prefix: string): string {
@@ -168,7 +174,7 @@ export class ClickHouseProjector {
     if (this.lastDelivery !== 0 && deliverySequence !== this.lastDelivery + 1) return false;
     this.lastDelivery = deliverySequence;
     const p = (this.pending ??= { lines: [], last: m, since: performance.now() });
-    for (const l of m.json<PatientLogMessage>().logs) p.lines.push(encodeRow(l, seq));
+    for (const l of (this.published?.take(seq) ?? m.json<PatientLogMessage>()).logs) p.lines.push(encodeRow(l, seq));
     p.last = m;
     return true;
   }

@@ -3,6 +3,7 @@ import { createActor, type ActorRefFrom } from "xstate";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { readSubject } from "../infra/nats/log-history.js";
 import { PacedPull } from "../infra/nats/paced-pull.js";
+import type { PublishedMessageReader, PublishedMessages } from "../infra/nats/published-messages.js";
 import type { TopologyNames } from "../infra/nats/topology.js";
 import type { PatientStore } from "../src/control/patients.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
@@ -75,6 +76,7 @@ export class StateEngine {
   readonly stats = { delivered: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0 };
   private readonly machine;
   private readonly maxActive: number;
+  private readonly published: PublishedMessageReader<PatientLogMessage> | undefined;
 
   constructor(
     private readonly deps: {
@@ -85,10 +87,13 @@ export class StateEngine {
       patients: PatientStore;
       log: Logger;
       now?: () => string;
+      /** Messages this process's write path stored, as objects: what it hands over is not parsed again. */
+      published?: PublishedMessages<PatientLogMessage>;
     },
     private readonly options: StateEngineOptions,
   ) {
     this.maxActive = options.maxActive ?? 1_000;
+    this.published = deps.published?.reader();
     this.inflight = new InflightBudget(options.maxInflightBytes ?? 16 * 1024 * 1024);
     const now = deps.now ?? (() => new Date().toISOString());
     this.machine = patientActorMachine.provide({
@@ -197,7 +202,7 @@ export class StateEngine {
     const [, , organization_id, project_id, patient_id] = m.subject.split(".");
     let body: PatientLogMessage;
     try {
-      body = m.json<PatientLogMessage>();
+      body = this.published?.take(m.seq) ?? m.json<PatientLogMessage>();
     } catch (err) {
       // Only the write path publishes here; an unreadable message is a bug, not data to retry forever.
       this.deps.log.error({ err, seq: m.seq, subject: m.subject }, "unreadable log message skipped");

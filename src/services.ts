@@ -3,6 +3,7 @@ import type { ClickHouseClient } from "@clickhouse/client";
 import { connectNats } from "../infra/nats/connection.js";
 import { ensureTopology, type Topology } from "../infra/nats/topology.js";
 import { createJetStreamPublisher, type JetStreamPublisher } from "../infra/nats/jetstream-publisher.js";
+import { PublishedMessages } from "../infra/nats/published-messages.js";
 import { JsonKv, isKvConflict } from "../infra/nats/json-kv.js";
 import { entryValue, watchKeys } from "../infra/nats/kv-invalidation.js";
 import { connectRedis, type Redis } from "../infra/redis.js";
@@ -16,7 +17,7 @@ import { AuditLog } from "./audit/audit-log.js";
 import type { PatientStore } from "./control/patients.js";
 import { generateJwtSecret, TokenService } from "./auth/tokens.js";
 import type { IdempotencyLedger } from "./logs/idempotency-ledger.js";
-import type { LogWriter } from "./logs/log-writer.js";
+import type { LogWriter, PatientLogMessage } from "./logs/log-writer.js";
 import { openWritePath } from "./logs/log-writer-wiring.js";
 import { bootstrapAdmin } from "./control/bootstrap.js";
 import type { PatientStateStore } from "../actors/state-store.js";
@@ -59,6 +60,8 @@ export interface Services {
   engine: StateEngine | null;
   /** Present in the process that owns ClickHouse writes (role "all" or "engine"). */
   projector: ClickHouseProjector | null;
+  /** What the write path hands this process's engine and projector (roles "all" and "engine"). */
+  published: PublishedMessages<PatientLogMessage> | null;
   /** Ingestion jobs: uploads, creation, reads, control (the routes' side). */
   ingestion: IngestionService;
   /** Present in the process that runs ingestion jobs (role "all" or "engine"). */
@@ -128,7 +131,11 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     stops.push(await watchKeys(kv.projects, (e) => projects.refresh(e.key, entryValue<Project>(e), e.revision)));
     const tokens = new TokenService(await jwtSecret(config, new JsonKv(kv.config)));
     const audit = new AuditLog({ publisher, js: topology.js, jsm: topology.jsm, names: topology.names });
-    const { patients, ledger, stateStore, writer: logWriter } = await openWritePath({ nc, topology, publisher, redis, config }, stops);
+    // Only where the engine and projector run beside the write path: they take what it stored
+    // without parsing it again. Under tests every handed-over message is frozen, so a reader
+    // that writes into one fails there.
+    const published = role === "api" ? undefined : new PublishedMessages<PatientLogMessage>(16 * 1024 * 1024, process.env.NODE_ENV === "test");
+    const { patients, ledger, stateStore, writer: logWriter } = await openWritePath({ nc, topology, publisher, redis, config, ...(published ? { published } : {}) }, stops);
     if (config.adminKey) await bootstrapAdmin({ orgs, projects, apiKeys }, config.adminKey);
     const touchSubject = `${config.namespace}.engine.touch`;
     let engine: StateEngine | null = null;
@@ -151,7 +158,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     });
     if (role !== "api") {
       engine = new StateEngine(
-        { js: topology.js, jsm: topology.jsm, names: topology.names, store: stateStore, patients, log: options.log ?? console },
+        { js: topology.js, jsm: topology.jsm, names: topology.names, store: stateStore, patients, log: options.log ?? console, ...(published ? { published } : {}) },
         { consumer: `${config.namespace}_state`, idleMs: config.actorIdleMs, viewDebounceMs: config.viewDebounceMs, renderWaitMs: config.renderWaitMs, maxActive: config.maxActivePatients, maxInflightBytes: config.stateInflightBytes },
       );
       await engine.start();
@@ -160,7 +167,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       if (clickhouse.client) {
         await migrate(clickhouse.client, config.namespace);
         projector = new ClickHouseProjector(
-          { js: topology.js, jsm: topology.jsm, names: topology.names, client: clickhouse.client, database: config.namespace, redis, redisPrefix: config.namespace, log: options.log ?? console },
+          { js: topology.js, jsm: topology.jsm, names: topology.names, client: clickhouse.client, database: config.namespace, redis, redisPrefix: config.namespace, log: options.log ?? console, ...(published ? { published } : {}) },
           `${config.namespace}_clickhouse`,
         );
         await projector.start();
@@ -210,7 +217,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     });
     return {
       config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logWriter,
-      stateStore, stateReader, engine, projector, logQuery, ingestion, jobRunner,
+      stateStore, stateReader, engine, projector, published: published ?? null, logQuery, ingestion, jobRunner,
       async close() {
         await jobRunner?.stop();
         await replayThread?.close();

@@ -9,7 +9,8 @@ import { PatientStateStore } from "../../actors/state-store.js";
 import type { Config } from "../config.js";
 import { PatientStore, type Patient } from "../control/patients.js";
 import { IdempotencyLedger } from "./idempotency-ledger.js";
-import { LogWriter } from "./log-writer.js";
+import { LogWriter, type PatientLogMessage } from "./log-writer.js";
+import type { PublishedMessages } from "../../infra/nats/published-messages.js";
 
 /** The write path of POST /v1/logs/batch, with the stores it writes through. */
 export interface WritePath {
@@ -27,10 +28,18 @@ export interface WritePath {
  * and stores exactly as the service does.
  */
 export async function openWritePath(
-  c: { nc: NatsConnection; topology: Topology; publisher: JetStreamPublisher; redis: Redis; config: Pick<Config, "namespace" | "publishTimeoutMs"> },
+  c: {
+    nc: NatsConnection;
+    topology: Topology;
+    publisher: JetStreamPublisher;
+    redis: Redis;
+    config: Pick<Config, "namespace" | "publishTimeoutMs">;
+    /** Where stored log messages go for this process's own readers of the stream (its state engine and projector). */
+    published?: PublishedMessages<PatientLogMessage>;
+  },
   stops: (() => void)[],
 ): Promise<WritePath> {
-  const { nc, topology, publisher, redis, config } = c;
+  const { nc, topology, publisher, redis, config, published } = c;
   const patients = new PatientStore(new JsonKv(topology.kv.patients), new JsonKv(topology.kv.externalIds));
   stops.push(await watchKeys(topology.kv.patients, (e) => patients.refresh(e.key, entryValue<Patient>(e))));
   const ledger = new IdempotencyLedger({ publisher, js: topology.js, jsm: topology.jsm, redis, names: topology.names, redisPrefix: config.namespace });
@@ -46,6 +55,7 @@ export async function openWritePath(
     // Stay well under the server's max_payload: headers and the subject travel too.
     maxMessageBytes: Math.max(64 * 1024, (nc.info?.max_payload ?? 1024 * 1024) - 16 * 1024),
     claimLeaseMs: config.publishTimeoutMs * 2 + 1_000,
+    ...(published ? { published } : {}),
   });
   return { patients, ledger, stateStore, writer };
 }

@@ -1,5 +1,6 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { JetStreamPublisher } from "../../infra/nats/jetstream-publisher.js";
+import type { PublishedMessages } from "../../infra/nats/published-messages.js";
 import { readSubject } from "../../infra/nats/log-history.js";
 import type { TopologyNames } from "../../infra/nats/topology.js";
 import type { LogRecord } from "../../readmodels/log-record.js";
@@ -65,6 +66,8 @@ export class LogWriter {
       claimLeaseMs: number;
       /** Told, before the answer goes out, the highest stream sequence stored per patient (read-your-writes). */
       accepted?: { raiseAccepted(projectId: string, entries: { patient_id: string; seq: number }[]): Promise<void> };
+      /** This process's readers of the log stream, handed each stored message as the object it was serialized from. */
+      published?: PublishedMessages<PatientLogMessage>;
     },
   ) {}
 
@@ -218,9 +221,10 @@ export class LogWriter {
   }
 
   /** Splits one patient's logs into messages under the server's payload limit. */
-  private messagesOf(group: Pending[]): { data: Uint8Array; logs: Pending[] }[] {
-    const whole = this.encoder.encode(JSON.stringify({ logs: group.map((g) => g.log) } satisfies PatientLogMessage));
-    if (whole.length <= this.deps.maxMessageBytes || group.length === 1) return [{ data: whole, logs: group }];
+  private messagesOf(group: Pending[]): { data: Uint8Array; message: PatientLogMessage; logs: Pending[] }[] {
+    const message: PatientLogMessage = { logs: group.map((g) => g.log) };
+    const whole = this.encoder.encode(JSON.stringify(message));
+    if (whole.length <= this.deps.maxMessageBytes || group.length === 1) return [{ data: whole, message, logs: group }];
     const half = Math.ceil(group.length / 2);
     return [...this.messagesOf(group.slice(0, half)), ...this.messagesOf(group.slice(half))];
   }
@@ -238,9 +242,11 @@ export class LogWriter {
     await Promise.all(
       [...byPatient].flatMap(([patientId, group]) => {
         const subject = this.deps.names.logSubject(scope.organization_id, scope.project_id, patientId);
-        return this.messagesOf(group).map(async ({ data, logs }) => {
+        return this.messagesOf(group).map(async ({ data, message, logs }) => {
           try {
             const ack = await this.deps.publisher.publish(subject, data);
+            // Before anything else awaits: the engine may be handed the delivery in the next ticks.
+            if (!ack.duplicate) this.deps.published?.put(ack.seq, message, data.length);
             highest.set(patientId, Math.max(ack.seq, highest.get(patientId) ?? 0));
             for (const g of logs) {
               answer.results[g.index] = { index: g.index, id: g.log.id, status: "accepted" };
