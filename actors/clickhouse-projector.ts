@@ -1,16 +1,16 @@
-import { Readable } from "node:stream";
 import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
-import type { ClickHouseClient } from "@clickhouse/client";
+import type { InsertEncodedRows } from "../infra/clickhouse.js";
 import type { TopologyNames } from "../infra/nats/topology.js";
 import type { Redis } from "../infra/redis.js";
 import { traceText, type LogRecord } from "../readmodels/log-record.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
 import { numericCopy } from "../readmodels/query/numeric-copy.js";
 import { PacedPull } from "../infra/nats/paced-pull.js";
+import { EncodedRows } from "./encoded-rows.js";
 import type { PublishedMessageReader, PublishedMessages } from "../infra/nats/published-messages.js";
 
 /** The columns an insert names, in the order of encodeRow's values. */
-const LOG_COLUMNS = "organization_id, project_id, patient_id, id, type, timestamp, ingested_at, trace, idempotency_key, payload, payload_numbers, stream_seq";
+const LOG_COLUMNS = ["organization_id", "project_id", "patient_id", "id", "type", "timestamp", "ingested_at", "trace", "idempotency_key", "payload", "payload_numbers", "stream_seq"] as const;
 
 /**
  * One log as a row of the ClickHouse `logs` table (infra/clickhouse-schema.ts): a
@@ -34,15 +34,11 @@ export function encodeRow(l: LogRecord, seq: number): string {
 export const LOG_INSERT_SETTINGS = { date_time_input_format: "best_effort", input_format_json_read_objects_as_strings: 1 } as const;
 
 /**
- * Inserts JSONCompactEachRow text (one `encodeRow` line per log) as it is: `client.insert`
- * would encode an array of objects itself; the projector and the bench build the text
- * once. The same call works on embedded chdb (the body follows the statement) and on a
- * server (the HTTP body).
+ * Inserts JSONCompactEachRow lines (one `encodeRow` line per log, each ending in "\n").
+ * The columns are named: an EPHEMERAL column (payload_numbers) is only read when listed.
  */
-export async function insertLogRows(client: ClickHouseClient, database: string, text: string): Promise<void> {
-  // The columns are named: an EPHEMERAL column (payload_numbers) is only read when listed.
-  const r = await client.exec({ query: `INSERT INTO ${database}.logs (${LOG_COLUMNS}) FORMAT JSONCompactEachRow`, values: Readable.from([text]), clickhouse_settings: LOG_INSERT_SETTINGS });
-  r.stream.destroy();
+export async function insertLogRows(insertRows: InsertEncodedRows, database: string, rows: Buffer): Promise<void> {
+  await insertRows(`${database}.logs`, LOG_COLUMNS, rows, LOG_INSERT_SETTINGS);
 }
 
 interface Logger {
@@ -51,7 +47,7 @@ interface Logger {
 
 /** Messages taken from the consumer, waiting for their insert: encoded rows (one line per log) and the last message (ack all). */
 interface Pending {
-  lines: string[];
+  rows: EncodedRows;
   last: JsMsg;
   since: number;
 }
@@ -100,7 +96,7 @@ export class ClickHouseProjector {
       js: JetStreamClient;
       jsm: JetStreamManager;
       names: TopologyNames;
-      client: ClickHouseClient;
+      insertRows: InsertEncodedRows;
       database: string;
       redis: Redis;
       redisPrefix: string;
@@ -150,7 +146,7 @@ export class ClickHouseProjector {
               break;
             }
             // Backpressure: with a full batch waiting behind an insert, wait for the insert.
-            if (this.pending && this.pending.lines.length >= this.batchMax && this.committing) await this.committing;
+            if (this.pending && this.pending.rows.rows >= this.batchMax && this.committing) await this.committing;
             this.maybeFlush();
           }
           if (lost) await this.recoverFromLostDeliveries();
@@ -173,8 +169,8 @@ export class ClickHouseProjector {
     const { deliverySequence, streamSequence: seq } = m.info;
     if (this.lastDelivery !== 0 && deliverySequence !== this.lastDelivery + 1) return false;
     this.lastDelivery = deliverySequence;
-    const p = (this.pending ??= { lines: [], last: m, since: performance.now() });
-    for (const l of (this.published?.take(seq) ?? m.json<PatientLogMessage>()).logs) p.lines.push(encodeRow(l, seq));
+    const p = (this.pending ??= { rows: new EncodedRows(), last: m, since: performance.now() });
+    for (const l of (this.published?.take(seq) ?? m.json<PatientLogMessage>()).logs) p.rows.push(encodeRow(l, seq));
     p.last = m;
     return true;
   }
@@ -199,7 +195,7 @@ export class ClickHouseProjector {
     const p = this.pending;
     if (!p || this.committing || !this.running) return;
     const age = performance.now() - p.since;
-    if (p.lines.length < this.batchMax && age < this.lingerMs) {
+    if (p.rows.rows < this.batchMax && age < this.lingerMs) {
       this.timer ??= setTimeout(() => {
         this.timer = null;
         this.maybeFlush();
@@ -216,23 +212,23 @@ export class ClickHouseProjector {
   }
 
   private async commit(p: Pending): Promise<void> {
-    const text = p.lines.join("\n");
+    const rows = p.rows.toBuffer();
     // Retry this batch until it lands: acking a later batch would ack this one too (ack
     // all), so moving on would lose it. A stop leaves it unacked, to come again.
-    while (p.lines.length > 0 && !(await this.insert(text, p.lines.length))) {
+    while (p.rows.rows > 0 && !(await this.insert(rows, p.rows.rows))) {
       if (!this.running) return;
       await sleep(1_000);
     }
     p.last.ack();
     this.projectedSeq = p.last.seq;
     this.stats.batches++;
-    this.stats.rows += p.lines.length;
+    this.stats.rows += p.rows.rows;
     await this.deps.redis.set(ClickHouseProjector.progressKey(this.deps.redisPrefix), String(p.last.seq)).catch(() => undefined);
   }
 
-  private async insert(text: string, rows: number): Promise<boolean> {
+  private async insert(encoded: Buffer, rows: number): Promise<boolean> {
     try {
-      await insertLogRows(this.deps.client, this.deps.database, text);
+      await insertLogRows(this.deps.insertRows, this.deps.database, encoded);
       return true;
     } catch (err) {
       this.deps.log.error({ err, rows }, "clickhouse insert failed; retrying");

@@ -35,7 +35,7 @@ const projectorLogs = Number(opt("projector-logs", "200000"));
 const PATIENTS = 10_000;
 const TYPES = Array.from({ length: 20 }, (_, i) => `type_${String(i).padStart(2, "0")}`);
 const dir = mkdtempSync(join(tmpdir(), "pss-qbench-"));
-const { client } = createClickHouse({ dataDir: dir });
+const { client, insertRows } = createClickHouse({ dataDir: dir });
 const db = "qbench";
 await migrate(client, db);
 const scope = { organization_id: "org_bench", project_id: "prj_bench" };
@@ -62,7 +62,7 @@ async function load(from: number, to: number): Promise<number> {
       } as LogRecord;
       lines.push(encodeRow(log, n + 1));
     }
-    await insertLogRows(client, db, lines.join("\n"));
+    await insertLogRows(insertRows, db, Buffer.from(lines.join("\n")));
   }
   return (to - from) / ((performance.now() - t0) / 1000);
 }
@@ -108,7 +108,7 @@ const ns = `qb${process.pid}`;
 const pdir = mkdtempSync(join(tmpdir(), "pss-qbench-proj-"));
 const cfg = loadConfig({ PSS_NAMESPACE: ns, DATA_DIR: pdir, PSS_ADMIN_KEY: "q".repeat(20), LOG_LEVEL: "silent" });
 const s = await createServices(cfg, "api");
-const { client: pc } = createClickHouse({ dataDir: pdir });
+const { client: pc, insertRows: pInsertRows } = createClickHouse({ dataDir: pdir });
 await migrate(pc, ns);
 const pats: string[] = [];
 const pscope = { organization_id: "org_default", project_id: "prj_default" };
@@ -126,7 +126,7 @@ for (let n = 0; n < projectorLogs; n += 1000) {
 }
 const last = (await s.topology.jsm.streams.info(s.topology.names.logsStream)).state.last_seq;
 const projector = new ClickHouseProjector(
-  { js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names, client: pc, database: ns, redis: s.redis, redisPrefix: ns, log: console },
+  { js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names, insertRows: pInsertRows, database: ns, redis: s.redis, redisPrefix: ns, log: console },
   `${ns}_clickhouse_bench`,
 );
 const stopProfile = await profileIfAsked();

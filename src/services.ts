@@ -7,7 +7,7 @@ import { PublishedMessages } from "../infra/nats/published-messages.js";
 import { JsonKv, isKvConflict } from "../infra/nats/json-kv.js";
 import { entryValue, watchKeys } from "../infra/nats/kv-invalidation.js";
 import { connectRedis, type Redis } from "../infra/redis.js";
-import { createClickHouse } from "../infra/clickhouse.js";
+import { createClickHouse, type InsertEncodedRows } from "../infra/clickhouse.js";
 import { pingClickHouseRpc, serveClickHouseRpc } from "../infra/clickhouse-rpc.js";
 import type { Config } from "./config.js";
 import { OrganizationStore } from "./control/organizations.js";
@@ -43,7 +43,7 @@ export interface Services {
   publisher: JetStreamPublisher;
   redis: Redis;
   /** Null client: embedded ClickHouse is owned by another process of this service (the engine). */
-  clickhouse: { client: ClickHouseClient | null; embedded: boolean; ping(): Promise<void> };
+  clickhouse: { client: ClickHouseClient | null; embedded: boolean; insertRows?: InsertEncodedRows; ping(): Promise<void> };
   orgs: OrganizationStore;
   projects: ProjectStore;
   apiKeys: ApiKeyStore;
@@ -92,7 +92,7 @@ function openClickHouse(config: Config, nc: NatsConnection, role: ProcessRole, s
   if (role === "api" && !config.clickhouseUrl) {
     return { client: null, embedded: true, ping: () => pingClickHouseRpc(nc, config.namespace) };
   }
-  const { client, embedded } = createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
+  const { client, embedded, insertRows } = createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
   if (embedded && role === "engine") {
     const subs = serveClickHouseRpc(nc, config.namespace, client);
     stops.push(() => subs.forEach((s) => s.unsubscribe()));
@@ -100,6 +100,7 @@ function openClickHouse(config: Config, nc: NatsConnection, role: ProcessRole, s
   return {
     client,
     embedded,
+    insertRows,
     async ping() {
       const r = await client.ping();
       if (!r.success) throw r.error;
@@ -164,10 +165,10 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       await engine.start();
       const sub = engine.serveTouch(nc, touchSubject);
       stops.push(() => sub.unsubscribe());
-      if (clickhouse.client) {
+      if (clickhouse.client && clickhouse.insertRows) {
         await migrate(clickhouse.client, config.namespace);
         projector = new ClickHouseProjector(
-          { js: topology.js, jsm: topology.jsm, names: topology.names, client: clickhouse.client, database: config.namespace, redis, redisPrefix: config.namespace, log: options.log ?? console, ...(published ? { published } : {}) },
+          { js: topology.js, jsm: topology.jsm, names: topology.names, insertRows: clickhouse.insertRows, database: config.namespace, redis, redisPrefix: config.namespace, log: options.log ?? console, ...(published ? { published } : {}) },
           `${config.namespace}_clickhouse`,
         );
         await projector.start();

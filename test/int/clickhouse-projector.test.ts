@@ -45,7 +45,7 @@ describe("the ClickHouse projector", () => {
     const json = await rows(`SELECT toJSONString(payload_json) AS j FROM ${ns}.logs FINAL WHERE id = {id:String}`, { id: ans.results[0].id });
     expect(json[0]!.j).toBe("{}");
     // A redelivered batch inserts again; FINAL still answers one row per log.
-    await insertLogRows(t.services.clickhouse.client!, ns, encodeRow({ ...(logs[1] as any), id: ans.results[1].id, log_type: "user_login", organization_id: "org_default", project_id: "prj_default", ingested_at: "2026-08-01T11:00:00.000Z", timestamp: "2026-08-01T11:00:00.000Z" }, 1));
+    await insertLogRows(t.services.clickhouse.insertRows!, ns, Buffer.from(encodeRow({ ...(logs[1] as any), id: ans.results[1].id, log_type: "user_login", organization_id: "org_default", project_id: "prj_default", ingested_at: "2026-08-01T11:00:00.000Z", timestamp: "2026-08-01T11:00:00.000Z" }, 1)));
     const again = await rows(`SELECT count() AS n FROM ${ns}.logs FINAL WHERE patient_id = {p:String}`, { p: pid });
     expect(Number(again[0]!.n)).toBe(2);
     expect(t.services.projector!.projectedSeq).toBeGreaterThan(0);
@@ -67,7 +67,7 @@ describe("the ClickHouse projector", () => {
     expect(stored).toBeGreaterThanOrEqual(38);
     await migrate(client, db);
     // batchMax 3, linger 1 ms: the backlog goes in many inserts, each acked after it lands.
-    const p = new ClickHouseProjector({ js: s.topology.js, jsm: s.topology.jsm, names, client, database: db, redis: s.redis, redisPrefix: `${t.config.namespace}:p2`, log: console }, `${t.config.namespace}_p2`, 3, 1);
+    const p = new ClickHouseProjector({ js: s.topology.js, jsm: s.topology.jsm, names, insertRows: s.clickhouse.insertRows!, database: db, redis: s.redis, redisPrefix: `${t.config.namespace}:p2`, log: console }, `${t.config.namespace}_p2`, 3, 1);
     try {
       await p.start();
       const deadline = Date.now() + 10_000;
