@@ -52,15 +52,6 @@ export const MIGRATIONS: { version: number; name: string; sql: (db: string) => s
       `ALTER TABLE ${db}.logs MODIFY COLUMN payload_json JSON MATERIALIZED accurateCastOrDefault(if(payload_numbers = '', payload, payload_numbers), 'JSON')`,
     ],
   },
-  {
-    version: 4,
-    name: "merges read smaller blocks",
-    // A merge reads a block of every column of every part it merges at once, the JSON
-    // column's subcolumns included: at the default 8,192 rows, merges during a large
-    // ingestion job took 40-150 MB of the process (embedded ClickHouse lives in it). At
-    // 1,024 rows the job's peak RSS was 20-55 MB lower and its speed the same.
-    sql: (db) => [`ALTER TABLE ${db}.logs MODIFY SETTING merge_max_block_size = 1024`],
-  },
 ];
 
 /** A database name is an identifier we control (the namespace), never user text. */

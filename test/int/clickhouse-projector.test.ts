@@ -112,9 +112,6 @@ describe("the ClickHouse projector", () => {
   it("records applied schema migrations", async () => {
     const m = await rows(`SELECT version FROM ${t.config.namespace}.schema_migrations ORDER BY version`);
     expect(m.map((r) => Number(r.version))).toEqual(MIGRATIONS.map((x) => x.version));
-    // Version 4: merges read 1,024 rows per block, which bounds their memory.
-    const table = await rows(`SELECT engine_full FROM system.tables WHERE database = {db:String} AND name = 'logs'`, { db: t.config.namespace });
-    expect(String(table[0]!.engine_full)).toContain("merge_max_block_size = 1024");
   });
 
   it("migrates a version-1 database forward: old rows get the JSON column and answer path queries", async () => {
@@ -126,7 +123,7 @@ describe("the ClickHouse projector", () => {
       const log = (id: string, payload: Record<string, unknown>) =>
         ({ id, type: "symptom_report", organization_id: "o", project_id: "p", patient_id: "pat_1", timestamp: "2026-01-01T00:00:00.000Z", ingested_at: "2026-01-01T00:00:00.000Z", trace: "", idempotency_key: "", payload: JSON.stringify(payload), stream_seq: 1 });
       await client.insert({ table: `${db}.logs`, values: [log("log_a", { score: 3, note: "x" }), log("log_b", { score: "5", a: { b: null } })], format: "JSONEachRow", clickhouse_settings: { date_time_input_format: "best_effort" } });
-      expect(await migrate(client, db)).toEqual([2, 3, 4]);
+      expect(await migrate(client, db)).toEqual([2, 3]);
       expect(await migrate(client, db)).toEqual([]);
       const q = compileLogQuery({ aggregations: [{ op: "avg", field: "payload.score", alias: "avg" }, { op: "count", alias: "n" }], filter: [{ field: "payload.score", op: "gte", value: 3 }] }, { organization_id: "o", project_id: "p" });
       expect(q.sql).toContain("payload_json.`score`");
