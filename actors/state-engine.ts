@@ -9,7 +9,7 @@ import type { PatientStore } from "../src/control/patients.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
 import type { ModuleKey } from "../readmodels/module.js";
 import { MODULE_KEYS } from "../readmodels/registry.js";
-import { viewsAffectedBy, type ViewType } from "../readmodels/views/index.js";
+import { VIEW_INPUTS, viewsAffectedBy, type ViewType } from "../readmodels/views/index.js";
 import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "./apply-logs.js";
 import { patientActorMachine, report, type Delivery, type DrainResult, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
 import { Mailbox } from "./mailbox.js";
@@ -329,11 +329,18 @@ export class StateEngine {
    */
   private async renderStored(patientId: string, modules: ModuleKey[]): Promise<void> {
     if (this.activeActor(patientId)) return;
-    const stored = await this.deps.store.load(patientId);
-    if (!stored || stored.fingerprint !== MODEL_FINGERPRINT || this.stopping || this.activeActor(patientId)) return;
-    // Some may be current already: a read, or a job's view backfill, rendered them first.
     const types = viewsAffectedBy(modules);
-    await this.renderViews(stored, staleViews(stored, types, await this.deps.store.loadViews(patientId, types)));
+    const store = this.deps.store;
+    // The meta and the stored views first: a read or a job's view backfill has often
+    // rendered them already, and then no module needs loading at all.
+    const [head, cached] = await Promise.all([store.loadModules(patientId, []), store.loadViews(patientId, types)]);
+    if (!head || head.fingerprint !== MODEL_FINGERPRINT || this.stopping || this.activeActor(patientId)) return;
+    const stale = staleViews(head, types, cached);
+    if (stale.length === 0) return;
+    // Only what those views read (as a read renders them), with the meta of that moment.
+    const stored = await store.loadModules(patientId, [...new Set(stale.flatMap((t) => VIEW_INPUTS[t]))]);
+    if (!stored || stored.fingerprint !== MODEL_FINGERPRINT || this.stopping || this.activeActor(patientId)) return;
+    await this.renderViews(stored, stale);
   }
 
   private async history(s: Pick<StoredPatientState, "organization_id" | "project_id">, patientId: string): Promise<SequencedLogs[]> {

@@ -126,6 +126,15 @@ export class PatientStateStore {
     return PatientStateStore.assemble(JSON.parse(all.meta) as Meta, Object.entries(all).filter(([f]) => f.startsWith(MODULE_FIELD)));
   }
 
+  /** The state with only `modules` (none: the meta alone), meta and modules read together. */
+  async loadModules(patientId: string, modules: readonly ModuleKey[]): Promise<StoredPatientState | null> {
+    const values = await this.redis.hmGet(this.keys(patientId).state, ["meta", ...modules.map((k) => MODULE_FIELD + k)]);
+    if (!values[0]) return null;
+    const present: [string, string][] = [];
+    for (let i = 0; i < modules.length; i++) if (values[i + 1]) present.push([MODULE_FIELD + modules[i]!, values[i + 1]!]);
+    return PatientStateStore.assemble(JSON.parse(values[0]) as Meta, present);
+  }
+
   /**
    * The state with only `modules` (a read), plus the highest sequence accepted for the
    * patient, and the stored copy of `view` when asked: one round trip.

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
 import { currentCachedView } from "../../actors/view-cache.js";
-import { viewsAffectedBy } from "../../readmodels/views/index.js";
+import { renderView, viewsAffectedBy } from "../../readmodels/views/index.js";
 
 // Two patients in memory at most, and a view debounce no test waits out: views are
 // rendered only for patients evicted with their views still pending.
@@ -47,6 +47,11 @@ describe("views of patients passivated before they were rendered", () => {
       await sleep(50);
     }
     expect(current.every(Boolean)).toBe(true);
+    // Rendered from the modules those views read, loaded alone: the same as from the whole state.
+    for (const pid of evicted) {
+      const stored = (await t.services.stateStore.load(pid))!;
+      for (const v of types) expect(currentCachedView(await t.services.stateStore.loadView(pid, v), stored, v)).toEqual(renderView(v, stored.state));
+    }
     // The two still in memory wait out their debounce: nothing rendered them.
     for (const pid of pids.slice(4)) expect(await viewCurrent(pid, types[0]!)).toBe(false);
     expect(engine.activeCount()).toBe(2);
