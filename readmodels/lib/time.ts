@@ -106,27 +106,77 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   return f;
 }
 
-/** The calendar date (YYYY-MM-DD) of an instant in an IANA timezone. */
 const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
-/** Zone offsets change at minute boundaries at the finest, so a (zone, minute) answer can be kept. */
-const localDates = new Map<string, string>();
+const HOUR_MS = 3_600_000;
+/** Earliest and latest instants whose dates the fast path writes (years 1000-9999 have four digits everywhere). */
+const FAST_FROM = Date.UTC(1000, 0, 2);
+const FAST_TO = Date.UTC(9999, 11, 30);
+/** Per zone, per UTC hour (ms / HOUR_MS): the zone's offset in ms through that hour, or null when it changes within it. */
+const hourOffsets = new Map<string, Map<number, number | null>>();
+let hourOffsetCount = 0;
+const wallClocks = new Map<string, Intl.DateTimeFormat>();
 
+/** The zone's offset from UTC at `ms` (whole seconds), from its wall-clock time there. */
+function offsetAt(ms: number, timeZone: string): number {
+  let f = wallClocks.get(timeZone);
+  if (!f) {
+    // Same zone resolution as formatter(): an unknown zone reads as UTC.
+    const zone = formatter(timeZone).resolvedOptions().timeZone;
+    f = new Intl.DateTimeFormat("en-US", { timeZone: zone, hourCycle: "h23", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric", second: "numeric" });
+    wallClocks.set(timeZone, f);
+  }
+  const at = Math.floor(ms / 1000) * 1000;
+  const p = f.formatToParts(new Date(at));
+  const n = (t: string) => Number(p.find((x) => x.type === t)?.value);
+  return Date.UTC(n("year"), n("month") - 1, n("day"), n("hour"), n("minute"), n("second")) - at;
+}
+
+/** The zone's offset through the UTC hour holding `ms`, or null when it changes within that hour. */
+function hourOffset(ms: number, timeZone: string): number | null {
+  const hour = Math.floor(ms / HOUR_MS);
+  let zone = hourOffsets.get(timeZone);
+  let off = zone?.get(hour);
+  if (off !== undefined) return off;
+  // Transitions fall on whole seconds: one inside the hour shows at its last second.
+  const first = offsetAt(hour * HOUR_MS, timeZone);
+  off = first === offsetAt(hour * HOUR_MS + HOUR_MS - 1000, timeZone) ? first : null;
+  // About 9,000 hours a year per zone: bounded, and rebuilt at a few microseconds an entry.
+  if (++hourOffsetCount > 200_000) {
+    hourOffsets.clear();
+    hourOffsetCount = 1;
+    zone = undefined;
+  }
+  if (!zone) {
+    zone = new Map();
+    hourOffsets.set(timeZone, zone);
+  }
+  zone.set(hour, off);
+  return off;
+}
+
+/**
+ * The calendar date (YYYY-MM-DD) of an instant in an IANA timezone. The device rollups
+ * and every view call it per entry, and instants spread over a year hit a per-minute cache
+ * rarely: the zone's offset is kept per UTC hour instead (Intl's formatToParts costs a few
+ * microseconds a call), and Intl answers directly only inside an hour where the offset
+ * changes, and outside years 1000-9999.
+ */
 export function localDate(iso: string, timeZone: string): string {
   // Stored timestamps are canonical UTC: in UTC the date is the first ten characters.
   if (timeZone === "UTC" && CANONICAL_UTC.test(iso)) return iso.slice(0, 10);
-  const key = `${timeZone}|${iso.slice(0, 16)}`;
-  const hit = localDates.get(key);
-  if (hit !== undefined && CANONICAL_UTC.test(iso)) return hit;
   const ms = timeMs(iso);
   if (Number.isNaN(ms)) return iso.slice(0, 10);
+  if (ms >= FAST_FROM && ms <= FAST_TO) {
+    const off = hourOffset(ms, timeZone);
+    if (off !== null) return new Date(ms + off).toISOString().slice(0, 10);
+  }
+  return intlDate(ms, timeZone);
+}
+
+function intlDate(ms: number, timeZone: string): string {
   const parts = formatter(timeZone).formatToParts(new Date(ms));
   const get = (t: string) => parts.find((p) => p.type === t)?.value ?? "";
-  const day = `${get("year")}-${get("month")}-${get("day")}`;
-  if (CANONICAL_UTC.test(iso)) {
-    if (localDates.size >= 50_000) localDates.clear();
-    localDates.set(key, day);
-  }
-  return day;
+  return `${get("year")}-${get("month")}-${get("day")}`;
 }
 
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { cmpTime } from "../../../readmodels/lib/time.js";
+import { cmpTime, localDate } from "../../../readmodels/lib/time.js";
 
 /** The order cmpTime must give: Date.parse's instant, unparsable after parsable, then text. */
 function reference(a: string, b: string): number {
@@ -35,5 +35,42 @@ describe("cmpTime", () => {
     expect(cmpTime("2026-01-05T00:00:00Z", "2026-01-05T00:00:00.000Z")).toBe(0);
     expect(cmpTime("2026-01-05T00:00:00.1Z", "2026-01-05T00:00:00.099999Z")).toBe(1);
     expect(cmpTime("2026-01-05T00:00:00.0004Z", "2026-01-05T00:00:00Z")).toBe(0);
+  });
+});
+
+/** What localDate must give: the date Intl shows on the zone's wall clock at that instant. */
+function intlDate(ms: number, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat("en-US", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).formatToParts(new Date(ms));
+  const get = (t: string) => parts.find((p) => p.type === t)?.value ?? "";
+  return `${get("year")}-${get("month")}-${get("day")}`;
+}
+
+// Whole-hour, half-hour and 45-minute offsets, 30-minute DST (Lord Howe), DST at midnight
+// (Havana, Santiago), zones that skipped a day (Apia) or changed offset many times.
+const ZONES = ["UTC", "Europe/Paris", "America/New_York", "Asia/Kolkata", "Asia/Kathmandu", "Australia/Lord_Howe", "Pacific/Chatham", "America/St_Johns", "America/Havana", "America/Santiago", "Pacific/Apia", "Africa/Casablanca", "Europe/Dublin", "Asia/Tehran", "Nowhere/Unknown"];
+
+describe("localDate", () => {
+  it("gives the zone's wall-clock date of any instant, across offset changes", () => {
+    const instant = fc.oneof(
+      fc.integer({ min: Date.UTC(1890, 0, 1), max: Date.UTC(2100, 0, 1) }),
+      // Near the transitions of recent years, to the second.
+      fc.integer({ min: Date.UTC(2020, 0, 1) / 1000, max: Date.UTC(2027, 0, 1) / 1000 }).map((s) => s * 1000),
+    );
+    fc.assert(
+      fc.property(instant, fc.constantFrom(...ZONES), (ms, zone) => localDate(new Date(ms).toISOString(), zone) === intlDate(ms, zone === "Nowhere/Unknown" ? "UTC" : zone)),
+      { numRuns: 30_000 },
+    );
+  });
+
+  it("gives every minute of a DST change's hours their own date in a zone that changes at midnight", () => {
+    // Havana's and Santiago's clocks change at midnight: the date flips inside the hour.
+    for (const zone of ["America/Havana", "America/Santiago"]) {
+      for (let ms = Date.UTC(2024, 2, 9, 0); ms < Date.UTC(2024, 2, 11, 0); ms += 60_000) {
+        expect(localDate(new Date(ms).toISOString(), zone)).toBe(intlDate(ms, zone));
+      }
+      for (let ms = Date.UTC(2024, 8, 6, 0); ms < Date.UTC(2024, 8, 9, 0); ms += 60_000) {
+        expect(localDate(new Date(ms).toISOString(), zone)).toBe(intlDate(ms, zone));
+      }
+    }
   });
 });
