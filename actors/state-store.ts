@@ -128,11 +128,20 @@ export class PatientStateStore {
 
   /** The state with only `modules` (none: the meta alone), meta and modules read together. */
   async loadModules(patientId: string, modules: readonly ModuleKey[]): Promise<StoredPatientState | null> {
-    const values = await this.redis.hmGet(this.keys(patientId).state, ["meta", ...modules.map((k) => MODULE_FIELD + k)]);
-    if (!values[0]) return null;
+    const values = await this.redis.hmGet(this.keys(patientId).state, PatientStateStore.fieldsOf(modules));
+    return values[0] ? PatientStateStore.fromFields(values[0], modules, values) : null;
+  }
+
+  /** The state hash's fields for `modules`, after the meta: what fromFields reads back. */
+  private static fieldsOf(modules: readonly ModuleKey[]): string[] {
+    return ["meta", ...modules.map((k) => MODULE_FIELD + k)];
+  }
+
+  /** A state from the values of fieldsOf(modules), in that order; missing modules are left out. */
+  private static fromFields(meta: string, modules: readonly ModuleKey[], values: readonly (string | null)[]): StoredPatientState {
     const present: [string, string][] = [];
     for (let i = 0; i < modules.length; i++) if (values[i + 1]) present.push([MODULE_FIELD + modules[i]!, values[i + 1]!]);
-    return PatientStateStore.assemble(JSON.parse(values[0]) as Meta, present);
+    return PatientStateStore.assemble(JSON.parse(meta) as Meta, present);
   }
 
   /**
@@ -147,10 +156,9 @@ export class PatientStateStore {
     /** False: leave the modules as stored text (`raw`, empty otherwise), for a read that answers them as they are. */
     parse = true,
   ): Promise<{ stored: StoredPatientState | null; accepted: number; view: string | null; raw: Partial<Record<ModuleKey, string>> }> {
-    const fields = ["meta", ...modules.map((k) => MODULE_FIELD + k)];
     const k = this.keys(patientId);
     const [values, accepted, cachedView] = await Promise.all([
-      this.redis.hmGet(k.state, fields),
+      this.redis.hmGet(k.state, PatientStateStore.fieldsOf(modules)),
       this.redis.zScore(acceptedKey(this.prefix, projectId), patientId),
       view === undefined ? null : this.redis.hGet(k.views, view),
     ]);
@@ -158,14 +166,9 @@ export class PatientStateStore {
     const viewRaw = cachedView ?? null;
     const raw: Partial<Record<ModuleKey, string>> = {};
     if (!meta) return { stored: null, accepted: accepted ?? 0, view: viewRaw, raw };
-    const present: [string, string][] = [];
-    for (let i = 0; i < modules.length; i++) {
-      const v = values[i + 1];
-      if (!v) continue;
-      if (parse) present.push([MODULE_FIELD + modules[i]!, v]);
-      else raw[modules[i]!] = v;
-    }
-    return { stored: PatientStateStore.assemble(JSON.parse(meta) as Meta, present), accepted: accepted ?? 0, view: viewRaw, raw };
+    if (parse) return { stored: PatientStateStore.fromFields(meta, modules, values), accepted: accepted ?? 0, view: viewRaw, raw };
+    for (let i = 0; i < modules.length; i++) if (values[i + 1]) raw[modules[i]!] = values[i + 1]!;
+    return { stored: PatientStateStore.fromFields(meta, [], values), accepted: accepted ?? 0, view: viewRaw, raw };
   }
 
   /**
