@@ -161,7 +161,7 @@ export function loadConfig(env: Env = process.env): Config {
     actorIdleMs: int(env, "PSS_ACTOR_IDLE_MS", 60_000, 10, 3_600_000),
     viewDebounceMs: int(env, "PSS_VIEW_DEBOUNCE_MS", 1_000, 0, 60_000),
     renderWaitMs: int(env, "PSS_RENDER_WAIT_MS", 5_000, 10, 3_600_000),
-    maxActivePatients: int(env, "PSS_MAX_ACTIVE_PATIENTS", 1_000, 1, 10_000_000),
+    maxActivePatients: int(env, "PSS_MAX_ACTIVE_PATIENTS", 100, 1, 10_000_000),
     stateInflightBytes: int(env, "PSS_STATE_INFLIGHT_MB", 16, 1, 4_096) * 1024 * 1024,
     replayThread: int(env, "PSS_REPLAY_THREAD", 0, 0, 1) === 1,
     rateLimitMax: int(env, "PSS_RATE_LIMIT_MAX", 10_000, 0, 100_000_000),
