@@ -15,20 +15,24 @@ function randomByte(): number {
   return pool[poolAt++]!;
 }
 
+/** Char codes of the 26 characters of an id being built: one buffer, reused. */
+const codes = new Uint16Array(26);
+const ALPHABET = Uint16Array.from(CROCKFORD, (c) => c.charCodeAt(0));
+
 /**
  * A ULID: 48 bits of milliseconds then 80 random bits, Crockford base32. Ids sort by
- * creation time, which keeps JetStream and ClickHouse scans local.
+ * creation time, which keeps JetStream and ClickHouse scans local. Built as char codes
+ * and made a string once: appending a character at a time made 26 intermediate strings
+ * per id, on the write path's every log.
  */
 export function ulid(now = Date.now()): string {
-  let time = "";
   let t = now;
-  for (let i = 0; i < 10; i++) {
-    time = CROCKFORD[t % 32] + time;
+  for (let i = 9; i >= 0; i--) {
+    codes[i] = ALPHABET[t % 32]!;
     t = Math.floor(t / 32);
   }
-  let rand = "";
-  for (let i = 0; i < 16; i++) rand += CROCKFORD[randomByte() & 31];
-  return time + rand;
+  for (let i = 10; i < 26; i++) codes[i] = ALPHABET[randomByte() & 31]!;
+  return String.fromCharCode.apply(null, codes as unknown as number[]);
 }
 
 /** A prefixed id such as `pat_01J...`: the prefix tells what an id names in logs and support tickets. */
