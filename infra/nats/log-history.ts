@@ -17,7 +17,8 @@ export async function* readSubject<T>(
   jsm: JetStreamManager,
   stream: string,
   subject: string,
-  opts: { fromSeq?: number } = {},
+  /** `decode`: how a message's bytes become its data (default: parsed as JSON). */
+  opts: { fromSeq?: number; decode?: (data: Uint8Array) => T } = {},
 ): AsyncGenerator<StoredBatch<T>> {
   let last: number;
   try {
@@ -36,7 +37,7 @@ export async function* readSubject<T>(
   const iter = await consumer.consume({ max_messages: 512 });
   try {
     for await (const m of iter) {
-      yield { seq: m.seq, subject: m.subject, data: m.json<T>() };
+      yield { seq: m.seq, subject: m.subject, data: opts.decode ? opts.decode(m.data) : m.json<T>() };
       if (m.seq >= last) break;
     }
   } finally {

@@ -15,22 +15,84 @@ export interface Claim {
 
 export type ClaimResult = { won: true } | { won: false; existing: Claim };
 
-/** One ledger message: the claims and releases of one group commit, in order. */
-export interface LedgerMessage {
+/** One step of a ledger message: a claim (`c`) or a release (`r`) of a key. */
+export type LedgerEntry = { op: "c"; key: string; claim: Claim } | { op: "r"; key: string; logId: string };
+
+/** Claims, then releases: the first format of ledger messages, still read. */
+interface JsonLedgerMessage {
   c?: { k: string; l: string; p: string; t: number }[];
   r?: { k: string; l: string }[];
 }
 
-type Op =
-  | { kind: "claim"; key: string; claim: Claim; done: (r: ClaimResult) => void; fail: (e: Error) => void }
-  | { kind: "replace"; key: string; expected: string; claim: Claim; done: (ok: boolean) => void; fail: (e: Error) => void }
-  | { kind: "release"; key: string; logId: string; done: (ok: boolean) => void; fail: (e: Error) => void };
+/** The results of some ledger operations, delivered together once all are settled. */
+class Results<R> {
+  private readonly out: R[];
+  private left: number;
+  private failed = false;
 
-/** Folds ledger messages into key → claim: the same rules the writer applied under CAS. */
-export function applyLedger(state: Map<string, Claim>, msg: LedgerMessage): void {
-  for (const c of msg.c ?? []) state.set(c.k, { log_id: c.l, patient_id: c.p, claimed_at: c.t });
-  for (const r of msg.r ?? []) if (state.get(r.k)?.log_id === r.l) state.delete(r.k);
+  constructor(
+    n: number,
+    private readonly resolve: (r: R[]) => void,
+    private readonly reject: (e: Error) => void,
+  ) {
+    this.out = new Array<R>(n);
+    this.left = n;
+  }
+
+  done(i: number, r: R): void {
+    this.out[i] = r;
+    if (--this.left === 0 && !this.failed) this.resolve(this.out);
+  }
+
+  fail(e: Error): void {
+    if (!this.failed) this.reject(e);
+    this.failed = true;
+  }
 }
+
+/** An operation waiting for its shard's next commit; `index` is its place in `results`. */
+type Op =
+  | { kind: "claim"; key: string; claim: Claim; results: Results<ClaimResult>; index: number }
+  | { kind: "replace"; key: string; expected: string; claim: Claim; results: Results<boolean>; index: number }
+  | { kind: "release"; key: string; logId: string; results: Results<boolean>; index: number };
+
+/**
+ * A ledger message is text, one line per step of the group commit, in the order decided:
+ * `c <key> <log_id> <patient_id> <claimed_at>` or `r <key> <log_id>`. The part after the
+ * key of a claim is the index value (encodeClaim), built once for both. Ids and keys
+ * hold no spaces. Messages of the first format (JSON, claims then releases) still decode.
+ */
+export function decodeLedger(data: Uint8Array | string): LedgerEntry[] {
+  const text = typeof data === "string" ? data : textDecoder.decode(data);
+  if (text.startsWith("{")) {
+    const msg = JSON.parse(text) as JsonLedgerMessage;
+    return [
+      ...(msg.c ?? []).map((c): LedgerEntry => ({ op: "c", key: c.k, claim: { log_id: c.l, patient_id: c.p, claimed_at: c.t } })),
+      ...(msg.r ?? []).map((r): LedgerEntry => ({ op: "r", key: r.k, logId: r.l })),
+    ];
+  }
+  const out: LedgerEntry[] = [];
+  for (const line of text.split("\n")) {
+    if (line.startsWith("c ")) {
+      const at = line.indexOf(" ", 2);
+      out.push({ op: "c", key: line.slice(2, at), claim: decodeClaim(line.slice(at + 1)) });
+    } else if (line.startsWith("r ")) {
+      const [, key, logId] = line.split(" ");
+      out.push({ op: "r", key: key!, logId: logId! });
+    }
+  }
+  return out;
+}
+
+/** Folds a ledger message into key → claim, step by step: the rules the writer applied under CAS. */
+export function applyLedger(state: Map<string, Claim>, entries: readonly LedgerEntry[]): void {
+  for (const e of entries) {
+    if (e.op === "c") state.set(e.key, e.claim);
+    else if (state.get(e.key)?.log_id === e.logId) state.delete(e.key);
+  }
+}
+
+const textDecoder = new TextDecoder();
 
 const MAX_OPS_PER_COMMIT = 2_000;
 
@@ -89,7 +151,7 @@ export class IdempotencyLedger {
   }
 
   claim(project: string, key: string, claim: Claim): Promise<ClaimResult> {
-    return new Promise((done, fail) => this.shard(project, key).enqueue({ kind: "claim", key, claim, done, fail }));
+    return this.claimMany(project, [{ key, claim }]).then((r) => r[0]!);
   }
 
   /**
@@ -99,31 +161,26 @@ export class IdempotencyLedger {
   claimMany(project: string, items: { key: string; claim: Claim }[]): Promise<ClaimResult[]> {
     if (items.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
-      const out = new Array<ClaimResult>(items.length);
-      let left = items.length;
-      let failed = false;
-      const fail = (e: Error) => {
-        if (!failed) reject(e);
-        failed = true;
-      };
-      items.forEach(({ key, claim }, i) => {
-        const done = (r: ClaimResult) => {
-          out[i] = r;
-          if (--left === 0 && !failed) resolve(out);
-        };
-        this.shard(project, key).enqueue({ kind: "claim", key, claim, done, fail });
-      });
+      const results = new Results<ClaimResult>(items.length, resolve, reject);
+      for (let i = 0; i < items.length; i++) {
+        const { key, claim } = items[i]!;
+        this.shard(project, key).enqueue({ kind: "claim", key, claim, results, index: i });
+      }
     });
   }
 
   /** Takes over a key only if `expected` still holds it (an orphaned claim). */
   replace(project: string, key: string, expected: string, claim: Claim): Promise<boolean> {
-    return new Promise((done, fail) => this.shard(project, key).enqueue({ kind: "replace", key, expected, claim, done, fail }));
+    return new Promise<boolean[]>((resolve, reject) =>
+      this.shard(project, key).enqueue({ kind: "replace", key, expected, claim, results: new Results(1, resolve, reject), index: 0 }),
+    ).then((r) => r[0]!);
   }
 
   /** Gives a key back when its log could not be stored, so a retry can take it. */
   release(project: string, key: string, logId: string): Promise<boolean> {
-    return new Promise((done, fail) => this.shard(project, key).enqueue({ kind: "release", key, logId, done, fail }));
+    return new Promise<boolean[]>((resolve, reject) =>
+      this.shard(project, key).enqueue({ kind: "release", key, logId, results: new Results(1, resolve, reject), index: 0 }),
+    ).then((r) => r[0]!);
   }
 
   /**
@@ -149,8 +206,18 @@ export class IdempotencyLedger {
     return `${this.deps.redisPrefix}:stored:${Math.floor(claimedAt / 3_600_000)}`;
   }
 
-  encode(msg: LedgerMessage): Uint8Array {
-    return this.encoder.encode(JSON.stringify(msg));
+  encode(lines: readonly string[]): Uint8Array {
+    return this.encoder.encode(lines.join("\n"));
+  }
+}
+
+const WON: ClaimResult = Object.freeze({ won: true });
+
+/** Delivers each operation's outcome, in the order they were decided. */
+function settleAll(ops: readonly Op[], outcomes: readonly (ClaimResult | boolean)[]): void {
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i]!;
+    (op.results as Results<ClaimResult | boolean>).done(op.index, outcomes[i]!);
   }
 }
 
@@ -214,44 +281,55 @@ class ShardCommitter {
       prefetch.catch(() => undefined);
       await this.inflight;
       this.inflight = this.commit(ops, keys, epoch === this.epoch ? prefetch : null).catch((err: Error) => {
-        for (const op of ops) op.fail(err);
+        for (const op of ops) op.results.fail(err);
       });
     }
     this.running = false;
   }
 
+  /**
+   * Applies the operations in order to `current`: the message lines, the index's new
+   * field/value pairs and removed fields, each operation's outcome (settled once the
+   * message is stored), and what changed per key.
+   */
   private decide(ops: Op[], current: Map<string, Claim>) {
-    const msg: LedgerMessage = {};
+    const lines: string[] = [];
+    const indexSet: string[] = [];
+    const indexDel: string[] = [];
+    const outcomes: (ClaimResult | boolean)[] = new Array(ops.length);
     const effects = new Map<string, Claim | null>();
-    const settle: (() => void)[] = [];
     const claimed = (key: string, c: Claim) => {
       current.set(key, c);
       effects.set(key, c);
-      (msg.c ??= []).push({ k: key, l: c.log_id, p: c.patient_id, t: c.claimed_at });
+      const value = encodeClaim(c);
+      lines.push(`c ${key} ${value}`);
+      indexSet.push(key, value);
     };
-    for (const op of ops) {
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i]!;
       const held = current.get(op.key);
       if (op.kind === "claim") {
-        if (held) settle.push(() => op.done({ won: false, existing: held }));
+        if (held) outcomes[i] = { won: false, existing: held };
         else {
           claimed(op.key, op.claim);
-          settle.push(() => op.done({ won: true }));
+          outcomes[i] = WON;
         }
       } else if (op.kind === "replace") {
         const ok = held?.log_id === op.expected;
         if (ok) claimed(op.key, op.claim);
-        settle.push(() => op.done(ok));
+        outcomes[i] = ok;
       } else {
         const ok = held?.log_id === op.logId;
         if (ok) {
           current.delete(op.key);
           effects.set(op.key, null);
-          (msg.r ??= []).push({ k: op.key, l: op.logId });
+          lines.push(`r ${op.key} ${op.logId}`);
+          indexDel.push(op.key);
         }
-        settle.push(() => op.done(ok));
+        outcomes[i] = ok;
       }
     }
-    return { msg, effects, settle };
+    return { lines, indexSet, indexDel, effects, outcomes };
   }
 
   private async commit(ops: Op[], keys: string[], prefetch: Promise<IndexRead> | null): Promise<void> {
@@ -264,24 +342,24 @@ class ShardCommitter {
         continue;
       }
       const current = new Map<string, Claim>();
-      keys.forEach((k, i) => {
+      for (let i = 0; i < keys.length; i++) {
         const v = read.values[i];
-        if (v) current.set(k, decodeClaim(v));
-      });
+        if (v) current.set(keys[i]!, decodeClaim(v));
+      }
       for (const [k, c] of this.recent) {
         if (c) current.set(k, c);
         else current.delete(k);
       }
-      const { msg, effects, settle } = this.decide(ops, current);
-      if (!msg.c && !msg.r) {
-        for (const s of settle) s();
+      const { lines, indexSet, indexDel, effects, outcomes } = this.decide(ops, current);
+      if (lines.length === 0) {
+        settleAll(ops, outcomes);
         return;
       }
       // The index may lag this process's latest commit by one: its ack is the truth.
       const seq = Math.max(read.seq, this.lastAck);
       let ackSeq: number;
       try {
-        ackSeq = (await publisher.publish(this.subject, this.ledger.encode(msg), { expectedLastSubjectSequence: seq })).seq;
+        ackSeq = (await publisher.publish(this.subject, this.ledger.encode(lines), { expectedLastSubjectSequence: seq })).seq;
       } catch (err) {
         if (!isWrongLastSequence(err)) throw err;
         this.ledger.stats.conflicts++;
@@ -292,23 +370,16 @@ class ShardCommitter {
       this.lastAck = ackSeq;
       this.recent = effects;
       const m = redis.multi();
-      if (msg.c) {
-        const fields: string[] = new Array(msg.c.length * 2);
-        msg.c.forEach((c, i) => {
-          fields[2 * i] = c.k;
-          fields[2 * i + 1] = `${c.l} ${c.p} ${c.t}`;
-        });
-        m.hSet(this.hashKey, fields);
-      }
-      if (msg.r) m.hDel(this.hashKey, msg.r.map((r) => r.k));
+      if (indexSet.length > 0) m.hSet(this.hashKey, indexSet);
+      if (indexDel.length > 0) m.hDel(this.hashKey, indexDel);
       m.set(this.seqKey, String(ackSeq));
       // The ledger message is durable: settle now. The index update is not awaited; Redis
       // applies it before any later read (one connection, in order), and if it is lost,
       // a later commit's compare-and-set fails and reads the gap back.
       void m.exec().catch(() => undefined);
       this.ledger.stats.commits++;
-      this.ledger.stats.keys += msg.c?.length ?? 0;
-      for (const s of settle) s();
+      this.ledger.stats.keys += indexSet.length / 2;
+      settleAll(ops, outcomes);
       return;
     }
     throw new Error(`idempotency shard ${this.subject}: too much contention, retry`);
@@ -344,12 +415,12 @@ class ShardCommitter {
    */
   private async catchUp(seq: number): Promise<void> {
     const { jsm, names, redis } = this.ledger.deps;
-    const seen: LedgerMessage[] = [];
+    const seen: LedgerEntry[][] = [];
     let last = seq;
     for (;;) {
       const m = await jsm.direct.getMessage(names.idempotencyStream, { seq: last + 1, next_by_subj: this.subject }).catch(() => null);
       if (!m) break;
-      seen.push(m.json<LedgerMessage>());
+      seen.push(decodeLedger(m.data));
       last = m.seq;
     }
     this.resetView();
@@ -358,7 +429,7 @@ class ShardCommitter {
       await redis.del(this.seqKey);
       return;
     }
-    const keys = [...new Set(seen.flatMap((m) => [...(m.c ?? []), ...(m.r ?? [])].map((x) => x.k)))];
+    const keys = [...new Set(seen.flatMap((entries) => entries.map((e) => e.key)))];
     // Releases need the claim they release: start from what the index holds.
     const values = await redis.hmGet(this.hashKey, keys);
     const state = new Map<string, Claim>();
@@ -380,7 +451,7 @@ class ShardCommitter {
   private async fold(state: Map<string, Claim>): Promise<number> {
     const { js, jsm, names } = this.ledger.deps;
     let last = 0;
-    for await (const m of readSubject<LedgerMessage>(js, jsm, names.idempotencyStream, this.subject)) {
+    for await (const m of readSubject(js, jsm, names.idempotencyStream, this.subject, { decode: decodeLedger })) {
       applyLedger(state, m.data);
       last = m.seq;
     }

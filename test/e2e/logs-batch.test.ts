@@ -98,6 +98,20 @@ describe("POST /v1/logs/batch", () => {
     expect(again.results[0]).toEqual({ index: 0, id: first.results[0].id, status: "duplicate" });
   });
 
+  it("reads ledger messages of the first format (JSON) when catching up and when rebuilding the index", async () => {
+    const stored = (await batch({ logs: [symptom(3)] })).json().results[0].id;
+    const { ledger, publisher, topology, redis } = t.services;
+    const key = ledger.keyOf("k-legacy");
+    // What a build before the text format wrote: claims (and releases) as JSON.
+    const subject = topology.names.idempotencySubject("prj_default", key.charCodeAt(0) % 8);
+    await publisher.publish(subject, new TextEncoder().encode(JSON.stringify({ c: [{ k: key, l: stored, p: patient, t: Date.now() - 60_000 }] })));
+    const caughtUp = (await batch({ logs: [symptom(3, { idempotency_key: "k-legacy" })] })).json();
+    expect(caughtUp.results[0]).toEqual({ index: 0, id: stored, status: "duplicate" });
+    await deleteKeys(redis, `${t.config.namespace}:*`);
+    const rebuilt = (await batch({ logs: [symptom(3, { idempotency_key: "k-legacy" })] })).json();
+    expect(rebuilt.results[0]).toEqual({ index: 0, id: stored, status: "duplicate" });
+  });
+
   it("takes over a claim a crash left behind, so the retried log is stored", async () => {
     // What a crash between claiming a key and storing its log leaves behind.
     const { ledger } = t.services;
