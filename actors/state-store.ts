@@ -217,7 +217,8 @@ export class PatientStateStore {
     return true;
   }
 
-  private async saveChanged(keys: string[], args: string[]): Promise<boolean> {
+  private async saveChanged(keys: string[], texts: string[]): Promise<boolean> {
+    const args = asBulkArguments(texts);
     try {
       return (await this.redis.evalSha(SAVE_CHANGED_SHA, { keys, arguments: args })) === 1;
     } catch (err) {
@@ -298,6 +299,22 @@ export function changedModules(before: PatientState, after: PatientState): Modul
   const out: ModuleKey[] = [];
   for (const k of STABLE_MODULES) if (before.stable[k] !== after.stable[k]) out.push(k);
   for (const k of EVENT_MODULES) if (before.event[k] !== after.event[k]) out.push(k);
+  return out;
+}
+
+/** Arguments at least this long go to Redis as bytes (see asBulkArguments). */
+const AS_BYTES_FROM = 1024;
+
+/**
+ * A command's long arguments (a save's modules) as Buffers. node-redis joins a command's
+ * string arguments into one string, copied on the JavaScript heap before it is written;
+ * a Buffer is written as it is, and Buffer.from encodes a flat string straight into
+ * memory outside the heap. 8-10% less CPU per save of a hundred logs
+ * (bench/save-args.ts); shorter arguments (audit rows) cost more as Buffers than they save.
+ */
+function asBulkArguments(texts: string[]): (string | Buffer)[] {
+  const out: (string | Buffer)[] = new Array(texts.length);
+  for (let i = 0; i < texts.length; i++) out[i] = texts[i]!.length >= AS_BYTES_FROM ? Buffer.from(texts[i]!) : texts[i]!;
   return out;
 }
 
