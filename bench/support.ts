@@ -101,7 +101,7 @@ export async function call(pool: Pool, adminKey: string, method: "GET" | "POST",
   const r = await pool.request({
     method,
     path,
-    headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${adminKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
   });
   const text = await r.body.text();

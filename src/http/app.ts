@@ -82,6 +82,15 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandler(app);
+  // Many HTTP clients send `content-type: application/json` on every request, bodiless
+  // POSTs (cancel, confirm) included: an empty body reads as none, and a route that needs
+  // one refuses it through its schema, as any other wrong body.
+  const parseJson = app.getDefaultJsonParser("ignore", "ignore");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (req, body, done) => {
+    if (body === "") done(null, undefined);
+    else parseJson(req, body as string, done);
+  });
   app.addSchema(ErrorBodySchema);
   app.addSchema(PatientSchema);
   app.setValidatorCompiler(createValidatorCompiler([ErrorBodySchema, PatientSchema]));

@@ -135,6 +135,12 @@ describe("POST /v1/logs/batch", () => {
     expect(stored.log_type).toBe("symptom_report");
   });
 
+  it("answers an empty JSON body with the error body, as a body without logs", async () => {
+    const r = await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: { ...t.auth, "content-type": "application/json" } });
+    expect(r.statusCode).toBe(422);
+    expect(r.json()).toMatchObject({ error: true, status_code: 422, message: expect.any(String) });
+  });
+
   it("answers 422 for a body without a logs array", async () => {
     const r = await batch({ entries: [] });
     expect(r.statusCode).toBe(422);

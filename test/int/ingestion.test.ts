@@ -104,7 +104,8 @@ describe("ingestion jobs", () => {
     const a = mrn();
     const id = await createJob({ records: [patientRow(a), symptomRow(a, "2026-03-01T10:00:00Z", 5)] });
     await waitJob(id, (j) => j.status === "awaiting_confirmation");
-    const r = await inject("POST", `/v1/ingestion/jobs/${id}/cancel`);
+    // No body, but the JSON content type that many HTTP clients send with every request.
+    const r = await t.app.inject({ method: "POST", url: `/v1/ingestion/jobs/${id}/cancel`, headers: { ...t.auth, "content-type": "application/json" } });
     expect(r.json()).toMatchObject({ status: "cancelled", stage: "AWAITING_CONFIRMATION", logs_processed: 0 });
     const pid = await patientByMrn(a);
     expect(pid).not.toBeNull();
