@@ -8,7 +8,7 @@
  */
 import { applyInOrder, emptyStored } from "../actors/apply-logs.js";
 import { PatientStateStore } from "../actors/state-store.js";
-import { connectRedis } from "../infra/redis.js";
+import { connectRedis, deleteKeys } from "../infra/redis.js";
 import { mixLogRecords } from "./log-mix.js";
 
 const PATIENTS = 200;
@@ -35,6 +35,6 @@ try {
     console.log(`${n} saves of 100 logs: ${(((performance.now() - t0) / n) * 1000).toFixed(0)} us wall, ${((c.user + c.system) / n).toFixed(0)} us CPU here, ${(((r1 - r0) * 1e6) / n).toFixed(0)} us in Redis, per save`);
   }
 } finally {
-  for await (const keys of redis.scanIterator({ MATCH: `${prefix}:*`, COUNT: 1000 })) if (keys.length > 0) await redis.del(keys);
+  await deleteKeys(redis, `${prefix}:*`);
   await redis.quit();
 }
