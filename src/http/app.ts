@@ -68,6 +68,13 @@ function loggerOptions(opts: AppOptions, level: string) {
   };
 }
 
+/**
+ * Bodies are plain data: JSON.parse alone, without the prototype-poisoning scan (nothing
+ * here merges request objects into prototypes; payloads are copied as data). Given to
+ * Fastify and to the JSON parser that replaces its own, so the two cannot differ.
+ */
+const POISONING = "ignore" as const;
+
 /** Builds the HTTP app without listening, so tests drive it with inject() or a real socket. */
 export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
@@ -75,17 +82,15 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     bodyLimit: services.config.maxBodyBytes,
     // Keep-alive clients (SDKs, gateways) reuse sockets across batches.
     keepAliveTimeout: 65_000,
-    // Bodies are plain data: JSON.parse alone, without the prototype-poisoning scan
-    // (nothing here merges request objects into prototypes; payloads are copied as data).
-    onProtoPoisoning: "ignore",
-    onConstructorPoisoning: "ignore",
+    onProtoPoisoning: POISONING,
+    onConstructorPoisoning: POISONING,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandler(app);
   // Many HTTP clients send `content-type: application/json` on every request, bodiless
   // POSTs (cancel, confirm) included: an empty body reads as none, and a route that needs
   // one refuses it through its schema, as any other wrong body.
-  const parseJson = app.getDefaultJsonParser("ignore", "ignore");
+  const parseJson = app.getDefaultJsonParser(POISONING, POISONING);
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (req, body, done) => {
     if (body === "") done(null, undefined);
