@@ -70,19 +70,30 @@ const MODULE_FIELD = "m:";
  * (its meta): Redis may have lost the patient (a restart without persistence, an
  * eviction) since the actor loaded it, and the changed modules alone would then stand
  * for the whole state. Atomic, so no reader sees a half-written state.
- * KEYS: state hash, events. ARGV: n, n hash field/value args, trim (1/0), rows kept,
- * then score/member pairs of the new audit rows. Returns 0 when nothing was written.
+ * KEYS: state hash, events. ARGV: n, n hash field/value args, the score up to which old
+ * audit members go ('' keeps them all), then score/member pairs of the new audit members
+ * (see auditMembers). Returns 0 when nothing was written.
  */
 const SAVE_CHANGED = `
 if redis.call('HEXISTS', KEYS[1], 'meta') == 0 then return 0 end
 local n = tonumber(ARGV[1])
 redis.call('HSET', KEYS[1], unpack(ARGV, 2, n + 1))
-if #ARGV > n + 3 then redis.call('ZADD', KEYS[2], unpack(ARGV, n + 4, #ARGV)) end
-if ARGV[n + 2] == '1' then redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[n + 3]) - 1) end
+if #ARGV > n + 2 then redis.call('ZADD', KEYS[2], unpack(ARGV, n + 3, #ARGV)) end
+if ARGV[n + 2] ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[n + 2]) end
 return 1
 `;
 const SAVE_CHANGED_SHA = createHash("sha1").update(SAVE_CHANGED).digest("hex");
-const KEPT_ARG = String(EVENTS_KEPT);
+
+/**
+ * Most audit rows one stored member holds. A save stores its rows as few members (a JSON
+ * array each, scored by the number of its last row) rather than one member per row: a
+ * job's hundred-log message was two hundred arguments to encode and a hundred sorted-set
+ * entries for Redis to insert and keep. Bounded so a page of 50 rows never reads a whole
+ * 5,000-log batch's audit.
+ */
+export const ROWS_PER_MEMBER = 100;
+/** Members read per round trip while a page of rows fills. */
+const MEMBERS_PER_READ = 16;
 
 /**
  * A patient's state is one Redis hash: `meta` (sequence, fingerprint, fold position)
@@ -202,16 +213,19 @@ export class PatientStateStore {
     // Trimmed when the count crosses a hundred, not on every save: up to 99 extra rows
     // (a full save below always trims).
     const trim = events.length > 0 && Math.floor((first - 1) / 100) !== Math.floor(s.events_total / 100);
-    args.push(trim ? "1" : "0", KEPT_ARG);
-    for (let i = 0; i < events.length; i++) args.push(String(first + i), JSON.stringify(events[i]));
+    args.push(trim ? trimScore(s.events_total) : "");
+    const membersAt = args.length;
+    auditMembers(events, first, args);
     if (changed !== undefined) return this.saveChanged([k.state, k.events], args);
     const m = this.redis.multi();
     // A rebuild replaces everything, views included: they were rendered from the old fold.
     m.del([k.state, k.events, k.views]);
     m.hSet(k.state, pairs(args, 1, fieldsEnd));
     if (events.length > 0) {
-      m.zAdd(k.events, events.map((_, i) => ({ score: first + i, value: args[fieldsEnd + 3 + 2 * i]! })));
-      m.zRemRangeByRank(k.events, 0, -EVENTS_KEPT - 1);
+      const members: { score: number; value: string }[] = [];
+      for (let i = membersAt; i < args.length; i += 2) members.push({ score: Number(args[i]), value: args[i + 1]! });
+      m.zAdd(k.events, members);
+      m.zRemRangeByScore(k.events, "-inf", trimScore(s.events_total));
     }
     await m.exec();
     return true;
@@ -242,10 +256,24 @@ export class PatientStateStore {
     return (await this.redis.hGet(this.keys(patientId).views, viewType)) ?? null;
   }
 
-  /** Audit rows after `cursor` (exclusive), oldest first. */
+  /** Audit rows numbered after `afterScore`, oldest first, at most `limit`; each row's number is its score. */
   async events(patientId: string, afterScore: number, limit: number): Promise<{ score: number; event: StateEvent }[]> {
-    const rows = await this.redis.zRangeByScoreWithScores(this.keys(patientId).events, `(${afterScore}`, "+inf", { LIMIT: { offset: 0, count: limit } });
-    return rows.map((r) => ({ score: r.score, event: JSON.parse(r.value) as StateEvent }));
+    const key = this.keys(patientId).events;
+    const out: { score: number; event: StateEvent }[] = [];
+    // A member is scored by its last row, so the first one read may start before the cursor.
+    for (let from = afterScore; ; ) {
+      const members = await this.redis.zRangeByScoreWithScores(key, `(${from}`, "+inf", { LIMIT: { offset: 0, count: MEMBERS_PER_READ } });
+      for (const m of members) {
+        const rows = auditRows(m.value);
+        for (let i = 0, n = m.score - rows.length + 1; i < rows.length; i++, n++) {
+          if (n <= afterScore) continue;
+          out.push({ score: n, event: rows[i]! });
+          if (out.length === limit) return out;
+        }
+        from = m.score;
+      }
+      if (members.length < MEMBERS_PER_READ) return out;
+    }
   }
 
   /**
@@ -323,4 +351,29 @@ function pairs(flat: string[], from: number, to: number): Record<string, string>
   const out: Record<string, string> = {};
   for (let i = from; i < to; i += 2) out[flat[i]!] = flat[i + 1]!;
   return out;
+}
+
+/** Score up to which audit members go once a patient has `total` rows: all but the last EVENTS_KEPT. */
+function trimScore(total: number): string {
+  return String(total - EVENTS_KEPT);
+}
+
+/**
+ * Appends the score/member pairs that store `events` (numbered from `first`): members of
+ * at most ROWS_PER_MEMBER rows, each a JSON array scored by the number of its last row.
+ */
+export function auditMembers(events: readonly StateEvent[], first: number, out: string[]): void {
+  for (let i = 0; i < events.length; i += ROWS_PER_MEMBER) {
+    const group = events.length <= ROWS_PER_MEMBER ? events : events.slice(i, i + ROWS_PER_MEMBER);
+    out.push(String(first + i + group.length - 1), JSON.stringify(group));
+  }
+}
+
+/**
+ * The rows of one stored audit member: a JSON array of rows, or a single row object as
+ * builds before grouped members stored them (scored by their own number, the same rule).
+ */
+export function auditRows(member: string): StateEvent[] {
+  const parsed = JSON.parse(member) as StateEvent[] | StateEvent;
+  return Array.isArray(parsed) ? parsed : [parsed];
 }

@@ -1,0 +1,83 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectRedis, deleteKeys, type Redis } from "../../infra/redis.js";
+import { emptyStored } from "../../actors/apply-logs.js";
+import { EVENTS_KEPT, PatientStateStore, ROWS_PER_MEMBER, type StateEvent, type StoredPatientState } from "../../actors/state-store.js";
+
+// The audit as stored in real Redis: a save's rows go in grouped members, and reads page
+// through them row by row whatever the grouping (and through rows of the older layout).
+const prefix = `audit${randomBytes(4).toString("hex")}`;
+let redis: Redis;
+let store: PatientStateStore;
+beforeAll(async () => {
+  redis = await connectRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  store = new PatientStateStore(redis, prefix);
+});
+afterAll(async () => {
+  await deleteKeys(redis, `${prefix}:*`);
+  await redis.quit();
+});
+
+const row = (n: number): StateEvent => ({
+  id: `evt_${n}`, trigger: "log", log_type: "user_login", status: "no_change", triggered_at: "2026-05-01T00:00:00.000Z",
+  completed_at: "2026-05-01T00:00:01.000Z", source_event_log_id: `log_${n}`, log_timestamp: "2026-05-01T00:00:00.000Z", changes: [],
+});
+const rows = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => row(from + i));
+
+/** Saves `count` more rows on top of `s` (the first save of a patient writes its whole state). */
+async function saveRows(s: StoredPatientState, count: number): Promise<StoredPatientState> {
+  const next = { ...s, applied_seq: s.applied_seq + 1, events_total: s.events_total + count };
+  expect(await store.save(next, rows(s.events_total + 1, next.events_total), s.applied_seq === 0 ? undefined : [])).toBe(true);
+  return next;
+}
+
+/** Every row, read in pages of `limit` by following the cursor as the routes do. */
+async function readAll(pid: string, limit: number): Promise<number[]> {
+  const seen: number[] = [];
+  for (let after = 0; ; ) {
+    const page = await store.events(pid, after, limit + 1);
+    for (const r of page.slice(0, limit)) {
+      expect(r.event.id).toBe(`evt_${r.score}`);
+      seen.push(r.score);
+      after = r.score;
+    }
+    if (page.length <= limit) return seen;
+  }
+}
+
+describe("the event audit in Redis", () => {
+  it("stores a save's rows as members of at most ROWS_PER_MEMBER, scored by their last row", async () => {
+    let s = emptyStored("pat_a", "UTC", "org", "prj");
+    s = await saveRows(s, 250);
+    s = await saveRows(s, 3);
+    const members = await redis.zRangeWithScores(store.keys("pat_a").events, 0, -1);
+    expect(members.map((m) => [m.score, (JSON.parse(m.value) as unknown[]).length])).toEqual([[100, ROWS_PER_MEMBER], [200, 100], [250, 50], [253, 3]]);
+  });
+
+  it("pages row by row across members, from any cursor", async () => {
+    let s = emptyStored("pat_b", "UTC", "org", "prj");
+    for (const n of [1, 7, 120, 2, 40]) s = await saveRows(s, n);
+    const all = Array.from({ length: 170 }, (_, i) => i + 1);
+    for (const limit of [1, 3, 50, 99, 500]) expect(await readAll("pat_b", limit)).toEqual(all);
+    for (const after of [0, 5, 8, 100, 127, 128, 169, 170]) {
+      expect((await store.events("pat_b", after, 10)).map((r) => r.score)).toEqual(all.filter((n) => n > after).slice(0, 10));
+    }
+  });
+
+  it("reads rows stored one per member by earlier builds, beside grouped ones", async () => {
+    const key = store.keys("pat_c").events;
+    await redis.zAdd(key, [1, 2, 3].map((n) => ({ score: n, value: JSON.stringify(row(n)) })));
+    await redis.zAdd(key, { score: 6, value: JSON.stringify(rows(4, 6)) });
+    expect(await readAll("pat_c", 2)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect((await store.events("pat_c", 2, 3)).map((r) => r.event.id)).toEqual(["evt_3", "evt_4", "evt_5"]);
+  });
+
+  it("keeps the last EVENTS_KEPT rows (whole members) as the audit grows", async () => {
+    let s = emptyStored("pat_d", "UTC", "org", "prj");
+    for (let i = 0; i < 13; i++) s = await saveRows(s, 100);
+    const kept = await readAll("pat_d", 500);
+    expect(kept[0]).toBe(1300 - EVENTS_KEPT + 1);
+    expect(kept.at(-1)).toBe(1300);
+    expect(kept).toHaveLength(EVENTS_KEPT);
+  });
+});
