@@ -47,7 +47,7 @@ export const EVENTS_KEPT = 1_000;
 
 /**
  * Redis keys of one patient. The `{patient}` hash tag puts them in one Redis Cluster
- * slot, so the state, its events and its views change in one MULTI.
+ * slot, so the state, its events and its views change in one atomic step.
  */
 export function patientKeys(prefix: string, patientId: string) {
   const tag = `{${patientId}}`;
@@ -70,9 +70,9 @@ const MODULE_FIELD = "m:";
  * (its meta): Redis may have lost the patient (a restart without persistence, an
  * eviction) since the actor loaded it, and the changed modules alone would then stand
  * for the whole state. Atomic, so no reader sees a half-written state.
- * KEYS: state hash, events. ARGV: n, n hash field/value args, the score up to which old
- * audit members go ('' keeps them all), then score/member pairs of the new audit members
- * (see auditMembers). Returns 0 when nothing was written.
+ * KEYS: state hash, events. ARGV: n, n hash field/value args (the meta and modules), the
+ * score up to which old audit members go ('' keeps them all), then score/member pairs of
+ * the new audit members (see auditMembers). Returns 0 when nothing was written.
  */
 const SAVE_CHANGED = `
 if redis.call('HEXISTS', KEYS[1], 'meta') == 0 then return 0 end
@@ -98,7 +98,7 @@ const MEMBERS_PER_READ = 16;
 /**
  * A patient's state is one Redis hash: `meta` (sequence, fingerprint, fold position)
  * and one field per module (`m:<key>`, the module entry with its clocks). A save writes
- * only the modules that changed, with the meta, in one MULTI; a read fetches only the
+ * only the modules that changed, with the meta, in one atomic step; a read fetches only the
  * modules it answers with.
  */
 export class PatientStateStore {
@@ -185,7 +185,7 @@ export class PatientStateStore {
   /**
    * Writes the changed modules with the meta (applied sequence included) and the new audit
    * rows in one atomic step: a crash never leaves modules whose sequence does not match.
-   * `changed` undefined: everything (a replay), replacing what was there. A save of the
+   * `changed` undefined: everything (a first save, a rebuild), replacing what was there. A save of the
    * changed modules returns false, writing nothing, when Redis no longer holds the
    * patient's state: the caller rebuilds it (see SAVE_CHANGED).
    */
@@ -210,23 +210,23 @@ export class PatientStateStore {
     const fieldsEnd = args.length;
     args[0] = String(fieldsEnd - 1);
     const first = s.events_total - events.length + 1;
-    // Trimmed when the count crosses a hundred, not on every save: up to 99 extra rows
-    // (a full save below always trims).
-    const trim = events.length > 0 && Math.floor((first - 1) / 100) !== Math.floor(s.events_total / 100);
+    // Trimmed when the count crosses a hundred, not on every save: up to 99 extra rows.
+    // A full save always trims.
+    const trim = changed === undefined || (events.length > 0 && Math.floor((first - 1) / 100) !== Math.floor(s.events_total / 100));
     args.push(trim ? trimScore(s.events_total) : "");
-    const membersAt = args.length;
     auditMembers(events, first, args);
     if (changed !== undefined) return this.saveChanged([k.state, k.events], args);
+    // A first save or a rebuild replaces everything, views included (they were rendered
+    // from the old fold). A MULTI, not a script: Redis spent twice as long on a script's
+    // copies of the long arguments, and node-redis writes Buffers here as they are.
+    const bulk = asBulkArguments(args);
     const m = this.redis.multi();
-    // A rebuild replaces everything, views included: they were rendered from the old fold.
     m.del([k.state, k.events, k.views]);
-    m.hSet(k.state, pairs(args, 1, fieldsEnd));
-    if (events.length > 0) {
-      const members: { score: number; value: string }[] = [];
-      for (let i = membersAt; i < args.length; i += 2) members.push({ score: Number(args[i]), value: args[i + 1]! });
-      m.zAdd(k.events, members);
-      m.zRemRangeByScore(k.events, "-inf", trimScore(s.events_total));
-    }
+    m.hSet(k.state, bulk.slice(1, fieldsEnd));
+    const members: { score: number; value: string | Buffer }[] = [];
+    for (let i = fieldsEnd + 1; i < bulk.length; i += 2) members.push({ score: Number(bulk[i]), value: bulk[i + 1]! });
+    if (members.length > 0) m.zAdd(k.events, members);
+    m.zRemRangeByScore(k.events, "-inf", trimScore(s.events_total));
     await m.exec();
     return true;
   }
@@ -343,13 +343,6 @@ const AS_BYTES_FROM = 1024;
 function asBulkArguments(texts: string[]): (string | Buffer)[] {
   const out: (string | Buffer)[] = new Array(texts.length);
   for (let i = 0; i < texts.length; i++) out[i] = texts[i]!.length >= AS_BYTES_FROM ? Buffer.from(texts[i]!) : texts[i]!;
-  return out;
-}
-
-/** Field/value pairs `flat[from..to)` as the record HSET takes. */
-function pairs(flat: string[], from: number, to: number): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = from; i < to; i += 2) out[flat[i]!] = flat[i + 1]!;
   return out;
 }
 

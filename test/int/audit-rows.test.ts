@@ -72,6 +72,17 @@ describe("the event audit in Redis", () => {
     expect((await store.events("pat_c", 2, 3)).map((r) => r.event.id)).toEqual(["evt_3", "evt_4", "evt_5"]);
   });
 
+  it("replaces the state, its audit and its views on a full save (a rebuild), in one step", async () => {
+    let s = emptyStored("pat_e", "UTC", "org", "prj");
+    s = await saveRows(s, 30);
+    await store.saveViews("pat_e", { symptom_snapshot: "{}" });
+    const rebuilt = { ...s, applied_seq: 9, events_total: 5 };
+    expect(await store.save(rebuilt, rows(1, 5))).toBe(true);
+    expect(await readAll("pat_e", 50)).toEqual([1, 2, 3, 4, 5]);
+    expect(await store.loadView("pat_e", "symptom_snapshot")).toBeNull();
+    expect((await store.load("pat_e"))?.applied_seq).toBe(9);
+  });
+
   it("keeps the last EVENTS_KEPT rows (whole members) as the audit grows", async () => {
     let s = emptyStored("pat_d", "UTC", "org", "prj");
     for (let i = 0; i < 13; i++) s = await saveRows(s, 100);
