@@ -18,6 +18,7 @@ import { connect } from "@nats-io/transport-node";
 import { destroyTopology } from "../infra/nats/topology.js";
 import { LOG_MIX } from "./log-mix.js";
 import { arg, call, natsServerCpu, rss, startService } from "./support.js";
+import { speedProbeMs } from "./speed-probe.js";
 
 const logs = arg("logs", 1_000_000);
 const patients = arg("patients", 10_000);
@@ -53,6 +54,7 @@ process.stdout.write(`generating ${logs} logs over ${patients} patients... `);
 const bytes = await generate(file);
 console.log(`${(bytes / 1e6).toFixed(0)} MB`);
 
+const probeBefore = speedProbeMs();
 const svc = await startService({}, 4);
 try {
   const pid = svc.proc.pid!;
@@ -119,6 +121,7 @@ try {
         service_peak_anon_rss_mb_sampled: peakAnon,
         service_file_rss_mb_at_end: rssAtEnd.file,
         cpu_cores: { service: +(cpu / elapsed).toFixed(2), nats_server: +((natsServerCpu() - nats0) / elapsed).toFixed(2) },
+        speed_probe_ms: { before: probeBefore, after: speedProbeMs() },
       },
       null,
       2,

@@ -14,6 +14,7 @@ import { Pool } from "undici";
 import { destroyTopology, topologyNames } from "../infra/nats/topology.js";
 import { LOG_MIX } from "./log-mix.js";
 import { arg, call, natsServerCpu, percentile, rss, startService } from "./support.js";
+import { speedProbeMs } from "./speed-probe.js";
 
 const seconds = arg("seconds", 20);
 const clients = arg("clients", 32);
@@ -64,6 +65,7 @@ try {
   };
   const samples: { t: number; backlog: number }[] = [];
   let accepted = 0;
+  const probeBefore = speedProbeMs();
   const cpu0 = svc.cpuSeconds();
   const nats0 = natsServerCpu();
   const gen0 = process.cpuUsage();
@@ -153,6 +155,7 @@ try {
         reads_paced: { every_ms_per_reader: readerIntervalMs, ...paced },
         reads_closed_loop: closed,
         service_peak_rss_mb: rss(svc.proc.pid!).peak,
+        speed_probe_ms: { before: probeBefore, after: speedProbeMs() },
       },
       null,
       2,
