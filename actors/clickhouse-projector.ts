@@ -6,7 +6,7 @@ import { traceText, type LogRecord } from "../readmodels/log-record.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
 import { numericCopy } from "../readmodels/query/numeric-copy.js";
 import { PacedPull } from "../infra/nats/paced-pull.js";
-import { EncodedRows } from "./encoded-rows.js";
+import { EncodedRows, RowBufferPool } from "./encoded-rows.js";
 import type { PublishedMessageReader, PublishedMessages } from "../infra/nats/published-messages.js";
 
 /** The columns an insert names, in the order of encodeRow's values. */
@@ -90,6 +90,8 @@ export class ClickHouseProjector {
   projectedSeq = 0;
   readonly stats = { batches: 0, rows: 0 };
   private readonly published: PublishedMessageReader<PatientLogMessage> | undefined;
+  /** The buffers batches are encoded into, reused once their insert is done. */
+  private readonly rowBuffers = new RowBufferPool();
 
   constructor(
     private readonly deps: {
@@ -169,7 +171,7 @@ export class ClickHouseProjector {
     const { deliverySequence, streamSequence: seq } = m.info;
     if (this.lastDelivery !== 0 && deliverySequence !== this.lastDelivery + 1) return false;
     this.lastDelivery = deliverySequence;
-    const p = (this.pending ??= { rows: new EncodedRows(), last: m, since: performance.now() });
+    const p = (this.pending ??= { rows: new EncodedRows(this.rowBuffers), last: m, since: performance.now() });
     for (const l of (this.published?.take(seq) ?? m.json<PatientLogMessage>()).logs) p.rows.push(encodeRow(l, seq));
     p.last = m;
     return true;
@@ -219,6 +221,7 @@ export class ClickHouseProjector {
       if (!this.running) return;
       await sleep(1_000);
     }
+    p.rows.release();
     p.last.ack();
     this.projectedSeq = p.last.seq;
     this.stats.batches++;
