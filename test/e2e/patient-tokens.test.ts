@@ -45,6 +45,18 @@ describe("POST /v1/auth/token (patient tokens)", () => {
     expect(other.json()).toMatchObject({ error_type: "not_found_error" });
   });
 
+  it("queries only its own patient: a cohort naming another patient answers 404, its own is answered", async () => {
+    const token = (await mint(t.auth, { patient_id: a })).json().access_token;
+    const query = (patient_ids: string[]) => t.app.inject({ method: "POST", url: "/v1/state/logs/query", headers: bearer(token), payload: { count: true, patient_ids } });
+    const other = await query([a, b]);
+    expect(other.statusCode).toBe(404);
+    expect(other.json()).toMatchObject({ error_type: "not_found_error", message: `patient ${b} not found` });
+    expect((await query(["pat_nobody"])).statusCode).toBe(404);
+    const own = await query([a]);
+    expect(own.statusCode).toBe(200);
+    expect(own.json()).toMatchObject({ count: 0 });
+  });
+
   it("needs sdk:patient-token, and a patient token cannot mint tokens", async () => {
     const reader = await key(["sdk:state-read"]);
     expect((await mint(bearer(reader.secret), { patient_id: a })).statusCode).toBe(403);

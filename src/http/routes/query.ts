@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { QueryBodySchema } from "../../../readmodels/query/index.js";
+import { notFound } from "../../errors.js";
 import type { Services } from "../../services.js";
 import { Nullable, responses } from "../schemas.js";
 import { PatientParams } from "./state/schemas.js";
@@ -32,7 +33,13 @@ export const queryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     },
     async (req, reply) => {
       const { organization_id, project_id, patient_id } = req.principal;
-      // A patient token queries only its own patient, whatever the body says.
+      // A patient token queries only its own patient: naming anyone else is "not found",
+      // as on every other route it reaches, so existence does not leak.
+      const named = (req.body as { patient_ids?: unknown }).patient_ids;
+      if (patient_id !== undefined && Array.isArray(named)) {
+        const other = named.find((id) => id !== patient_id);
+        if (other !== undefined) throw notFound("patient", String(other));
+      }
       const r = await s.logQuery.run(req.body, { organization_id, project_id, ...(patient_id !== undefined ? { patient_id } : {}) });
       if (!r.current) reply.header("x-pss-stale", "true");
       return r.answer;
