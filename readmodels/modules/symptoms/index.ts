@@ -63,8 +63,10 @@ function applyReport(s: ModuleState<SymptomsDoc>, log: LogRecord): ModuleState<S
     const attributes: Obj = {};
     for (const k of ATTRIBUTES) if (item[k] !== undefined) attributes[k] = item[k];
     // Literals, not `{ ...probe, more }`: see "Writing reducers that stay fast" in readmodels/README.md.
+    // A code the report leaves out stays as the entry learned it (undefined is "not given"):
+    // nulled, the next report naming only that code would no longer find the entry.
     const patch = {
-      name, snomed_code, meddra_code, type: str(item, "type"), scale_min: num(item, "scale_min") ?? min, scale_max: num(item, "scale_max") ?? max,
+      name, snomed_code: snomed_code ?? undefined, meddra_code: meddra_code ?? undefined, type: str(item, "type"), scale_min: num(item, "scale_min") ?? min, scale_max: num(item, "scale_max") ?? max,
       attributes, extensions: item.extensions,
     };
     const before = doc.symptoms.length;
@@ -129,7 +131,7 @@ export const handles: readonly LogType[] = ["symptom_report", "symptom_detail", 
 export const symptoms: ReadModel<"symptoms", SymptomsDoc> = {
   key: "symptoms",
   kind: "event",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ symptoms: [], pending_details: [], free_text: [], health_metrics: [] }),

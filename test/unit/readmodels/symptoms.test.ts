@@ -30,6 +30,29 @@ describe("symptoms", () => {
     expect(list[0].attributes).toEqual({ frequency: 3 });
   });
 
+  it("keeps a code the entry learned when a later report leaves it out, so reports naming only that code still find it", () => {
+    const fatigue = given([
+      report(at(1), "custom", [{ name: "Fatigue", score: 4, snomed_code: "84229001", meddra_code: "10016256" }]),
+      report(at(2), "ctcae", [{ name: "Fatigue", score: 2, meddra_code: "10016256" }]),
+      report(at(3), "esas_r", [{ name: "tiredness", score: 5, snomed_code: "84229001" }]),
+    ]);
+    const [f, ...rest] = payload(fatigue, "symptoms").symptoms;
+    expect(rest).toEqual([]);
+    expect(f).toMatchObject({ snomed_code: "84229001", meddra_code: "10016256", current_score: 5, instrument: "esas_r" });
+    expect(f.history).toHaveLength(3);
+
+    const nausea = given([
+      report(at(1), "ctcae", [{ name: "Nausea", score: 1, meddra_code: "10028813" }]),
+      report(at(2), "pro_ctcae", [{ name: "Nausea", score: 2, meddra_code: "10028813", snomed_code: "422587007" }]),
+      report(at(3), "esas_r", [{ name: "nausea", score: 3, snomed_code: "422587007" }]),
+      report(at(4), "ctcae", [{ name: "Emesis-related nausea", score: 2, meddra_code: "10028813" }]),
+    ]);
+    const list = payload(nausea, "symptoms").symptoms;
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({ snomed_code: "422587007", meddra_code: "10028813", current_score: 2 });
+    expect(list[0].history).toHaveLength(4);
+  });
+
   it("takes the current score from the latest report by event time, whatever order they arrive in", () => {
     const s = given([report(at(3), "esas_r", [{ name: "pain", score: 0 }]), report(at(1), "esas_r", [{ name: "pain", score: 7 }])]);
     expect(payload(s, "symptoms").symptoms[0]).toMatchObject({ status: "resolved", current_score: 0 });
