@@ -20,12 +20,40 @@ export function isTimeZone(tz: string): boolean {
   return ok;
 }
 
-export function assertTimeZone(tz: string | undefined, location: (string | number)[]): void {
-  if (tz !== undefined && !isTimeZone(tz)) {
-    throw new AppError("validation", `unknown timezone "${tz}": use an IANA zone name such as Europe/Paris`, [
-      fieldIssue(location, "must be an IANA time zone name", tz),
-    ]);
+/** Most bytes a patient's metadata may take as JSON: the record must fit one JetStream KV message (1 MB). */
+export const MAX_METADATA_BYTES = 256 * 1024;
+
+/** A calendar date (YYYY-MM-DD, then optionally a time): 1990-02-30 is no date of birth. */
+function isCalendarDate(s: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](.*))?$/.exec(s);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d) return false;
+  return m[4] === undefined || !Number.isNaN(Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}`));
+}
+
+/**
+ * What the schema cannot say about a patient's fields (create, update, a job's patient
+ * row): a known IANA zone, a real date of birth, metadata that fits the record. The
+ * first problem, or null.
+ */
+export function patientFieldProblem(input: { timezone?: string | null; date_of_birth?: string | null; metadata?: unknown }): { field: string; message: string; value: unknown } | null {
+  const tz = input.timezone;
+  if (tz !== undefined && tz !== null && !isTimeZone(tz)) return { field: "timezone", message: `unknown timezone "${tz}": use an IANA zone name such as Europe/Paris`, value: tz };
+  const dob = input.date_of_birth;
+  if (typeof dob === "string" && !isCalendarDate(dob)) return { field: "date_of_birth", message: `"${dob}" is not a calendar date: use YYYY-MM-DD (an ISO 8601 time may follow)`, value: dob };
+  if (input.metadata !== undefined) {
+    const bytes = Buffer.byteLength(JSON.stringify(input.metadata));
+    if (bytes > MAX_METADATA_BYTES) return { field: "metadata", message: `metadata takes ${bytes} bytes as JSON; at most ${MAX_METADATA_BYTES}`, value: `(${bytes} bytes)` };
   }
+  return null;
+}
+
+/** Throws the spec's 422 for the first patientFieldProblem, located under `location`. */
+export function assertPatientFields(input: Parameters<typeof patientFieldProblem>[0], location: (string | number)[]): void {
+  const p = patientFieldProblem(input);
+  if (p) throw new AppError("validation", p.message, [fieldIssue([...location, p.field], p.message, p.value)]);
 }
 
 /** Drops repeated (system, value) pairs, keeping the first. */

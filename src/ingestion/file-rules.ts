@@ -1,7 +1,7 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Static } from "@sinclair/typebox";
 import { PatientCreateSchema } from "../http/routes/patients/schemas.js";
-import { isTimeZone, uniqueIdentifiers } from "../control/patient-records.js";
+import { patientFieldProblem, uniqueIdentifiers } from "../control/patient-records.js";
 import type { ExternalIdentifier } from "../control/patients.js";
 import { isObject, validateEnvelope, type EnvelopeResult } from "../logs/envelope.js";
 
@@ -49,9 +49,8 @@ export function checkPatient(data: Record<string, unknown>): { ok: true; input: 
     return { ok: false, message: `${field}: ${first?.message ?? "is invalid"}` };
   }
   const input = data as PatientInput;
-  if (input.timezone !== undefined && !isTimeZone(input.timezone)) {
-    return { ok: false, message: `timezone: unknown timezone "${input.timezone}"; use an IANA zone name such as Europe/Paris` };
-  }
+  const problem = patientFieldProblem(input);
+  if (problem) return { ok: false, message: `${problem.field}: ${problem.message}` };
   return { ok: true, input, identifiers: uniqueIdentifiers(input.external_identifiers ?? []) };
 }
 

@@ -67,6 +67,43 @@ describe("patients", () => {
     expect(r.json()).toMatchObject({ first_name: "Grace", last_name: "Murray", timezone: "America/New_York" });
   });
 
+  it("keeps read-only fields out of PUT: unchanged ones pass, changed ones are 422 and nothing is written", async () => {
+    const x = (await post("/v1/patients", { external_identifiers: [{ system: "mrn", value: "RO-X" }] })).json();
+    const y = (await post("/v1/patients", { first_name: "Yves", external_identifiers: [{ system: "mrn", value: "RO-Y" }] })).json();
+    const put = (payload: object) => t.app.inject({ method: "PUT", url: `/v1/patients/${y.id}`, headers: t.auth, payload });
+    for (const change of [
+      { external_identifiers: [{ system: "mrn", value: "RO-X" }] },
+      { status: "archived" },
+      { created_at: "1970-01-01T00:00:00Z" },
+      { id: x.id },
+    ]) {
+      const r = await put({ ...change, first_name: "Changed" });
+      expect(r.statusCode, JSON.stringify(change)).toBe(422);
+      expect(r.json().details[0].field).toBe(Object.keys(change)[0]);
+    }
+    expect((await get(`/v1/patients/${y.id}`)).json()).toEqual(y);
+    expect((await get("/v1/patients?system=mrn&value=RO-X")).json().patients.map((p: { id: string }) => p.id)).toEqual([x.id]);
+    // What a GET gave may go back whole; unknown fields are ignored, as on create.
+    const back = await put({ ...y, first_name: "Yvonne", unknown_field: 1 });
+    expect(back.statusCode).toBe(200);
+    expect(back.json()).toEqual({ ...y, first_name: "Yvonne" });
+  });
+
+  it("refuses dates of birth that are no calendar date, and metadata too large for the record", async () => {
+    for (const date_of_birth of ["1990-02-30", "1990-13-99Tgarbage", "1990-01-01Tnoon"]) {
+      const r = await post("/v1/patients", { date_of_birth });
+      expect(r.statusCode, date_of_birth).toBe(422);
+      expect(r.json().details[0]).toMatchObject({ field: "date_of_birth", input_value: date_of_birth });
+    }
+    expect((await post("/v1/patients", { date_of_birth: "1990-01-01T08:30:00Z" })).statusCode).toBe(201);
+    const big = await post("/v1/patients", { metadata: { p: "x".repeat(1_100_000) } });
+    expect(big.statusCode).toBe(422);
+    expect(big.json().details[0].field).toBe("metadata");
+    const batch = (await post("/v1/patients/batch", { patients: [{ date_of_birth: "2001-02-29" }, {}] })).json();
+    expect(batch.count).toBe(1);
+    expect(batch.errors[0]).toMatchObject({ index: 0, code: "validation_error" });
+  });
+
   it("lists patients with total and has_more, and finds one by system and value", async () => {
     const page = (await get("/v1/patients?limit=2&offset=0")).json();
     expect(page.patients).toHaveLength(2);

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { AppError, notFound } from "../../../errors.js";
-import { assertTimeZone, newPatient, publicPatient, uniqueIdentifiers } from "../../../control/patient-records.js";
+import { AppError, fieldIssue, notFound } from "../../../errors.js";
+import { assertPatientFields, newPatient, publicPatient, uniqueIdentifiers } from "../../../control/patient-records.js";
 import type { Patient } from "../../../control/patients.js";
 import type { Services } from "../../../services.js";
 import { responses } from "../../schemas.js";
@@ -10,6 +10,15 @@ import { IdentifiersBody, PatientCreateSchema, PatientIdParams, PatientSchema, P
 import { patientMaintenanceRoutes } from "./maintenance.js";
 
 const checkPatientCreate = TypeCompiler.Compile(PatientCreateSchema);
+
+/** What PUT changes; the rest of a patient is read-only there. */
+const UPDATABLE_FIELDS = Object.keys(PatientUpdateSchema.properties);
+const READ_ONLY_FIELDS = [
+  ["id", "a patient keeps its id"],
+  ["status", "DELETE /v1/patients/{id} deletes a patient"],
+  ["created_at", "it is set when the patient is created"],
+  ["external_identifiers", "use POST or DELETE /v1/patients/{id}/external-identifiers"],
+] as const;
 
 const PatientRef = Type.Unsafe<typeof PatientSchema.static>(Type.Ref("Patient"));
 
@@ -28,7 +37,7 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     "/v1/patients",
     { config, schema: { summary: "Create a patient", tags, body: PatientCreateSchema, response: responses({ 201: PatientRef }) } },
     async (req, reply) => {
-      assertTimeZone(req.body.timezone, ["body", "timezone"]);
+      assertPatientFields(req.body, ["body"]);
       const p = newPatient(req.body, req.principal, new Date().toISOString());
       await s.patients.create(p);
       return reply.status(201).send(publicPatient(p));
@@ -129,10 +138,22 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     },
     async (req) => {
       const project = req.principal.project_id;
-      await load(project, req.params.id, req.principal.patient_id);
-      assertTimeZone(req.body.timezone, ["body", "timezone"]);
+      const current = publicPatient(await load(project, req.params.id, req.principal.patient_id));
+      const body = req.body as Record<string, unknown>;
+      // A client may send back what it read (GET, change, PUT): read-only fields pass when
+      // unchanged and are refused when not, rather than silently kept or, worse, stored.
+      for (const [field, how] of READ_ONLY_FIELDS) {
+        if (body[field] !== undefined && JSON.stringify(body[field]) !== JSON.stringify(current[field])) {
+          const message = `${field} cannot be changed here: ${how}`;
+          throw new AppError("validation", message, [fieldIssue(["body", field], message, body[field])]);
+        }
+      }
+      assertPatientFields(req.body, ["body"]);
+      // Only the patient's own fields: anything else in the body is ignored, as on create.
+      const changes: Record<string, unknown> = {};
+      for (const f of UPDATABLE_FIELDS) if (body[f] !== undefined) changes[f] = body[f];
       const now = new Date().toISOString();
-      const updated = await s.patients.modify(project, req.params.id, (p) => (p.status === "active" ? { ...p, ...req.body, updated_at: now } : undefined));
+      const updated = await s.patients.modify(project, req.params.id, (p) => (p.status === "active" ? { ...p, ...changes, updated_at: now } : undefined));
       if (!updated || updated.status !== "active") throw notFound("patient", req.params.id);
       return publicPatient(updated);
     },
@@ -147,7 +168,7 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       throw new AppError("validation", `patients[${index}] ${where}`);
     }
     const input = raw as typeof PatientCreateSchema.static;
-    assertTimeZone(input.timezone, ["body", "patients", index, "timezone"]);
+    assertPatientFields(input, ["body", "patients", index]);
     return { ...input, external_identifiers: uniqueIdentifiers(input.external_identifiers ?? []) };
   }
 };
