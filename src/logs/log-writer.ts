@@ -42,6 +42,12 @@ interface Pending {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * Room a log's envelope, as validated, must leave under the server's message limit for
+ * what storing adds (id, tenancy, ingested_at, the message around it), with a margin.
+ */
+const RECORD_OVERHEAD_BYTES = 1024;
+
+/**
  * The write path of POST /v1/logs/batch (and of device feeds): validate each log, claim
  * idempotency keys, then store each patient's logs of the batch as one JetStream
  * message on that patient's subject. Returns only after JetStream acknowledged every
@@ -76,7 +82,20 @@ export class LogWriter {
    * log's index is added (`["logs"]` gives `logs.3.payload…`), or a function from the
    * index to the whole location (a job's replay names the file line).
    */
-  async writeBatch(scope: WriteScope, raw: unknown[], opts: { atomic: boolean; at: (string | number)[] | ((index: number) => (string | number)[]) }): Promise<BatchAnswer> {
+  async writeBatch(
+    scope: WriteScope,
+    raw: unknown[],
+    opts: {
+      atomic: boolean;
+      at: (string | number)[] | ((index: number) => (string | number)[]);
+      /**
+       * Bytes no log of `raw` can exceed (the request body's size, a file's line limit):
+       * when that leaves room under the server's message limit, no log is measured.
+       * Unknown: every log is.
+       */
+      maxLogBytes?: number;
+    },
+  ): Promise<BatchAnswer> {
     const at = opts.at;
     const pathOf = typeof at === "function" ? at : (i: number) => [...at, i];
     const answer: BatchAnswer = { accepted: 0, failed: 0, duplicates: 0, errors: [], results: new Array(raw.length) };
@@ -87,17 +106,24 @@ export class LogWriter {
       answer.failed++;
     };
 
+    const measure = opts.maxLogBytes === undefined || opts.maxLogBytes + RECORD_OVERHEAD_BYTES > this.deps.maxMessageBytes;
     for (let i = 0; i < raw.length; i++) {
       const r = validateEnvelope(raw[i], pathOf(i));
-      if (r.ok) valid.push({ index: i, log: r.log });
-      else fail(i, r.code, r.message, r.details);
+      if (!r.ok) fail(i, r.code, r.message, r.details);
+      else if (measure && !this.fits(r.log)) {
+        // Found before anything is claimed or stored: a log JetStream would refuse is the
+        // client's to fix (never a retryable storage error), and an atomic batch stays whole.
+        const message = `log is too large to store: at most ${this.deps.maxMessageBytes - RECORD_OVERHEAD_BYTES} bytes as JSON`;
+        fail(i, "validation_error", message, [{ ...fieldIssue([...pathOf(i), "payload"], message), type: "payload_too_large" }]);
+      } else valid.push({ index: i, log: r.log });
     }
     await this.checkPatients(scope, valid, pathOf, fail);
     if (opts.atomic && answer.errors.length > 0) {
       throw new AppError("validation", `${answer.errors.length} of ${raw.length} logs are invalid; nothing was written (atomic)`, answer.errors.flatMap((e) => e.details));
     }
-    const toStore = await this.claimKeys(scope, valid, answer);
+    const { toStore, twins } = await this.claimKeys(scope, valid, answer);
     await this.store(scope, toStore, answer);
+    this.answerTwins(twins, answer);
     answer.results = answer.results.filter(Boolean);
     answer.results.sort((a, b) => a.index - b.index);
     answer.errors.sort((a, b) => a.index - b.index);
@@ -136,10 +162,39 @@ export class LogWriter {
     }
   }
 
+  /** Whether a log, as stored, stays under the server's message limit. */
+  private fits(log: ValidLogInput): boolean {
+    return Buffer.byteLength(JSON.stringify(log)) + RECORD_OVERHEAD_BYTES <= this.deps.maxMessageBytes;
+  }
+
+  /**
+   * A key repeated within the batch answers what its first log came to: the id it was
+   * stored under, or the id already holding the key, or the first one's failure.
+   */
+  private answerTwins(twins: { index: number; first: number }[], answer: BatchAnswer): void {
+    for (const { index, first } of twins) {
+      const r = answer.results[first]!;
+      if (r.status === "failed") {
+        const e = answer.errors.find((x) => x.index === first)!;
+        answer.errors.push({ ...e, index });
+        answer.results[index] = { index, id: null, status: "failed" };
+        answer.failed++;
+      } else {
+        answer.results[index] = { index, id: r.id, status: "duplicate" };
+        answer.duplicates++;
+      }
+    }
+  }
+
   /** Claims every idempotency key; logs whose key is already held become duplicates. */
-  private async claimKeys(scope: WriteScope, valid: { index: number; log: ValidLogInput }[], answer: BatchAnswer): Promise<Pending[]> {
+  private async claimKeys(
+    scope: WriteScope,
+    valid: { index: number; log: ValidLogInput }[],
+    answer: BatchAnswer,
+  ): Promise<{ toStore: Pending[]; twins: { index: number; first: number }[] }> {
     const ingestedAt = new Date().toISOString();
     const firstInBatch = new Map<string, Pending>();
+    const twins: { index: number; first: number }[] = [];
     const pending: Pending[] = [];
     for (const { index, log } of valid) {
       const record: LogRecord = {
@@ -160,9 +215,9 @@ export class LogWriter {
         p.key = this.deps.ledger.keyOf(log.idempotency_key);
         const twin = firstInBatch.get(p.key);
         if (twin) {
-          // The same key twice in one batch: the first one wins, without a round trip.
-          answer.results[index] = { index, id: twin.log.id, status: "duplicate" };
-          answer.duplicates++;
+          // The same key twice in one batch: the first one decides, without a round trip
+          // (answered once it has; see answerTwins).
+          twins.push({ index, first: twin.index });
           continue;
         }
         firstInBatch.set(p.key, p);
@@ -188,7 +243,7 @@ export class LogWriter {
         answer.duplicates++;
       }),
     );
-    return toStore;
+    return { toStore, twins };
   }
 
   /**

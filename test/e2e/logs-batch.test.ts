@@ -91,6 +91,20 @@ describe("POST /v1/logs/batch", () => {
     expect((await storedLogs()).filter((l) => l.idempotency_key === "k-1")).toHaveLength(1);
   });
 
+  it("answers a key repeated within a batch with what its first log came to, also when that was a duplicate", async () => {
+    const stored = (await batch({ logs: [symptom(4, { idempotency_key: "k-twice" })] })).json().results[0].id;
+    const again = (await batch({ logs: [symptom(4, { idempotency_key: "k-twice" }), symptom(4, { idempotency_key: "k-twice" })] })).json();
+    expect(again).toMatchObject({ accepted: 0, duplicates: 2, failed: 0 });
+    expect(again.results).toEqual([
+      { index: 0, id: stored, status: "duplicate" },
+      { index: 1, id: stored, status: "duplicate" },
+    ]);
+    // A first log that failed takes its twin with it, with the same reason.
+    const failed = (await batch({ logs: [symptom(-1, { idempotency_key: "k-bad" }), symptom(3), symptom(-1, { idempotency_key: "k-bad" })] })).json();
+    expect(failed.results.map((x: any) => x.status)).toEqual(["failed", "accepted", "failed"]);
+    expect(failed.errors.map((e: any) => [e.index, e.code])).toEqual([[0, "validation_error"], [2, "validation_error"]]);
+  });
+
   it("still detects duplicates after the Redis cache is lost, rebuilding the index from JetStream", async () => {
     const first = (await batch({ logs: [symptom(2, { idempotency_key: "k-flush" })] })).json();
     await deleteKeys(t.services.redis, `${t.config.namespace}:*`);
