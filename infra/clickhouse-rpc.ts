@@ -14,6 +14,8 @@ export interface QueryRequest {
   sql: string;
   params: Record<string, unknown>;
   settings?: Record<string, string | number>;
+  /** A statement without rows to answer (a DELETE): sent as a command, answered with none. */
+  command?: boolean;
 }
 
 /** A ClickHouse error as it crosses processes: its code decides the HTTP answer. */
@@ -26,6 +28,10 @@ export class ClickHouseQueryError extends Error {
 
 export async function runQuery(client: ClickHouseClient, q: QueryRequest): Promise<Record<string, unknown>[]> {
   try {
+    if (q.command) {
+      await client.command({ query: q.sql, query_params: q.params, clickhouse_settings: q.settings as never });
+      return [];
+    }
     const r = await client.query({ query: q.sql, query_params: q.params, format: "JSONEachRow", clickhouse_settings: q.settings as never });
     return await r.json<Record<string, unknown>>();
   } catch (err) {

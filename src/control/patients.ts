@@ -178,7 +178,8 @@ export class PatientStore {
   async erase(project: string, id: string): Promise<void> {
     const k = PatientStore.key(project, id);
     const p = await this.get(project, id);
-    if (p) await this.releaseIdentifiers(project, p.external_identifiers);
+    // A soft delete released them already; since then they may be another patient's.
+    if (p && p.status === "active") await this.releaseIdentifiers(project, p.external_identifiers);
     await this.patients.delete(k);
     this.cache.delete(k);
   }

@@ -71,8 +71,9 @@ export class LogQueryService {
     }
   }
 
-  private async exec(sql: string, params: Record<string, unknown>): Promise<Record<string, unknown>[]> {
+  private async exec(sql: string, params: Record<string, unknown>, command = false): Promise<Record<string, unknown>[]> {
     const q: QueryRequest = {
+      ...(command ? { command } : {}),
       // The compiler names the table `logs`; each namespace has its own database.
       sql: sql.replace(/\bFROM logs\b/g, `FROM ${this.db}.logs`),
       params,
@@ -94,6 +95,21 @@ export class LogQueryService {
       }
       throw err;
     }
+  }
+
+  /**
+   * Erases a patient's logs from the query store (permanent deletion), once the projector
+   * has copied everything accepted in the project: a log still on its way would otherwise
+   * land after the delete. Runs where the query runs (through the engine process when
+   * this one does not own ClickHouse).
+   */
+  async erasePatient(scope: { organization_id: string; project_id: string }, patientId: string): Promise<void> {
+    await this.waitForProjector(scope.project_id);
+    await this.exec("DELETE FROM logs WHERE organization_id = {org:String} AND project_id = {project:String} AND patient_id = {patient:String}", {
+      org: scope.organization_id,
+      project: scope.project_id,
+      patient: patientId,
+    }, true);
   }
 
   async run(body: unknown, scope: CompileScope): Promise<{ answer: QueryAnswer; current: boolean }> {

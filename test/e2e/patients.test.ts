@@ -162,9 +162,29 @@ describe("patients", () => {
     const subject = names.logSubject("org_default", "prj_default", p.id);
     const before = await jsm.streams.info(names.logsStream, { subjects_filter: subject });
     expect(before.state.subjects?.[subject]).toBe(1);
+    const traced = { filter: [{ field: "trace", op: "eq", value: `erase-${p.id}` }], count: true };
+    expect((await post("/v1/logs/batch", { logs: [{ ...logs[0], trace: `erase-${p.id}` }] })).json().accepted).toBe(1);
+    expect((await post("/v1/state/logs/query", traced)).json()).toEqual({ count: 1 });
     await t.app.inject({ method: "DELETE", url: `/v1/patients/${p.id}?permanent=true`, headers: t.auth });
     const after = await jsm.streams.info(names.logsStream, { subjects_filter: subject });
     expect(after.state.subjects?.[subject]).toBeUndefined();
     expect((await get(`/v1/patients/${p.id}`)).statusCode).toBe(404);
+    // Gone from the log query too, for the organization and as a cohort.
+    expect((await post("/v1/state/logs/query", traced)).json()).toEqual({ count: 0 });
+    expect((await post("/v1/state/logs/query", { patient_ids: [p.id], count: true })).json()).toEqual({ count: 0 });
+  });
+
+  it("erases a soft-deleted patient on permanent delete, leaving its old identifier to whoever holds it now", async () => {
+    const p = (await post("/v1/patients", { external_identifiers: [{ system: "mrn", value: "SOFT-1" }] })).json();
+    const logs = [{ log_type: "user_login", patient_id: p.id, timestamp: "2026-01-01T00:00:00Z", payload: {}, trace: `soft-${p.id}` }];
+    expect((await post("/v1/logs/batch", { logs })).json().accepted).toBe(1);
+    await t.app.inject({ method: "DELETE", url: `/v1/patients/${p.id}`, headers: t.auth });
+    const heir = (await post("/v1/patients", { external_identifiers: [{ system: "mrn", value: "SOFT-1" }] })).json();
+    const erase = await t.app.inject({ method: "DELETE", url: `/v1/patients/${p.id}?permanent=true`, headers: t.auth });
+    expect(erase.json()).toEqual({ id: p.id, status: "deleted", permanent: true });
+    expect((await post("/v1/state/logs/query", { patient_ids: [p.id], count: true })).json()).toEqual({ count: 0 });
+    expect((await get("/v1/patients?system=mrn&value=SOFT-1")).json().patients.map((x: { id: string }) => x.id)).toEqual([heir.id]);
+    expect((await post("/v1/patients", { external_identifiers: [{ system: "mrn", value: "SOFT-1" }] })).statusCode).toBe(409);
+    expect((await t.app.inject({ method: "DELETE", url: `/v1/patients/${p.id}?permanent=true`, headers: t.auth })).statusCode).toBe(404);
   });
 });

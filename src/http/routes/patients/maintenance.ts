@@ -87,14 +87,20 @@ export const patientMaintenanceRoutes: FastifyPluginAsyncTypebox<{
     },
     async (req) => {
       const { project_id, organization_id } = req.principal;
-      const p = await load(project_id, req.params.id, req.principal.patient_id);
       if (req.query.permanent) {
+        // A soft-deleted patient can still be erased: its logs are kept until then.
+        const p = req.principal.patient_id !== undefined && req.principal.patient_id !== req.params.id ? null : await s.patients.get(project_id, req.params.id);
+        if (!p) throw notFound("patient", req.params.id);
         // The logs go first: a crash in between leaves a patient to delete again, never orphaned logs.
         const subject = s.topology.names.logSubject(organization_id, project_id, p.id);
         await s.topology.jsm.streams.purge(s.topology.names.logsStream, { filter: subject });
+        await s.logQuery.erasePatient({ organization_id, project_id }, p.id);
         await s.stateStore.erase(project_id, p.id);
         await s.patients.erase(project_id, p.id);
-      } else {
+        return { id: p.id, status: "deleted" as const, permanent: true };
+      }
+      const p = await load(project_id, req.params.id, req.principal.patient_id);
+      {
         const now = new Date().toISOString();
         await s.patients.modify(project_id, p.id, (cur) => ({ ...cur, status: "deleted", updated_at: now }));
         // A deleted patient's identifiers may be given to a new patient.
