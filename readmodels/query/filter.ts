@@ -73,6 +73,20 @@ interface Cond {
 
 const wrong = (c: Cond, expected: string) => c.ctx.fail(c.at, `must be ${expected} for ${c.op} on ${c.f.text}`, c.v);
 
+/**
+ * `col LIKE pattern` (or ILIKE) for a string pattern. `\` escapes `%`, `_` and itself, so a
+ * pattern ending in a lone `\` means nothing: ClickHouse refuses it at run time, so it is
+ * refused here, located, instead.
+ */
+function likeCond(c: Cond, col: string): string | undefined {
+  const v = c.v;
+  if (typeof v !== "string") return wrong(c, "a string pattern");
+  if ((/\\+$/.exec(v)?.[0].length ?? 0) % 2 === 1) {
+    return c.ctx.fail(c.at, `pattern ends with a lone escape (\\): write \\\\ for a literal backslash`, v);
+  }
+  return `${col} ${c.op === "like" ? "LIKE" : "ILIKE"} ${c.ctx.bind("String", v)}`;
+}
+
 /** `type` and `trace`: plain String columns; a log without a trace stores ''. */
 function textCond(c: Cond, col: "type" | "trace"): string | undefined {
   const { ctx, op, v } = c;
@@ -84,7 +98,7 @@ function textCond(c: Cond, col: "type" | "trace"): string | undefined {
       return list && `${col} ${op === "in" ? "IN" : "NOT IN"} ${ctx.bind("Array(String)", list.values)}`;
     }
     case "like": case "ilike":
-      return typeof v === "string" ? `${col} ${op === "like" ? "LIKE" : "ILIKE"} ${ctx.bind("String", v)}` : wrong(c, "a string pattern");
+      return likeCond(c, col);
     case "contains":
       return typeof v === "string" ? `position(${col}, ${ctx.bind("String", v)}) > 0` : wrong(c, "a string");
     case "is":
@@ -135,7 +149,7 @@ function payloadCond(c: Cond): string | undefined {
       return list && `${extract(ctx, f, list.type)} ${op === "in" ? "IN" : "NOT IN"} ${ctx.bind(`Array(${list.type})`, list.values)}`;
     }
     case "like": case "ilike":
-      return typeof v === "string" ? `${extract(ctx, f, "String")} ${op === "like" ? "LIKE" : "ILIKE"} ${ctx.bind("String", v)}` : wrong(c, "a string pattern");
+      return typeof v === "string" ? likeCond(c, extract(ctx, f, "String")) : wrong(c, "a string pattern");
     case "contains": {
       // An array holds the value (elements read as the value's type), or a string holds the
       // value as a substring; numbers and booleans only match array elements.

@@ -130,6 +130,8 @@ describe("the log query builder", () => {
     expect(minutes(await where("payload.list.1", "eq", 2))).toEqual([1]);
     // Text ops, presence and membership still read the exact text.
     expect(minutes(await where("payload.v", "like", "ab%"))).toEqual([3]);
+    // An escaped trailing backslash runs (and matches only a literal backslash).
+    expect(minutes(await where("payload.v", "like", "ab\\\\"))).toEqual([]);
     expect(minutes(await where("payload.v", "eq", "7"))).toEqual([2]);
     expect(minutes(await where("payload.v", "is", null))).toEqual([4, 5]);
     expect(minutes(await where("payload.v", "exists", false))).toEqual([5]);

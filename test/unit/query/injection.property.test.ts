@@ -10,6 +10,8 @@ import { compileLogQuery, QueryBodySchema, QueryValidationError, type CompileLim
 const nasty = fc.constantFrom("'; DROP TABLE logs; --", "\\", "\\'", '"', "`", "{p0:String}", "}", "%_", "\n\t\0", "é😀", "' OR 1=1 --", "$$");
 const text = fc.oneof(fc.string({ unit: "binary", maxLength: 12 }), nasty, fc.tuple(fc.string({ maxLength: 4 }), nasty).map(([a, b]) => a + b));
 const value = text.map((s) => `§v${s}`);
+/** A LIKE pattern must not end in a lone escape (refused, see reject.test.ts): one more character ends it. */
+const likePattern = (v: string) => `${v}%`;
 const id = text.map((s) => `§p${s}`);
 const key = fc.stringMatching(/^[A-Za-z0-9_]{0,20}$/).map((s) => `Qzk${s}`);
 const alias = fc.stringMatching(/^[A-Za-z0-9_]{0,30}$/).map((s) => `Qza${s}`);
@@ -23,7 +25,9 @@ const textCond = fc.record({
   field: fc.constantFrom("type", "trace"),
   op: fc.constantFrom("eq", "neq", "gt", "gte", "lt", "lte", "like", "ilike", "contains", "in", "nin"),
   value,
-}).chain((c) => (c.op === "in" || c.op === "nin" ? list(value).map((v) => ({ ...c, value: v as unknown })) : fc.constant(c)));
+}).chain((c) =>
+  c.op === "in" || c.op === "nin" ? list(value).map((v) => ({ ...c, value: v as unknown })) : fc.constant(c.op === "like" || c.op === "ilike" ? { ...c, value: likePattern(c.value) } : c),
+);
 const traceIs = fc.record({ field: fc.constant("trace"), op: fc.constant("is"), value: fc.constantFrom(null, "not_null") });
 const timeCond = fc.oneof(
   fc.record({ field: fc.constant("timestamp"), op: cmp, value: iso as fc.Arbitrary<unknown> }),
@@ -33,7 +37,7 @@ const payloadCond = fc.oneof(
   fc.record({ field: path, op: cmp, value: fc.oneof(value, num) as fc.Arbitrary<unknown> }),
   fc.record({ field: path, op: fc.constantFrom("eq", "neq"), value: fc.boolean() }),
   fc.record({ field: path, op: fc.constantFrom("in", "nin"), value: fc.oneof(list(value), list(num)) as fc.Arbitrary<unknown> }),
-  fc.record({ field: path, op: fc.constantFrom("like", "ilike"), value }),
+  fc.record({ field: path, op: fc.constantFrom("like", "ilike"), value: value.map(likePattern) }),
   fc.record({ field: path, op: fc.constant("contains"), value: fc.oneof(value, num, fc.boolean()) as fc.Arbitrary<unknown> }),
   fc.record({ field: path, op: fc.constant("is"), value: fc.constantFrom(null, "not_null") }),
   fc.record({ field: path, op: fc.constant("exists"), value: fc.boolean() }),

@@ -125,6 +125,13 @@ describe("compileLogQuery rejects", () => {
     rejects(where(field, op, value), ["body", "filter", 0, "value"]);
   });
 
+  it("a like or ilike pattern ending in a lone escape, which ClickHouse could not run", () => {
+    rejects(where("trace", "ilike", "visit\\"), ["body", "filter", 0, "value"], "lone escape");
+    rejects(where("payload.note", "like", "%a\\\\\\"), ["body", "filter", 0, "value"], "lone escape");
+    // An escaped backslash at the end is a literal one.
+    expect(() => compileLogQuery(where("payload.note", "like", "%a\\\\"), org)).not.toThrow();
+  });
+
   it("a missing value", () => {
     rejects({ filter: [{ field: "type", op: "eq" }] }, ["body", "filter", 0, "value"], "required");
   });
