@@ -82,6 +82,7 @@ export class IngestionService {
       return { s3_key: spent.s3_key, size: info.size };
     } catch (err) {
       await this.deps.uploads.delete(spent.s3_key);
+      await this.deps.uploads.release(token, spent);
       if (tooLarge) throw new AppError("payload_too_large", `the file is larger than ${max} bytes`);
       throw err;
     }

@@ -72,6 +72,18 @@ export class UploadStore {
   }
 
   /**
+   * Makes a spent URL usable again after its upload failed (the client's connection
+   * dropped, the file was too large): nothing was kept, so a retry may use the same URL.
+   * Only the spending that `spent` records is undone.
+   */
+  async release(token: string, spent: UploadToken): Promise<void> {
+    const key = digest(token);
+    const cur = await this.deps.tokens.get(key);
+    if (!cur || cur.value.used_at !== spent.used_at) return;
+    await this.deps.tokens.update(key, { ...cur.value, used_at: null }, cur.revision).catch(() => undefined);
+  }
+
+  /**
    * Streams `body` into the object `name`, in the object store's own format (chunks,
    * then a meta entry with the SHA-256 digest), so `os.info()`, `os.get()` and
    * `os.delete()` work on it. Written here rather than with `os.put()` because that one

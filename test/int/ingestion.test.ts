@@ -1,3 +1,4 @@
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
 import { bucketOf, readBucket, StagingWriter } from "../../src/ingestion/staging.js";
@@ -50,6 +51,10 @@ async function patientByMrn(value: string): Promise<string | null> {
 async function symptoms(pid: string) {
   return (await inject("GET", `/v1/state/${pid}/event-modules/symptoms`)).json().payload.symptoms as { current_score: number; history: unknown[] }[];
 }
+
+/** The app on a real socket (once per file), for uploads: the body must stream. */
+let served: Promise<string> | null = null;
+const listening = () => (served ??= t.app.listen({ port: 0, host: "127.0.0.1" }));
 
 describe("ingestion jobs", () => {
   it("waits for confirmation, then replays in timestamp order, backfills views and completes", async () => {
@@ -198,7 +203,7 @@ describe("ingestion jobs", () => {
   });
 
   it("takes a file uploaded through the one-time URL, streamed over a real socket", async () => {
-    const address = await t.app.listen({ port: 0, host: "127.0.0.1" });
+    const address = await listening();
     const u = (await inject("POST", "/v1/ingestion/upload-url", {})).json();
     expect(u).toMatchObject({ expires_in: 3600 });
     const url = new URL(u.upload_url);
@@ -216,6 +221,29 @@ describe("ingestion jobs", () => {
     expect(done).toMatchObject({ status: "completed", lines_total: 501, logs_processed: 500 });
     expect((await symptoms((await patientByMrn(a))!))[0]).toMatchObject({ current_score: 499 % 11 });
     expect((await inject("POST", "/v1/ingestion/jobs", { s3_key: u.s3_key.replace(/prj_[^/]+/, "prj_other") })).statusCode).toBe(404);
+  });
+
+  it("takes an empty upload sent without a content type, and leaves a URL whose upload failed usable", async () => {
+    const address = await listening();
+    const path = async () => new URL((await inject("POST", "/v1/ingestion/upload-url", {})).json().upload_url).pathname;
+    const empty = await fetch(`${address}${await path()}`, { method: "PUT" });
+    expect(empty.status).toBe(200);
+    expect(await empty.json()).toMatchObject({ size: 0 });
+    // A client whose connection drops halfway: nothing is kept, and the same URL takes the retry.
+    const url = await path();
+    const { port } = new URL(address);
+    await new Promise<void>((resolve) => {
+      const req = request({ host: "127.0.0.1", port, path: url, method: "PUT", headers: { "transfer-encoding": "chunked" } });
+      req.on("error", () => resolve());
+      req.write("x".repeat(100_000), () => setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, 100));
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const retry = await fetch(`${address}${url}`, { method: "PUT", body: JSON.stringify(patientRow(mrn())) + "\n" });
+    expect(retry.status).toBe(200);
+    expect((await fetch(`${address}${url}`, { method: "PUT", body: "again" })).status).toBe(409);
   });
 
   it("lists the project's jobs by status and hides them from other projects", async () => {

@@ -69,7 +69,8 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
           response: responses({ 200: Type.Object({ s3_key: Type.String(), size: Type.Integer() }) }),
         },
       },
-      async (req) => svc.receiveUpload((req.params as { token: string }).token, req.body as Readable),
+      // No body parsed (an empty body sent without a content type): the request stream itself, empty.
+      async (req) => svc.receiveUpload((req.params as { token: string }).token, (req.body as Readable | undefined) ?? req.raw),
     );
   });
 
