@@ -84,6 +84,11 @@ export class PatientIndex {
     return undefined;
   }
 
+  /** Whether the row on `line` declares exactly (system, value). */
+  declares(line: number, system: string, value: string): boolean {
+    return this.exact.get(`${system}|${value}`) === line;
+  }
+
   /** The declaring row's line, AMBIGUOUS, or undefined when the file does not declare it. */
   lookup(ref: string): number | undefined {
     const bar = ref.indexOf("|");
@@ -105,6 +110,11 @@ export function splitRef(ref: string): ExternalIdentifier | null {
 export interface ExistingPatients {
   /** The patient id, "ambiguous", or null when nothing matches. May answer synchronously. */
   resolve(ref: string): string | "ambiguous" | null | Promise<string | "ambiguous" | null>;
+  /**
+   * The systems under which existing patients hold `value` (none known: empty). A bare
+   * value the file declares also names those patients; omitted offline.
+   */
+  systemsOf?(value: string): readonly string[] | Promise<readonly string[]>;
 }
 
 export type LineOutcome =
@@ -145,9 +155,22 @@ export class FileChecker {
     if (typeof ref !== "string" || ref === "") return this.logOutcome(row.data, undefined, 0);
     const declared = this.index.lookup(ref);
     if (declared === AMBIGUOUS) return fail("ambiguous_patient", `patient_id "${ref}" matches several patients of the file; write it as system|value`);
-    if (declared !== undefined) return this.logOutcome(row.data, PLACEHOLDER_PATIENT_ID, declared);
+    if (declared !== undefined) {
+      // A bare value an existing patient also holds (under a system this row does not
+      // declare) names two patients: only system|value says which.
+      const systems = splitRef(ref) === null ? this.existing.systemsOf?.(ref) : undefined;
+      if (systems === undefined) return this.logOutcome(row.data, PLACEHOLDER_PATIENT_ID, declared);
+      return systems instanceof Promise ? systems.then((x) => this.afterClashCheck(row.data, ref, declared, x)) : this.afterClashCheck(row.data, ref, declared, systems);
+    }
     const found = this.existing.resolve(ref);
     return found instanceof Promise ? found.then((f) => this.afterLookup(row.data, ref, f)) : this.afterLookup(row.data, ref, found);
+  }
+
+  private afterClashCheck(data: Record<string, unknown>, ref: string, declared: number, systems: readonly string[]): LineOutcome {
+    if (systems.some((system) => !this.index.declares(declared, system, ref))) {
+      return fail("ambiguous_patient", `patient_id "${ref}" matches a patient of the file and an existing patient; write it as system|value`);
+    }
+    return this.logOutcome(data, PLACEHOLDER_PATIENT_ID, declared);
   }
 
   private afterLookup(data: Record<string, unknown>, ref: string, found: string | "ambiguous" | null): LineOutcome {

@@ -5,6 +5,7 @@ import { splitRef, type ExistingPatients } from "./file-rules.js";
 type Found = string | "ambiguous" | null;
 
 const SERVICE_ID = /^pat_[0-9A-Za-z]{6,60}$/;
+const NONE: readonly string[] = [];
 
 /**
  * Resolves log references the file does not declare against the project's existing
@@ -15,7 +16,8 @@ const SERVICE_ID = /^pat_[0-9A-Za-z]{6,60}$/;
 export class ExistingPatientResolver implements ExistingPatients {
   private readonly known = new Map<string, Found>();
   private readonly pending = new Map<string, Promise<Found>>();
-  private byValue: Promise<Map<string, Found>> | null = null;
+  private byValue: Promise<{ found: Map<string, Found>; systems: Map<string, string[]> }> | null = null;
+  private built: { found: Map<string, Found>; systems: Map<string, string[]> } | null = null;
 
   constructor(
     private readonly patients: PatientStore,
@@ -47,20 +49,31 @@ export class ExistingPatientResolver implements ExistingPatients {
       const p = await this.patients.findByExternalId(this.projectId, pair);
       if (p) return p.id;
     }
-    return (await this.valueIndex()).get(ref) ?? null;
+    return (await this.valueIndex()).found.get(ref) ?? null;
   }
 
-  private valueIndex(): Promise<Map<string, Found>> {
+  /** Synchronous once the index is built: a file's every log line may ask. */
+  systemsOf(value: string): readonly string[] | Promise<readonly string[]> {
+    if (this.built) return this.built.systems.get(value) ?? NONE;
+    return this.valueIndex().then((index) => index.systems.get(value) ?? NONE);
+  }
+
+  private valueIndex(): Promise<{ found: Map<string, Found>; systems: Map<string, string[]> }> {
     this.byValue ??= (async () => {
-      const index = new Map<string, Found>();
+      const found = new Map<string, Found>();
+      const systems = new Map<string, string[]>();
       for (const id of await this.patients.list(this.projectId)) {
         const p = await this.patients.getActive(this.projectId, id);
         for (const e of p?.external_identifiers ?? []) {
-          const seen = index.get(e.value);
-          index.set(e.value, seen === undefined || seen === p!.id ? p!.id : "ambiguous");
+          const seen = found.get(e.value);
+          found.set(e.value, seen === undefined || seen === p!.id ? p!.id : "ambiguous");
+          const list = systems.get(e.value);
+          if (list) list.push(e.system);
+          else systems.set(e.value, [e.system]);
         }
       }
-      return index;
+      this.built = { found, systems };
+      return this.built;
     })();
     return this.byValue;
   }

@@ -157,6 +157,24 @@ describe("ingestion jobs", () => {
     expect(await patientByMrn(a)).toBeNull();
   });
 
+  it("refuses a bare identifier value that names both a patient of the file and an existing patient", async () => {
+    const shared = mrn();
+    expect((await inject("POST", "/v1/patients", { external_identifiers: [{ system: "mrn", value: shared }] })).statusCode).toBe(201);
+    const clash = await waitJob(await createJob({
+      require_confirmation: false,
+      records: [
+        { type: "patient", data: { external_identifiers: [{ system: "other", value: shared }] } },
+        symptomRow(shared, "2026-03-01T10:00:00Z", 4),
+        symptomRow(`other|${shared}`, "2026-03-02T10:00:00Z", 4),
+      ],
+    }));
+    expect(clash).toMatchObject({ status: "failed", stage: "VALIDATING" });
+    expect(clash.error_summary).toEqual([{ line: 2, code: "ambiguous_patient", message: expect.stringMatching(/system\|value/) }]);
+    // The same value declared under the existing patient's own system reuses that patient: no clash.
+    const same = await waitJob(await createJob({ require_confirmation: false, records: [patientRow(shared), symptomRow(shared, "2026-03-01T10:00:00Z", 4)] }));
+    expect(same).toMatchObject({ status: "completed", logs_processed: 1 });
+  });
+
   it("skips logs whose only fault is their payload and completes with errors", async () => {
     const a = mrn();
     const id = await createJob({
