@@ -134,7 +134,7 @@ describe("MCP tools over streamable HTTP", () => {
 
   it("get_events pages the audit with a cursor", async () => {
     const e1 = await call("get_events", { patient_id: pid, limit: 4 });
-    expect(e1.json).toMatchObject({ patient_id: pid, count: 4, next_cursor: expect.stringMatching(/^\d+$/) });
+    expect(e1.json).toMatchObject({ patient_id: pid, count: 4, next_cursor: expect.stringMatching(/^[A-Za-z0-9_-]+$/) });
     expect(e1.json.events[0]).toMatchObject({ trigger: "log", source_event_log_id: expect.stringMatching(/^log_/) });
     const e2 = await call("get_events", { patient_id: pid, limit: 4, cursor: e1.json.next_cursor });
     expect(e2.json).toMatchObject({ count: 2, next_cursor: null });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { StateEvent } from "../../../actors/state-store.js";
+import { EVENTS_CURSOR_PATTERN, eventsCursorAfter, readEventsPage } from "../../state/events-page.js";
 import { fitCount } from "../budget.js";
 import { defineTool, jsonResult } from "../context.js";
 import { args } from "./args.js";
@@ -8,7 +8,7 @@ const schema = {
   since: args.since.describe("Only events triggered (logs accepted) at or after this ISO 8601 time."),
   until: args.until.describe("Only events triggered at or before this ISO 8601 time."),
   limit: args.limit(20, 100),
-  cursor: z.string().regex(/^\d+$/, "a cursor is the next_cursor of a previous answer").optional()
+  cursor: z.string().regex(new RegExp(EVENTS_CURSOR_PATTERN), "a cursor is the next_cursor of a previous answer").max(500).optional()
     .describe("next_cursor of the previous page; leave out for the first page."),
 };
 
@@ -25,28 +25,12 @@ export const getEvents = defineTool({
   args: schema,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const snap = await ctx.services.stateReader.snapshot(ctx.principal, pid);
-    // The REST twin's paging: filters apply after paging by score, so read until the page is full.
-    const rows: { score: number; event: StateEvent }[] = [];
-    let after = a.cursor ? Number(a.cursor) : 0;
-    let more = false;
-    for (;;) {
-      const batch = await ctx.services.stateStore.events(pid, after, a.limit + 1);
-      for (const r of batch) {
-        if (rows.length === a.limit) {
-          more = true;
-          break;
-        }
-        after = r.score;
-        if (a.since && r.event.triggered_at < new Date(a.since).toISOString()) continue;
-        if (a.until && r.event.triggered_at > new Date(a.until).toISOString()) continue;
-        rows.push(r);
-      }
-      if (more || batch.length <= a.limit) break;
-    }
+    // The REST twin's paging (src/state/events-page.ts).
+    const { rows, more } = await readEventsPage(ctx.services.stateStore, pid, a, ["arguments", "cursor"]);
     const events = rows.map((r) => r.event);
     const wrap = (page: readonly unknown[], cursor: string | null) => ({ patient_id: pid, count: page.length, events: page, next_cursor: cursor });
     const n = fitCount(events, (p) => wrap(p, "0"));
-    if (n === events.length) return jsonResult(wrap(events, more ? String(after) : null), snap);
-    return jsonResult({ ...wrap(events.slice(0, n), String(rows[n - 1]!.score)), truncated: true, note: "Cut to stay under 20 kB; continue with next_cursor." }, snap);
+    if (n === events.length) return jsonResult(wrap(events, more ? eventsCursorAfter(rows.at(-1)!) : null), snap);
+    return jsonResult({ ...wrap(events.slice(0, n), eventsCursorAfter(rows[n - 1]!)), truncated: true, note: "Cut to stay under 20 kB; continue with next_cursor." }, snap);
   },
 });

@@ -3,6 +3,7 @@ import type { FastifyReply } from "fastify";
 import { Type } from "@sinclair/typebox";
 import type { Services } from "../../../services.js";
 import { readPatientLogs } from "../../../state/log-reader.js";
+import { EVENTS_CURSOR_PATTERN, eventsCursorAfter, readEventsPage } from "../../../state/events-page.js";
 import { assertModule, type Snapshot } from "../../../state/state-reader.js";
 import { EVENT_MODULES, STABLE_MODULES, type ModuleKey } from "../../../../readmodels/module.js";
 import { responses } from "../../schemas.js";
@@ -145,7 +146,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
           since: Type.Optional(Type.String({ format: "date-time" })),
           until: Type.Optional(Type.String({ format: "date-time" })),
           limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
-          cursor: Type.Optional(Type.String({ pattern: "^\\d+$" })),
+          cursor: Type.Optional(Type.String({ pattern: EVENTS_CURSOR_PATTERN, maxLength: 500, description: "next_cursor of the previous page" })),
         }),
         response: responses({
           200: Type.Object({ patient_id: Type.String(), count: Type.Integer(), events: Type.Array(EventRowSchema), next_cursor: Type.Union([Type.String(), Type.Null()]) }),
@@ -156,26 +157,10 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       // The audit is written with the state; waiting on the state (no modules) is enough.
       const snap = await reader.snapshot(req.principal, req.params.pid, []);
       markFreshness(reply, snap);
-      const { since, until, limit } = req.query;
-      const out: (typeof EventRowSchema.static)[] = [];
-      let after = req.query.cursor ? Number(req.query.cursor) : 0;
-      let more = false;
-      // Filters apply after paging by score, so read in pages until the answer is full.
-      for (;;) {
-        const rows = await s.stateStore.events(req.params.pid, after, limit + 1);
-        for (const r of rows) {
-          if (out.length === limit) {
-            more = true;
-            break;
-          }
-          after = r.score;
-          if (since && r.event.triggered_at < since) continue;
-          if (until && r.event.triggered_at > until) continue;
-          out.push(r.event);
-        }
-        if (more || rows.length <= limit) break;
-      }
-      return { patient_id: req.params.pid, count: out.length, events: out, next_cursor: more ? String(after) : null };
+      const page = await readEventsPage(s.stateStore, req.params.pid, req.query, ["query", "cursor"]);
+      const last = page.rows.at(-1);
+      const next_cursor = page.more && last ? eventsCursorAfter(last) : null;
+      return { patient_id: req.params.pid, count: page.rows.length, events: page.rows.map((r) => r.event), next_cursor };
     },
   );
 
