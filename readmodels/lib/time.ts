@@ -185,3 +185,17 @@ const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
 export function dayOf(localDateField: string | undefined, instant: string, timeZone: string): string {
   return localDateField !== undefined && DATE_RE.test(localDateField) ? localDateField : localDate(instant, timeZone);
 }
+
+const CANONICAL_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const HAS_OFFSET = /(?:Z|[+-]\d{2}:?\d{2})$/i;
+
+/**
+ * A payload instant (collection_datetime, sensor_timestamp, ...) as the service writes
+ * its own: UTC with milliseconds. Text without an offset stays as sent: reading it in the
+ * process's time zone would make the fold depend on the machine.
+ */
+export function utcInstant(s: string): string {
+  if (CANONICAL_INSTANT.test(s) || !HAS_OFFSET.test(s)) return s;
+  const ms = Date.parse(s);
+  return Number.isNaN(ms) ? s : new Date(ms).toISOString();
+}

@@ -2,7 +2,7 @@ import type { LogType } from "../../../src/catalog/log-types.js";
 import type { LogRecord } from "../../log-record.js";
 import { HISTORY, insertSorted, last, RECENT, replaceAt } from "../../lib/lists.js";
 import { bool, firstStr, normName, num, obj, objs, str, strs, without, type Obj } from "../../lib/payload.js";
-import { cmpStamped } from "../../lib/time.js";
+import { cmpStamped, utcInstant } from "../../lib/time.js";
 import type { ReadModel } from "../../module.js";
 import type { ClinicalContextDoc, FunctionalReading, Measurement, MeasurementValue, OpenItem } from "./types.js";
 
@@ -82,7 +82,8 @@ function measurements(d: Doc, log: LogRecord, p: Obj): Doc {
       `${x.code ? `${x.code_system ?? ""}|${x.code}` : normName(x.measurement_type)}@${normName(x.body_site ?? "")}`;
     const key = keyOf({ code_system, code, measurement_type, body_site });
     const at = list.findIndex((x) => keyOf(x) === key);
-    const measured_at = s_(m, "measured_at");
+    const given = s_(m, "measured_at");
+    const measured_at = given === null ? null : utcInstant(given);
     const value: MeasurementValue = {
       timestamp: measured_at ?? log.timestamp, log_id: log.id, value_numeric: num(m, "value_numeric") ?? null,
       value_string: s_(m, "value_string"), unit: s_(m, "unit"), measured_at,
@@ -158,7 +159,7 @@ export const handles = Object.keys(HANDLERS) as (keyof typeof HANDLERS)[];
 export const clinicalContext: ReadModel<"clinical_context", ClinicalContextDoc> = {
   key: "clinical_context",
   kind: "event",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({

@@ -1,3 +1,4 @@
+import { utcInstant } from "../../lib/time.js";
 import type { LogType } from "../../../src/catalog/log-types.js";
 import { findByIdentity, type Identity } from "../../lib/identity.js";
 import { HISTORY, insertSorted, last, replaceAt } from "../../lib/lists.js";
@@ -79,12 +80,13 @@ export const handles: readonly LogType[] = ["lab_results"];
 export const labResults: ReadModel<"lab_results", LabResultsDoc> = {
   key: "lab_results",
   kind: "event",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ results: [], abnormal: [] }),
   evolve: (s, log) => {
-    const timestamp = str(log.payload, "collection_datetime") ?? log.timestamp;
+    const collected = str(log.payload, "collection_datetime");
+    const timestamp = collected === undefined ? log.timestamp : utcInstant(collected);
     let results = s.doc.results;
     for (const r of objs(log.payload, "results")) {
       const loinc_code = str(r, "loinc_code") ?? null;

@@ -1,3 +1,4 @@
+import { utcInstant } from "../../lib/time.js";
 import type { LogType } from "../../../src/catalog/log-types.js";
 import type { LogRecord } from "../../log-record.js";
 import { applyOpen, itemsOf, type OpenEntry } from "../../lib/open-entries.js";
@@ -68,7 +69,8 @@ function applyResult(s: ModuleState<ProceduresDoc>, log: LogRecord): ModuleState
     const loinc_code = str(r, "loinc_code") ?? null;
     const procedure_code = str(r, "procedure_code") ?? null;
     if (!test_name && !loinc_code && !procedure_code) continue;
-    const performed_at = str(r, "performed_at") ?? str(log.payload, "collection_datetime") ?? log.timestamp;
+    const given = str(r, "performed_at") ?? str(log.payload, "collection_datetime");
+    const performed_at = given === undefined ? log.timestamp : utcInstant(given);
     const key = `${procedure_code ?? loinc_code ?? normName(test_name ?? "")}@${performed_at}`;
     const fields = {
       result_type: str(r, "result_type") ?? null, test_name, loinc_code, procedure_code,
@@ -89,7 +91,7 @@ export const handles: readonly LogType[] = ["procedure", "procedure_result"];
 export const procedures: ReadModel<"procedures", ProceduresDoc> = {
   key: "procedures",
   kind: "stable",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ procedures: [], results: [] }),

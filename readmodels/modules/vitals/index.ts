@@ -2,7 +2,7 @@ import type { LogType } from "../../../src/catalog/log-types.js";
 import { addStat, upsertDay, type Stat } from "../../lib/daily.js";
 import { insertSorted } from "../../lib/lists.js";
 import { num, obj, str, type Obj } from "../../lib/payload.js";
-import { cmpStamped, dayOf } from "../../lib/time.js";
+import { cmpStamped, dayOf, utcInstant } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
 /** Measurement names: the vitals_measurement fields, and weight_measurement's weight_kg, body_fat_percent, bmi. */
@@ -51,7 +51,7 @@ export const handles: readonly LogType[] = ["vitals_measurement", "weight_measur
 export const vitals: ReadModel<"vitals", VitalsDoc> = {
   key: "vitals",
   kind: "event",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ latest: {}, history: [], daily_weight: [] }),
@@ -65,7 +65,8 @@ export const vitals: ReadModel<"vitals", VitalsDoc> = {
       if (v !== undefined) measurements[k] = v;
     }
     if (Object.keys(measurements).length === 0) return s;
-    const timestamp = str(p, "collection_datetime") ?? str(p, "sensor_timestamp") ?? log.timestamp;
+    const given = str(p, "collection_datetime") ?? str(p, "sensor_timestamp");
+    const timestamp = given === undefined ? log.timestamp : utcInstant(given);
     const entry: VitalsEntry = {
       timestamp, log_id: log.id, log_type: weight ? "weight_measurement" : "vitals_measurement", measurements,
       context: obj(p, "context") ?? null, device_provider: str(p, "device_provider") ?? null,

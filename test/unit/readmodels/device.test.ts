@@ -77,16 +77,17 @@ describe("vitals", () => {
       log("vitals_measurement", "2025-03-02T10:00:00Z", { measurements: { systolic_bp_mmhg: 130, diastolic_bp_mmhg: 85, heart_rate_bpm: null }, context: { position: "sitting" }, source: "clinic", collection_datetime: null }),
       // Logged later but measured earlier: it does not replace the newer blood pressure.
       log("vitals_measurement", "2025-03-03T10:00:00Z", { measurements: { systolic_bp_mmhg: 150, weight_kg: 70 }, context: {}, source: "clinic", collection_datetime: "2025-03-01T09:00:00Z" }),
-      log("weight_measurement", "2025-03-03T07:00:00Z", { weight_kg: 69.5, bmi: 23.1, sensor_timestamp: "2025-03-03T07:00:00Z" }),
+      // Payload times are written as the service writes its own (UTC, milliseconds), offsets resolved.
+      log("weight_measurement", "2025-03-03T07:00:00.000Z", { weight_kg: 69.5, bmi: 23.1, sensor_timestamp: "2025-03-03T12:00:00+05:00" }),
     ]);
     const d = payload(s, "vitals");
     expect(d.latest).toEqual({
       systolic_bp_mmhg: { value: 130, timestamp: "2025-03-02T10:00:00Z", log_id: expect.any(String) },
       diastolic_bp_mmhg: { value: 85, timestamp: "2025-03-02T10:00:00Z", log_id: expect.any(String) },
-      weight_kg: { value: 69.5, timestamp: "2025-03-03T07:00:00Z", log_id: expect.any(String) },
-      bmi: { value: 23.1, timestamp: "2025-03-03T07:00:00Z", log_id: expect.any(String) },
+      weight_kg: { value: 69.5, timestamp: "2025-03-03T07:00:00.000Z", log_id: expect.any(String) },
+      bmi: { value: 23.1, timestamp: "2025-03-03T07:00:00.000Z", log_id: expect.any(String) },
     });
-    expect(d.history.map((h) => h.timestamp)).toEqual(["2025-03-01T09:00:00Z", "2025-03-02T10:00:00Z", "2025-03-03T07:00:00Z"]);
+    expect(d.history.map((h) => h.timestamp)).toEqual(["2025-03-01T09:00:00.000Z", "2025-03-02T10:00:00Z", "2025-03-03T07:00:00.000Z"]);
     expect(d.daily_weight.map((w) => [w.date, w.weight_kg?.mean])).toEqual([["2025-03-01", 70], ["2025-03-03", 69.5]]);
   });
 });

@@ -134,10 +134,12 @@ describe("procedures, immunizations, devices, family_history", () => {
       log("procedure", at(1), { procedure_name: "Colonoscopy", procedure_code: "45378", performed_at: "2025-02-20T10:00:00Z", outcome: "normal" }),
       log("procedure", at(2), { procedure_code: "45378", performed_at: "2025-02-20T11:00:00Z", status: "completed" }),
       log("procedure_result", at(3), { collection_datetime: "2025-02-20T10:30:00Z", results: [{ result_type: "pathology", test_name: "Polyp biopsy", value_string: "benign" }] }),
+      // The same result, its time written with an offset: one result.
+      log("procedure_result", at(4), { collection_datetime: "2025-02-20T12:30:00+02:00", results: [{ result_type: "pathology", test_name: "Polyp biopsy", value_string: "benign" }] }),
     ]);
     const d = payload(s, "procedures");
     expect(d.procedures).toEqual([expect.objectContaining({ name: "Colonoscopy", code: "45378", status: "completed", details: { outcome: "normal" } })]);
-    expect(d.results).toEqual([expect.objectContaining({ test_name: "Polyp biopsy", value_string: "benign", performed_at: "2025-02-20T10:30:00Z" })]);
+    expect(d.results).toEqual([expect.objectContaining({ test_name: "Polyp biopsy", value_string: "benign", performed_at: "2025-02-20T10:30:00.000Z" })]);
   });
 
   it("keeps one immunization per vaccine dose", () => {

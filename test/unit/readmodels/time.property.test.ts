@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { cmpTime, localDate } from "../../../readmodels/lib/time.js";
+import { cmpTime, localDate, utcInstant } from "../../../readmodels/lib/time.js";
 
 /** The order cmpTime must give: Date.parse's instant, unparsable after parsable, then text. */
 function reference(a: string, b: string): number {
@@ -72,5 +72,28 @@ describe("localDate", () => {
         expect(localDate(new Date(ms).toISOString(), zone)).toBe(intlDate(ms, zone));
       }
     }
+  });
+});
+
+describe("utcInstant", () => {
+  it("writes an instant with an offset as UTC with milliseconds, keeping its place in time order", () => {
+    const instant = fc.record({ ms: fc.integer({ min: Date.UTC(1990, 0, 1), max: Date.UTC(2100, 0, 1) }), offset: fc.integer({ min: -14 * 60, max: 14 * 60 }) })
+      .map(({ ms, offset }) => {
+        const local = new Date(ms + offset * 60_000).toISOString().slice(0, 19);
+        const sign = offset < 0 ? "-" : "+";
+        return { ms, text: `${local}${sign}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}` };
+      });
+    fc.assert(
+      fc.property(instant, instant, (a, b) => {
+        expect(utcInstant(a.text)).toBe(new Date(Math.floor(a.ms / 1000) * 1000).toISOString());
+        expect(Math.sign(cmpTime(utcInstant(a.text), utcInstant(b.text)))).toBe(Math.sign(cmpTime(a.text, b.text)));
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it("leaves canonical stamps, text without an offset, and text that is no time as they are", () => {
+    for (const s of ["2026-03-03T04:00:00.000Z", "2026-03-03T09:00:00", "2026-03-03", "not a time"]) expect(utcInstant(s)).toBe(s);
+    expect(utcInstant("2026-03-03T09:00:00+05:00")).toBe("2026-03-03T04:00:00.000Z");
   });
 });
