@@ -223,7 +223,7 @@ describe("medication group rules", () => {
 
   it("checks schedule times, actions and adherence entries", () => {
     expect(issues("medication_list_update", { medications: [{ action: "stop", medication_name: "X", schedule_times: ["8am"] }] })).toEqual([
-      { path: ["medications", 0, "action"], message: "must be one of add, update, delete" },
+      { path: ["medications", 0, "action"], message: "must be one of add, update, delete, remove" },
       { path: ["medications", 0, "schedule_times", 0], message: "must be a 24-hour time of day HH:MM" },
     ]);
     expect(issues("medication_adherence", { medication_adherence: [{ status: "taken" }] })).toEqual(

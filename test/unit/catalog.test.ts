@@ -135,6 +135,15 @@ describe("log catalog", () => {
     );
   });
 
+  it("takes remove and delete as one action on every multi-entry type, as the contract says", () => {
+    for (const action of ["remove", "delete"]) {
+      expect(validatePayload("medication_list_update", { medications: [{ action, rxnorm_cui: "29046" }] }), action).toEqual([]);
+      expect(validatePayload("insurance", { ...VALID.insurance, action }), action).toEqual([]);
+      expect(validatePayload("emergency_contact", { action }).map((i) => i.path.join(".")), action).toEqual(["name"]);
+    }
+    expect(validatePayload("insurance", { ...VALID.insurance, action: "erase" })).not.toEqual([]);
+  });
+
   it("accepts unknown extra keys at the top level and inside entries", () => {
     const payload = { ...VALID.symptom_report, client_ref: "x", symptoms: [{ name: "pain", score: 1, vendor_flag: true }] };
     expect(validatePayload("symptom_report", { ...payload, instrument: "ctcae" })).toEqual([]);

@@ -89,5 +89,6 @@ export const Period = Obj(
 
 export const Clinician = Obj({ name: Opt(Str()), npi: Opt(Str()), role: Opt(Str()) });
 
-export const ADD_UPDATE_REMOVE = ["add", "update", "remove"] as const;
+/** The contract's multi-entry actions: "remove/delete", so either word removes. */
+export const ADD_UPDATE_REMOVE = ["add", "update", "remove", "delete"] as const;
 export const EntryAction = (o: Opts = {}) => Enum(ADD_UPDATE_REMOVE, o);

@@ -37,7 +37,7 @@ export const MedicationListUpdate = Obj({
   medications: Entries(
     Obj(
       {
-        action: Enum(["add", "update", "delete"], { description: "delete needs only an identifier (rxnorm_cui or medication_name); add and update need one too" }),
+        action: Enum(["add", "update", "delete", "remove"], { description: "delete (or remove, its alias) needs only an identifier (rxnorm_cui or medication_name); add and update need one too" }),
         ...identity,
         ndc_code: Opt(Str({ description: "Package level; not used for identity matching" })),
         dose: Opt(Str({ description: "Dose with unit text" })),
@@ -62,8 +62,8 @@ export function refineMedicationList(p: Static<typeof MedicationListUpdate>): Pa
   return eachItem(p.medications, ["medications"], (m, path) => {
     if (hasIdentity(m)) return [];
     const message =
-      m.action === "delete"
-        ? "is required when rxnorm_cui is absent: delete needs an identifier (rxnorm_cui or medication_name)"
+      m.action === "delete" || m.action === "remove"
+        ? `is required when rxnorm_cui is absent: ${m.action} needs an identifier (rxnorm_cui or medication_name)`
         : `is required when rxnorm_cui is absent: ${m.action} needs medication_name or rxnorm_cui`;
     return [issue([...path, "medication_name"], message, undefined)];
   });

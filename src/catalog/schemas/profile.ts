@@ -8,7 +8,7 @@ import {
 import { designedProfileEntries } from "./profile-design.js";
 
 const addByDefault = (what: string) =>
-  Opt(EntryAction({ default: "add", description: `add (default), update or remove; remove deletes the matching ${what}` }));
+  Opt(EntryAction({ default: "add", description: `add (default), update or remove (alias delete); remove deletes the matching ${what}` }));
 
 export const Demographics = Obj(
   {
@@ -98,7 +98,7 @@ export const EmergencyContact = Obj(
 );
 
 export function refineEmergencyContact(p: Static<typeof EmergencyContact>): PayloadIssue[] {
-  return p.action === "remove" && !p.name ? [issue(["name"], "is required to remove an emergency contact (contacts are matched by name)", p.name)] : [];
+  return (p.action === "remove" || p.action === "delete") && !p.name ? [issue(["name"], "is required to remove an emergency contact (contacts are matched by name)", p.name)] : [];
 }
 
 export const CareTeam = Obj({

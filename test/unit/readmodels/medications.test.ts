@@ -23,6 +23,9 @@ describe("medications", () => {
     ]);
     const meds = payload(s, "medications").medications;
     expect(meds.map((m) => [m.medication_name, m.rxnorm_cui, m.dose])).toEqual([["  metformin ", "860975", "1000 mg"]]);
+    // remove is the same action as delete.
+    const removed = given([list([{ action: "add", medication_name: "Lisinopril", rxnorm_cui: "29046" }]), list([{ action: "remove", medication_name: "lisinopril" }], at(2))]);
+    expect(payload(removed, "medications").medications).toEqual([]);
   });
 
   it("keeps the newer field value when an older update is applied later", () => {
