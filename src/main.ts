@@ -18,6 +18,9 @@ function configOrExit(): Config {
   }
 }
 
+/** Longest a stop (SIGTERM, SIGINT) waits for requests and backends to close, as a cluster's primary waits for its workers. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 /** One HTTP server with its own connections to the backends. */
 async function serve(config: Config, role: ProcessRole): Promise<void> {
   const services = await createServices(config, role);
@@ -27,6 +30,12 @@ async function serve(config: Config, role: ProcessRole): Promise<void> {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, "shutting down");
+    // A backend that stopped answering (Redis gone, NATS reconnecting) must not hold the
+    // process: what was not acknowledged is delivered again after the restart.
+    setTimeout(() => {
+      app.log.warn({ signal, after_ms: SHUTDOWN_GRACE_MS }, "shutdown did not finish in time; exiting");
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS).unref();
     await app.close();
     await services.close();
     process.exit(0);
@@ -75,7 +84,7 @@ async function main(): Promise<void> {
     stopping = true;
     void engine.close();
     for (const w of Object.values(cluster.workers ?? {})) w?.kill("SIGTERM");
-    setTimeout(() => process.exit(0), 10_000).unref();
+    setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
     cluster.on("exit", () => {
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
     });
