@@ -26,6 +26,23 @@ function valueAt(root: unknown, parts: (string | number)[]): unknown {
   return v;
 }
 
+/** Most bytes of a value an error echoes as input_value; a larger one is described instead. */
+const MAX_ECHO_BYTES = 2048;
+
+/**
+ * The failing value as an error echoes it: a 5,001-log batch over the limit would
+ * otherwise come back whole (megabytes), so a large array, object or string is named
+ * by its size instead.
+ */
+function echo(v: unknown): unknown {
+  if (v === null || typeof v !== "object") {
+    return typeof v === "string" && v.length > MAX_ECHO_BYTES ? `${v.slice(0, 200)}… (${v.length} characters)` : v;
+  }
+  const json = JSON.stringify(v);
+  if (json === undefined || json.length <= MAX_ECHO_BYTES) return v;
+  return Array.isArray(v) ? `(an array of ${v.length} items, ${json.length} bytes as JSON)` : `(an object of ${json.length} bytes as JSON)`;
+}
+
 /** Fastify's schema failures (ajv) as the spec's located validation items. */
 function schemaDetails(req: FastifyRequest, err: FastifyError): ErrorDetail[] {
   const context = (err.validationContext ?? "body") as "body" | "querystring" | "params" | "headers";
@@ -37,10 +54,10 @@ function schemaDetails(req: FastifyRequest, err: FastifyError): ErrorDetail[] {
       return fieldIssue([where, ...parts, v.params.missingProperty], "is required", undefined);
     }
     if (v.keyword === "additionalProperties" && typeof v.params.additionalProperty === "string") {
-      return fieldIssue([where, ...parts, v.params.additionalProperty], "is not an allowed field", valueAt(root, [...parts, v.params.additionalProperty]));
+      return fieldIssue([where, ...parts, v.params.additionalProperty], "is not an allowed field", echo(valueAt(root, [...parts, v.params.additionalProperty])));
     }
     const allowed = Array.isArray(v.params.allowedValues) ? `: ${(v.params.allowedValues as unknown[]).join(", ")}` : "";
-    return fieldIssue([where, ...parts], `${v.message ?? "is invalid"}${allowed}`, valueAt(root, parts));
+    return fieldIssue([where, ...parts], `${v.message ?? "is invalid"}${allowed}`, echo(valueAt(root, parts)));
   });
 }
 

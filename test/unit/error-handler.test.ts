@@ -51,6 +51,21 @@ describe("the error handler", () => {
     );
   });
 
+  it("describes a large failing value by its size instead of echoing it whole", async () => {
+    const a = Fastify();
+    installErrorHandler(a);
+    a.setValidatorCompiler(createValidatorCompiler([]));
+    a.post("/list", { schema: { body: Type.Object({ logs: Type.Array(Type.Unknown(), { maxItems: 10 }) }) } }, async () => ({ ok: true }));
+    await a.ready();
+    const logs = Array.from({ length: 500 }, (_, i) => ({ log_type: "user_login", i }));
+    const r = await a.inject({ method: "POST", url: "/list", payload: { logs } });
+    expect(r.statusCode).toBe(422);
+    expect(r.json().details[0]).toMatchObject({ field: "logs", input_value: expect.stringMatching(/^\(an array of 500 items, \d+ bytes as JSON\)$/) });
+    expect(r.body.length).toBeLessThan(1000);
+    const small = await a.inject({ method: "POST", url: "/list", payload: { logs: logs.slice(0, 11) } });
+    expect(small.json().details[0].input_value).toEqual(logs.slice(0, 11));
+  });
+
   it("does not coerce body types: a number is not a string", async () => {
     const a = await app();
     const r = await a.inject({ method: "POST", url: "/typed", payload: { name: 5, age: 1 } });

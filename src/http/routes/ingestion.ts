@@ -84,7 +84,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         tags,
         body: Type.Object({
           s3_key: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
-          records: Type.Optional(Type.Array(Type.Unknown(), { maxItems: MAX_INLINE_RECORDS, description: 'Rows {"type":"patient"|"log","data":{...}}; line n of the job is records[n-1]' })),
+          records: Type.Optional(Type.Array(Type.Unknown(), { minItems: 1, maxItems: MAX_INLINE_RECORDS, description: 'Rows {"type":"patient"|"log","data":{...}}; line n of the job is records[n-1]' })),
           idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
           require_confirmation: Type.Optional(Type.Boolean({ description: "Default true: wait in AWAITING_CONFIRMATION before touching patient state" })),
           rollback_on_cancel: Type.Optional(Type.Boolean({ description: "Default false: on cancel, also remove the patients the job created" })),
