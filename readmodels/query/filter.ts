@@ -1,3 +1,4 @@
+import { LOG_TYPE_ALIASES } from "../../src/catalog/aliases.js";
 import { isPlainObject, type Ctx } from "./context.js";
 import { extract, parseField, type Field } from "./fields.js";
 import { FILTER_OPS, type FilterOp } from "./types.js";
@@ -90,12 +91,16 @@ function likeCond(c: Cond, col: string): string | undefined {
 /** `type` and `trace`: plain String columns; a log without a trace stores ''. */
 function textCond(c: Cond, col: "type" | "trace"): string | undefined {
   const { ctx, op, v } = c;
+  // Logs are stored under their canonical type: a legacy name (symptom_reported) finds them.
+  const named = (x: unknown) => (col === "type" && typeof x === "string" && Object.hasOwn(LOG_TYPE_ALIASES, x) ? LOG_TYPE_ALIASES[x] : x);
   switch (op) {
-    case "eq": case "neq": case "gt": case "gte": case "lt": case "lte":
+    case "eq": case "neq":
+      return typeof v === "string" ? `${col} ${CMP[op]} ${ctx.bind("String", named(v))}` : wrong(c, "a string");
+    case "gt": case "gte": case "lt": case "lte":
       return typeof v === "string" ? `${col} ${CMP[op]} ${ctx.bind("String", v)}` : wrong(c, "a string");
     case "in": case "nin": {
       const list = scalarList(c, false);
-      return list && `${col} ${op === "in" ? "IN" : "NOT IN"} ${ctx.bind("Array(String)", list.values)}`;
+      return list && `${col} ${op === "in" ? "IN" : "NOT IN"} ${ctx.bind("Array(String)", list.values.map(named))}`;
     }
     case "like": case "ilike":
       return likeCond(c, col);

@@ -93,6 +93,12 @@ describe("compileLogQuery: nesting", () => {
     );
   });
 
+  it("reads a legacy type name as its canonical type, since logs are stored under that one", () => {
+    expect(q({ filter: [{ field: "type", op: "eq", value: "symptom_reported" }] }).params.p0).toBe("symptom_report");
+    expect(q({ filter: [{ field: "type", op: "nin", value: ["condition_updated", "user_login"] }] }).params.p0).toEqual(["condition", "user_login"]);
+    expect(q({ filter: [{ field: "trace", op: "eq", value: "symptom_reported" }] }).params.p0).toBe("symptom_reported");
+  });
+
   it("reuses the key parameters of a path used twice", () => {
     const c = q({ filter: [{ field: "payload.a.b", op: "eq", value: "x" }, { field: "payload.a.b", op: "like", value: "y%" }] });
     expect(Object.keys(c.params).filter((k) => k.startsWith("k"))).toEqual(["k0", "k1"]);
