@@ -74,8 +74,18 @@ describe("state reads over REST", () => {
     expect(md.body).toContain("pain");
     const blocks = (await get(`/v1/state/${pid}/views/symptom_snapshot/blocks`)).json();
     const first = blocks.blocks[0];
+    expect(first).toMatchObject({ block_id: "active_symptoms", has_result: true });
     const block = (await get(`/v1/state/${pid}/views/symptom_snapshot/blocks/${first.block_id}`)).json();
-    expect(block).toMatchObject({ block_id: first.block_id, refs: expect.any(Array), content: expect.any(String) });
+    expect(block).toMatchObject({ block_id: first.block_id, refs: expect.any(Array), content: expect.any(String), has_result: true });
+    // Every block of the template is listed; one with nothing to say answers empty, not 404.
+    const resolved = blocks.blocks.find((b: any) => b.block_id === "resolved_symptoms");
+    expect(resolved).toEqual({ block_id: "resolved_symptoms", block_name: "Resolved symptoms", segment: "long_term", has_result: false });
+    const empty = await get(`/v1/state/${pid}/views/symptom_snapshot/blocks/resolved_symptoms`);
+    expect(empty.statusCode).toBe(200);
+    expect(empty.json()).toMatchObject({ content: "", refs: [], data: null, has_result: false });
+    const unknown = await get(`/v1/state/${pid}/views/symptom_snapshot/blocks/horoscope`);
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().message).toContain("active_symptoms");
     const recent = (await get(`/v1/state/${pid}/views/symptom_snapshot/recent?limit=1`)).json();
     expect(recent).toMatchObject({ count: 1, total_count: 2 });
     expect((await get(`/v1/state/${pid}/views/horoscope`)).statusCode).toBe(404);

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { TEMPLATE_BLOCKS, viewBlock } from "../../../readmodels/views/template-blocks.js";
 import { AppError } from "../../errors.js";
 import { bounded } from "../budget.js";
 import { defineTool, jsonResult } from "../context.js";
@@ -15,20 +16,20 @@ export const getViewBlock = defineTool({
     "profile_snapshot/missing_essentials) without the whole view, or to get the full refs list to cite or to fetch",
     "those logs with get_logs. Block ids come from list_views_and_blocks.",
     "Answer: JSON {patient_id, view_type, block_id, block_name, segment, content (markdown bullets), data (the same",
-    "facts as JSON), refs (log ids), updated_at (the view's as-of time)}.",
+    "facts as JSON), refs (log ids), has_result (false: the block has nothing to say yet, content empty),",
+    "updated_at (the view's as-of time)}.",
   ].join(" "),
   args: schema,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const { snap, view: v } = await ctx.services.stateReader.viewOf(ctx.principal, pid, a.view_type);
-    const all = [...v.blocks, ...v.temp];
-    const b = all.find((x) => x.id === a.block_id);
+    const b = viewBlock(v, a.block_id);
     if (!b) {
-      const known = all.length > 0 ? `blocks with content now: ${all.map((x) => x.id).join(", ")}` : "this view has no blocks yet (no data)";
-      throw new AppError("not_found", `block "${a.block_id}" not found in view ${v.view_type}; ${known}`);
+      const known = TEMPLATE_BLOCKS[v.view_type].map((x) => x.id).join(", ");
+      throw new AppError("not_found", `view ${v.view_type} has no block "${a.block_id}"; its blocks: ${known}`);
     }
     const answer = {
       patient_id: pid, view_type: v.view_type, block_id: b.id, block_name: b.name, segment: b.segment,
-      content: b.text, data: b.data, refs: b.refs, updated_at: v.valid_from,
+      content: b.text, data: b.data, refs: b.refs, has_result: b.text.trim() !== "", updated_at: v.valid_from,
     };
     return jsonResult(bounded(answer, "Fetch the logs behind the block with get_logs for the detail."), snap);
   },

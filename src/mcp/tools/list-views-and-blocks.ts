@@ -1,10 +1,10 @@
 import { z } from "zod";
 import type { View } from "../../../readmodels/views/index.js";
+import { blockListing } from "../../../readmodels/views/template-blocks.js";
 import { defineTool, jsonResult } from "../context.js";
 import { args } from "./args.js";
 
-const blockList = (v: View) =>
-  [...v.blocks, ...v.temp].map((b) => ({ block_id: b.id, block_name: b.name, segment: b.segment, has_result: b.text.trim() !== "" }));
+const blockList = (v: View) => blockListing(v);
 
 const schema = { view_type: args.viewType.optional().describe("Only this view's blocks; every view when left out.") };
 
@@ -13,7 +13,8 @@ export const listViewsAndBlocks = defineTool({
   title: "Views and their blocks",
   description: [
     "Lists the patient's views (one per template) and the blocks each holds, so you can pick what to read with",
-    "get_view or get_view_block. Only blocks with content are listed; a view without blocks has no data yet.",
+    "get_view or get_view_block. Every block of the view's template is listed; has_result says whether it has content",
+    "now (a view whose blocks all lack it has no data yet).",
     "Answer without view_type: JSON {patient_id, views: [{view_type, view_id, has_blocks, has_temp, blocks:",
     "[{block_id, block_name, segment, has_result}]}]}. With view_type: {patient_id, view_type, blocks: [...]}.",
     "has_temp means the view has follow-up items (segment temp): missing information, severe symptoms, critical",

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
-import { notFound } from "../../../errors.js";
+import { AppError } from "../../../errors.js";
 import type { Services } from "../../../services.js";
 import { assertViewType } from "../../../state/state-reader.js";
 import { recentEntries, renderMarkdown, VIEW_INPUTS } from "../../../../readmodels/views/index.js";
+import { blockListing, TEMPLATE_BLOCKS, viewBlock } from "../../../../readmodels/views/template-blocks.js";
 import { Nullable, responses } from "../../schemas.js";
 import { markFreshness, sendJsonText } from "./index.js";
 import { BlockSchema, PatientParams } from "./schemas.js";
@@ -121,7 +122,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       return {
         patient_id: req.params.pid,
         view_type: v.view_type,
-        blocks: [...v.blocks, ...v.temp].map((b) => ({ block_id: b.id, block_name: b.name, segment: b.segment, has_result: b.text.trim() !== "" })),
+        blocks: blockListing(v),
       };
     },
   );
@@ -144,6 +145,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
             content: Type.String(),
             data: Type.Unknown(),
             refs: Type.Array(Type.String()),
+            has_result: Type.Boolean({ description: "false: the template's block has nothing to say yet (content empty, data null)" }),
             updated_at: Nullable(Type.String()),
           }),
         }),
@@ -153,8 +155,10 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       assertViewType(req.params.view_type);
       const { snap, view: v } = await reader.viewOf(req.principal, req.params.pid, req.params.view_type);
       markFreshness(reply, snap);
-      const b = [...v.blocks, ...v.temp].find((x) => x.id === req.params.block_id);
-      if (!b) throw notFound(`block of view ${v.view_type}`, req.params.block_id);
+      const b = viewBlock(v, req.params.block_id);
+      if (!b) {
+        throw new AppError("not_found", `view ${v.view_type} has no block "${req.params.block_id}"; its blocks: ${TEMPLATE_BLOCKS[v.view_type].map((x) => x.id).join(", ")}`);
+      }
       return {
         patient_id: req.params.pid,
         view_type: v.view_type,
@@ -164,6 +168,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         content: b.text,
         data: b.data,
         refs: b.refs,
+        has_result: b.text.trim() !== "",
         updated_at: v.valid_from,
       };
     },
