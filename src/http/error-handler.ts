@@ -43,12 +43,34 @@ function echo(v: unknown): unknown {
   return Array.isArray(v) ? `(an array of ${v.length} items, ${json.length} bytes as JSON)` : `(an object of ${json.length} bytes as JSON)`;
 }
 
+/**
+ * A union of literals (`format: "markdown" | "raw"`) fails in ajv as one "must be equal to
+ * constant" per literal plus "must match a schema in anyOf": one item saying which values
+ * are allowed says it better.
+ */
+function oneOfConstants(issues: AjvIssue[]): AjvIssue[] {
+  const unions = new Set(issues.filter((v) => v.keyword === "anyOf").map((v) => v.instancePath));
+  const out: AjvIssue[] = [];
+  const done = new Set<string>();
+  for (const v of issues) {
+    const path = v.instancePath;
+    const consts = unions.has(path) ? issues.filter((x) => x.keyword === "const" && x.instancePath === path) : [];
+    if (consts.length === 0 || (v.keyword !== "const" && v.keyword !== "anyOf")) out.push(v);
+    else if (!done.has(path)) {
+      done.add(path);
+      out.push({ instancePath: path, keyword: "enum", message: "must be one of", params: { allowedValues: consts.map((x) => x.params.allowedValue) } });
+    }
+  }
+  return out;
+}
+
 /** Fastify's schema failures (ajv) as the spec's located validation items. */
 function schemaDetails(req: FastifyRequest, err: FastifyError): ErrorDetail[] {
   const context = (err.validationContext ?? "body") as "body" | "querystring" | "params" | "headers";
   const root = context === "body" ? req.body : context === "querystring" ? req.query : context === "params" ? req.params : req.headers;
   const where = context === "querystring" ? "query" : context === "params" ? "path" : context;
-  return ((err.validation ?? []) as AjvIssue[]).map((v) => {
+  const issues = oneOfConstants((err.validation ?? []) as AjvIssue[]);
+  return issues.map((v) => {
     const parts = pathParts(v.instancePath);
     if (v.keyword === "required" && typeof v.params.missingProperty === "string") {
       return fieldIssue([where, ...parts, v.params.missingProperty], "is required", undefined);

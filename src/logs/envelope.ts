@@ -77,7 +77,10 @@ export function validateEnvelope(raw: unknown, at: (string | number)[]): Envelop
   }
   if (typeof raw.patient_id !== "string" || !PATIENT_ID.test(raw.patient_id)) addIssue(details, at, raw, "patient_id", "is required: a patient id of letters, digits, _ or -");
   const timestamp = canonicalTimestamp(raw.timestamp);
-  if (timestamp === null) addIssue(details, at, raw, "timestamp", "is required: an ISO 8601 datetime with a UTC offset, e.g. 2026-01-31T09:30:00Z");
+  if (timestamp === null) {
+    const what = "an ISO 8601 datetime with a UTC offset and a real date, e.g. 2026-01-31T09:30:00Z";
+    addIssue(details, at, raw, "timestamp", raw.timestamp === undefined ? `is required: ${what}` : `must be ${what}`);
+  }
   if (!isObject(raw.payload)) addIssue(details, at, raw, "payload", "is required and must be an object");
   if (raw.idempotency_key !== undefined && (typeof raw.idempotency_key !== "string" || raw.idempotency_key.length === 0 || raw.idempotency_key.length > 255)) {
     addIssue(details, at, raw, "idempotency_key", "must be a string of 1 to 255 characters");

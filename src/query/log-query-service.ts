@@ -125,12 +125,12 @@ export class LogQueryService {
     const { rows, has_more } = pageRows(q, raw);
     if (q.single && rows.length !== 1) {
       throw new AppError("validation", `single expected exactly one row, got ${rows.length === 0 ? "none" : "more than one"}`, [
-        { type: "single_row", message: "exactly one row required", field: "single", location: ["body", "single"] },
+        { type: "single_row", message: "exactly one row required", field: "single", location: ["body", "single"], input_value: true },
       ]);
     }
     if (q.maybeSingle && rows.length > 1) {
       throw new AppError("validation", "maybe_single expected at most one row, got more than one", [
-        { type: "single_row", message: "at most one row allowed", field: "maybe_single", location: ["body", "maybe_single"] },
+        { type: "single_row", message: "at most one row allowed", field: "maybe_single", location: ["body", "maybe_single"], input_value: true },
       ]);
     }
     return {

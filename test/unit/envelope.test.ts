@@ -40,6 +40,10 @@ describe("validateEnvelope", () => {
       ["body", "logs", 3, "idempotency_key"],
       ["body", "logs", 3, "trace"],
     ]);
+    // A timestamp that is there but wrong is not "required".
+    expect(r.details[1]!.message).toMatch(/^must be an ISO 8601 datetime/);
+    const missing = validateEnvelope({ log_type: "user_login", patient_id: "pat_1", payload: {} }, at);
+    expect(!missing.ok && missing.details[0]!.message).toMatch(/^is required: an ISO 8601 datetime/);
   });
 
   it("names an unknown log type with its own code", () => {

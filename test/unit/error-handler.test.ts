@@ -66,6 +66,17 @@ describe("the error handler", () => {
     expect(small.json().details[0].input_value).toEqual(logs.slice(0, 11));
   });
 
+  it("says which values a union of literals takes, in one item", async () => {
+    const a = Fastify();
+    installErrorHandler(a);
+    a.setValidatorCompiler(createValidatorCompiler([]));
+    a.get("/view", { schema: { querystring: Type.Object({ format: Type.Optional(Type.Union([Type.Literal("markdown"), Type.Literal("raw")])) }) } }, async () => ({ ok: true }));
+    await a.ready();
+    const r = await a.inject({ method: "GET", url: "/view?format=xml" });
+    expect(r.statusCode).toBe(422);
+    expect(r.json().details).toEqual([expect.objectContaining({ field: "format", message: "must be one of: markdown, raw", input_value: "xml" })]);
+  });
+
   it("does not coerce body types: a number is not a string", async () => {
     const a = await app();
     const r = await a.inject({ method: "POST", url: "/typed", payload: { name: 5, age: 1 } });
