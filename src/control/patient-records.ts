@@ -20,6 +20,21 @@ export function isTimeZone(tz: string): boolean {
   return ok;
 }
 
+/**
+ * A zone in the case the time zone database spells it ("utc" → "UTC", "europe/paris" →
+ * "Europe/Paris"). Only the case changes: ICU would also turn links into its own ids
+ * (Asia/Kolkata into Asia/Calcutta, EST into America/Panama), which a client would not
+ * recognise as what it sent.
+ */
+export function canonicalTimeZone(tz: string): string {
+  try {
+    const resolved = new Intl.DateTimeFormat("en-US", { timeZone: tz }).resolvedOptions().timeZone;
+    return resolved.toLowerCase() === tz.toLowerCase() ? resolved : tz;
+  } catch {
+    return tz;
+  }
+}
+
 /** Most bytes a patient's metadata may take as JSON: the record must fit one JetStream KV message (1 MB). */
 export const MAX_METADATA_BYTES = 256 * 1024;
 
@@ -78,7 +93,7 @@ export function newPatient(input: Static<typeof PatientCreateSchema>, scope: { o
     phone_number: input.phone_number ?? null,
     date_of_birth: input.date_of_birth ?? null,
     sex: input.sex ?? null,
-    timezone: input.timezone ?? "UTC",
+    timezone: canonicalTimeZone(input.timezone ?? "UTC"),
     status: "active",
     external_identifiers: uniqueIdentifiers(input.external_identifiers ?? []),
     metadata: input.metadata ?? {},

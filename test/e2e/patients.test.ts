@@ -37,6 +37,15 @@ describe("patients", () => {
     expect(r.json().details[0]).toMatchObject({ field: "timezone", location: ["body", "timezone"], input_value: "Mars/Olympus" });
   });
 
+  it("stores a zone in the case the time zone database spells it, and keeps links as sent", async () => {
+    expect((await post("/v1/patients", { timezone: "utc" })).json().timezone).toBe("UTC");
+    expect((await post("/v1/patients", { timezone: "europe/paris" })).json().timezone).toBe("Europe/Paris");
+    expect((await post("/v1/patients", { timezone: "Asia/Kolkata" })).json().timezone).toBe("Asia/Kolkata");
+    const p = (await post("/v1/patients", {})).json();
+    const r = await t.app.inject({ method: "PUT", url: `/v1/patients/${p.id}`, headers: t.auth, payload: { timezone: "america/new_york" } });
+    expect(r.json().timezone).toBe("America/New_York");
+  });
+
   it("rejects a schema-invalid body with 422 and located details", async () => {
     const r = await post("/v1/patients", { first_name: 42, external_identifiers: [{ system: "mrn" }] });
     expect(r.statusCode).toBe(422);

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { AppError, fieldIssue, notFound } from "../../../errors.js";
-import { assertPatientFields, newPatient, publicPatient, uniqueIdentifiers } from "../../../control/patient-records.js";
+import { assertPatientFields, canonicalTimeZone, newPatient, publicPatient, uniqueIdentifiers } from "../../../control/patient-records.js";
 import type { Patient } from "../../../control/patients.js";
 import type { Services } from "../../../services.js";
 import { responses } from "../../schemas.js";
@@ -152,6 +152,7 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       // Only the patient's own fields: anything else in the body is ignored, as on create.
       const changes: Record<string, unknown> = {};
       for (const f of UPDATABLE_FIELDS) if (body[f] !== undefined) changes[f] = body[f];
+      if (typeof changes.timezone === "string") changes.timezone = canonicalTimeZone(changes.timezone);
       const now = new Date().toISOString();
       const updated = await s.patients.modify(project, req.params.id, (p) => (p.status === "active" ? { ...p, ...changes, updated_at: now } : undefined));
       if (!updated || updated.status !== "active") throw notFound("patient", req.params.id);
