@@ -99,7 +99,7 @@ export class DeviceFeed {
         ? { ...(l as object), idempotency_key: `ingest:${m.seq}:${i}` }
         : l,
     );
-    const answer = await this.deps.writer.writeBatch({ organization_id: org!, project_id: project! }, logs, { atomic: false, at: ["message", "logs"], maxLogBytes: m.data.length });
+    const answer = await this.deps.writer.writeBatch({ organization_id: org!, project_id: project! }, logs, { atomic: false, at: ["message", "logs"] });
     if (answer.errors.some((e) => e.code === "storage_error")) {
       // Accepted ones are stored (and their keys claimed); a retry will see them as duplicates.
       throw new Error("log storage unavailable");

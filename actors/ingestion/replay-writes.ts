@@ -1,5 +1,4 @@
 import type { LineError } from "../../src/ingestion/job-record.js";
-import { MAX_LINE_BYTES } from "../../src/ingestion/lines.js";
 import type { StagedLine } from "../../src/ingestion/staging.js";
 import { canonicalTimestamp, isObject } from "../../src/logs/envelope.js";
 import type { LogWriter, WriteScope } from "../../src/logs/log-writer.js";
@@ -80,7 +79,7 @@ async function writeChunk(writer: LogWriter, scope: WriteScope, chunk: Pending[]
   let todo = chunk;
   for (let attempt = 1; ; attempt++) {
     const lines = todo;
-    const ans = await writer.writeBatch(scope, lines.map((p) => p.log), { atomic: false, at: (i) => ["line", lines[i]!.line], maxLogBytes: MAX_LINE_BYTES });
+    const ans = await writer.writeBatch(scope, lines.map((p) => p.log), { atomic: false, at: (i) => ["line", lines[i]!.line] });
     out.processed += ans.accepted + ans.duplicates;
     out.duplicates += ans.duplicates;
     const retry = new Set(attempt < 4 ? ans.errors.filter((e) => e.code === "storage_error").map((e) => e.index) : []);

@@ -32,20 +32,45 @@ export interface PatientLogMessage {
   logs: LogRecord[];
 }
 
+/** A log that passed validation, as it will be stored, and its JSON text. */
+interface Valid {
+  index: number;
+  log: ValidLogInput;
+  record: LogRecord;
+  text: string;
+}
+
 interface Pending {
   index: number;
   log: LogRecord;
+  /** JSON.stringify(log), made once when the log was validated. */
+  text: string;
   /** Digest of the idempotency key, when the log has one. */
   key?: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/**
- * Room a log's envelope, as validated, must leave under the server's message limit for
- * what storing adds (id, tenancy, ingested_at, the message around it), with a margin.
- */
-const RECORD_OVERHEAD_BYTES = 1024;
+/** `{"logs":[` and `]}` around a message's records. */
+const MESSAGE_WRAPPER_BYTES = 11;
+
+/** A validated log as stored: its id (a ULID, so acceptance order), tenancy and acceptance time. */
+function toRecord(log: ValidLogInput, scope: WriteScope, ingestedAt: string): LogRecord {
+  const record: LogRecord = {
+    id: newId("log"),
+    log_type: log.log_type,
+    organization_id: scope.organization_id,
+    project_id: scope.project_id,
+    patient_id: log.patient_id,
+    timestamp: log.timestamp,
+    ingested_at: ingestedAt,
+    payload: log.payload,
+  };
+  if (log.idempotency_key !== undefined) record.idempotency_key = log.idempotency_key;
+  if (log.trace !== undefined) record.trace = log.trace;
+  if (log.metadata !== undefined) record.metadata = log.metadata;
+  return record;
+}
 
 /**
  * The write path of POST /v1/logs/batch (and of device feeds): validate each log, claim
@@ -85,37 +110,35 @@ export class LogWriter {
   async writeBatch(
     scope: WriteScope,
     raw: unknown[],
-    opts: {
-      atomic: boolean;
-      at: (string | number)[] | ((index: number) => (string | number)[]);
-      /**
-       * Bytes no log of `raw` can exceed (the request body's size, a file's line limit):
-       * when that leaves room under the server's message limit, no log is measured.
-       * Unknown: every log is.
-       */
-      maxLogBytes?: number;
-    },
+    opts: { atomic: boolean; at: (string | number)[] | ((index: number) => (string | number)[]) },
   ): Promise<BatchAnswer> {
     const at = opts.at;
     const pathOf = typeof at === "function" ? at : (i: number) => [...at, i];
     const answer: BatchAnswer = { accepted: 0, failed: 0, duplicates: 0, errors: [], results: new Array(raw.length) };
-    const valid: { index: number; log: ValidLogInput }[] = [];
+    const valid: Valid[] = [];
     const fail = (index: number, code: string, message: string, details: ErrorDetail[]) => {
       answer.errors.push({ index, code, message, details });
       answer.results[index] = { index, id: null, status: "failed" };
       answer.failed++;
     };
 
-    const measure = opts.maxLogBytes === undefined || opts.maxLogBytes + RECORD_OVERHEAD_BYTES > this.deps.maxMessageBytes;
+    const ingestedAt = new Date().toISOString();
     for (let i = 0; i < raw.length; i++) {
       const r = validateEnvelope(raw[i], pathOf(i));
-      if (!r.ok) fail(i, r.code, r.message, r.details);
-      else if (measure && !this.fits(r.log)) {
-        // Found before anything is claimed or stored: a log JetStream would refuse is the
-        // client's to fix (never a retryable storage error), and an atomic batch stays whole.
-        const message = `log is too large to store: at most ${this.deps.maxMessageBytes - RECORD_OVERHEAD_BYTES} bytes as JSON`;
+      if (!r.ok) {
+        fail(i, r.code, r.message, r.details);
+        continue;
+      }
+      // Each record is serialized once, here: its size is known before anything is claimed
+      // or stored (a log JetStream would refuse is the client's to fix, never a retryable
+      // storage error, and an atomic batch stays whole), and messagesOf joins these texts.
+      const record = toRecord(r.log, scope, ingestedAt);
+      const text = JSON.stringify(record);
+      if (this.fits(text)) valid.push({ index: i, log: r.log, record, text });
+      else {
+        const message = `log is too large to store: at most ${this.deps.maxMessageBytes - MESSAGE_WRAPPER_BYTES} bytes as stored JSON`;
         fail(i, "validation_error", message, [{ ...fieldIssue([...pathOf(i), "payload"], message), type: "payload_too_large" }]);
-      } else valid.push({ index: i, log: r.log });
+      }
     }
     await this.checkPatients(scope, valid, pathOf, fail);
     if (opts.atomic && answer.errors.length > 0) {
@@ -162,9 +185,10 @@ export class LogWriter {
     }
   }
 
-  /** Whether a log, as stored, stays under the server's message limit. */
-  private fits(log: ValidLogInput): boolean {
-    return Buffer.byteLength(JSON.stringify(log)) + RECORD_OVERHEAD_BYTES <= this.deps.maxMessageBytes;
+  /** Whether a record's text, alone in a message, stays under the server's limit (UTF-8 takes at most 3 bytes a UTF-16 unit). */
+  private fits(text: string): boolean {
+    const room = this.deps.maxMessageBytes - MESSAGE_WRAPPER_BYTES;
+    return text.length * 3 <= room || Buffer.byteLength(text) <= room;
   }
 
   /**
@@ -189,28 +213,14 @@ export class LogWriter {
   /** Claims every idempotency key; logs whose key is already held become duplicates. */
   private async claimKeys(
     scope: WriteScope,
-    valid: { index: number; log: ValidLogInput }[],
+    valid: Valid[],
     answer: BatchAnswer,
   ): Promise<{ toStore: Pending[]; twins: { index: number; first: number }[] }> {
-    const ingestedAt = new Date().toISOString();
     const firstInBatch = new Map<string, Pending>();
     const twins: { index: number; first: number }[] = [];
     const pending: Pending[] = [];
-    for (const { index, log } of valid) {
-      const record: LogRecord = {
-        id: newId("log"),
-        log_type: log.log_type,
-        organization_id: scope.organization_id,
-        project_id: scope.project_id,
-        patient_id: log.patient_id,
-        timestamp: log.timestamp,
-        ingested_at: ingestedAt,
-        payload: log.payload,
-      };
-      if (log.idempotency_key !== undefined) record.idempotency_key = log.idempotency_key;
-      if (log.trace !== undefined) record.trace = log.trace;
-      if (log.metadata !== undefined) record.metadata = log.metadata;
-      const p: Pending = { index, log: record };
+    for (const { index, log, record, text } of valid) {
+      const p: Pending = { index, log: record, text };
       if (log.idempotency_key !== undefined) {
         p.key = this.deps.ledger.keyOf(log.idempotency_key);
         const twin = firstInBatch.get(p.key);
@@ -278,7 +288,10 @@ export class LogWriter {
   /** Splits one patient's logs into messages under the server's payload limit. */
   private messagesOf(group: Pending[]): { data: Uint8Array; message: PatientLogMessage; logs: Pending[] }[] {
     const message: PatientLogMessage = { logs: group.map((g) => g.log) };
-    const whole = this.encoder.encode(JSON.stringify(message));
+    // JSON.stringify(message), from the texts made at validation.
+    let json = '{"logs":[';
+    for (let i = 0; i < group.length; i++) json += i === 0 ? group[i]!.text : `,${group[i]!.text}`;
+    const whole = this.encoder.encode(`${json}]}`);
     if (whole.length <= this.deps.maxMessageBytes || group.length === 1) return [{ data: whole, message, logs: group }];
     const half = Math.ceil(group.length / 2);
     return [...this.messagesOf(group.slice(0, half)), ...this.messagesOf(group.slice(half))];

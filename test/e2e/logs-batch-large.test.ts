@@ -47,6 +47,15 @@ describe("POST /v1/logs/batch with a log too large to store", () => {
     expect(alone.json()).toMatchObject({ accepted: 0, failed: 1 });
   });
 
+  it("measures a log as it will be stored, not as it was sent (1e20 is 4 bytes sent, 21 stored)", async () => {
+    const body = `{"atomic":true,"logs":[${JSON.stringify(symptom("grows-ok"))},${JSON.stringify({ ...symptom("grows-big"), metadata: { x: "@" } }).replace('"@"', `[${Array(150_000).fill("1e20").join(",")}]`)}]}`;
+    expect(body.length).toBeLessThan(1_000_000);
+    const r = await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: { ...t.auth, "content-type": "application/json" }, payload: body });
+    expect(r.statusCode).toBe(422);
+    expect(r.json().details[0]).toMatchObject({ type: "payload_too_large", location: ["body", "logs", 1, "payload"] });
+    expect(await storedKeys()).not.toContain("grows-ok");
+  });
+
   it("rejects an atomic batch whole with 422, writing nothing and claiming no key", async () => {
     const r = await batch({ atomic: true, logs: [symptom("atomic-good"), symptom("atomic-huge", huge)] });
     expect(r.statusCode).toBe(422);

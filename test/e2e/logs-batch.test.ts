@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
 import { readSubject } from "../../infra/nats/log-history.js";
-import type { PatientLogMessage } from "../../src/logs/log-writer.js";
+import { LogWriter, type PatientLogMessage } from "../../src/logs/log-writer.js";
+import type { JetStreamPublisher } from "../../infra/nats/jetstream-publisher.js";
 import type { LogRecord } from "../../readmodels/log-record.js";
 import { deleteKeys } from "../../infra/redis.js";
 
@@ -99,10 +100,21 @@ describe("POST /v1/logs/batch", () => {
       { index: 0, id: stored, status: "duplicate" },
       { index: 1, id: stored, status: "duplicate" },
     ]);
-    // A first log that failed takes its twin with it, with the same reason.
-    const failed = (await batch({ logs: [symptom(-1, { idempotency_key: "k-bad" }), symptom(3), symptom(-1, { idempotency_key: "k-bad" })] })).json();
-    expect(failed.results.map((x: any) => x.status)).toEqual(["failed", "accepted", "failed"]);
-    expect(failed.errors.map((e: any) => [e.index, e.code])).toEqual([[0, "validation_error"], [2, "validation_error"]]);
+  });
+
+  it("fails a repeated key's twin with its first log when that one could not be stored, and frees the key", async () => {
+    const s = t.services;
+    const down = { publish: async () => { throw new Error("stream unavailable"); } } as unknown as JetStreamPublisher;
+    const writer = new LogWriter({
+      publisher: down, names: s.topology.names, js: s.topology.js, jsm: s.topology.jsm, patients: s.patients, ledger: s.ledger,
+      maxMessageBytes: 1024 * 1024, claimLeaseMs: 5_000,
+    });
+    const logs = [symptom(3, { idempotency_key: "k-down" }), symptom(3, { idempotency_key: "k-down" })];
+    const ans = await writer.writeBatch({ organization_id: "org_default", project_id: "prj_default" }, logs, { atomic: false, at: ["logs"] });
+    expect(ans).toMatchObject({ accepted: 0, duplicates: 0, failed: 2 });
+    expect(ans.results).toEqual([{ index: 0, id: null, status: "failed" }, { index: 1, id: null, status: "failed" }]);
+    expect(ans.errors.map((e) => [e.index, e.code])).toEqual([[0, "storage_error"], [1, "storage_error"]]);
+    expect((await batch({ logs: [logs[0]] })).json().results[0].status).toBe("accepted");
   });
 
   it("still detects duplicates after the Redis cache is lost, rebuilding the index from JetStream", async () => {

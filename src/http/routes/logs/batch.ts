@@ -4,12 +4,6 @@ import { AppError } from "../../../errors.js";
 import type { Services } from "../../../services.js";
 import { responses } from "../../schemas.js";
 
-/** The body's declared size as a bound on each log's (see LogWriter.writeBatch); none when not declared (chunked). */
-function bodyBytes(contentLength: string | undefined): { maxLogBytes?: number } {
-  const n = Number(contentLength);
-  return contentLength !== undefined && Number.isSafeInteger(n) && n >= 0 ? { maxLogBytes: n } : {};
-}
-
 const Detail = Type.Object(
   {
     type: Type.String(),
@@ -57,8 +51,7 @@ export const logBatchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
       const answer = await s.logWriter.writeBatch(
         { organization_id, project_id, ...(patient_id !== undefined ? { only_patient_id: patient_id } : {}) },
         req.body.logs,
-        // A body's size bounds each log's: a body that fits one message spares measuring them.
-        { atomic: req.body.atomic === true, at: ["body", "logs"], ...bodyBytes(req.headers["content-length"]) },
+        { atomic: req.body.atomic === true, at: ["body", "logs"] },
       );
       const storageFailures = answer.errors.filter((e) => e.code === "storage_error").length;
       if (storageFailures > 0 && answer.accepted === 0 && answer.duplicates === 0) {
