@@ -196,6 +196,8 @@ const HAS_OFFSET = /(?:Z|[+-]\d{2}:?\d{2})$/i;
  */
 export function utcInstant(s: string): string {
   if (CANONICAL_INSTANT.test(s) || !HAS_OFFSET.test(s)) return s;
+  // Date.parse rolls 2026-02-30 over into March: a date that does not exist stays as sent.
+  if (!validDate(Number(s.slice(0, 4)), Number(s.slice(5, 7)), Number(s.slice(8, 10)))) return s;
   const ms = Date.parse(s);
   return Number.isNaN(ms) ? s : new Date(ms).toISOString();
 }

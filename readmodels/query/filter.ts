@@ -82,7 +82,9 @@ const wrong = (c: Cond, expected: string) => c.ctx.fail(c.at, `must be ${expecte
 function likeCond(c: Cond, col: string): string | undefined {
   const v = c.v;
   if (typeof v !== "string") return wrong(c, "a string pattern");
-  if ((/\\+$/.exec(v)?.[0].length ?? 0) % 2 === 1) {
+  let escapes = 0;
+  for (let i = v.length - 1; i >= 0 && v.charCodeAt(i) === 92; i--) escapes++;
+  if (escapes % 2 === 1) {
     return c.ctx.fail(c.at, `pattern ends with a lone escape (\\): write \\\\ for a literal backslash`, v);
   }
   return `${col} ${c.op === "like" ? "LIKE" : "ILIKE"} ${c.ctx.bind("String", v)}`;

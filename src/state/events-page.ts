@@ -45,6 +45,15 @@ function decode(c: string, location: (string | number)[]): EventsCursor {
   throw new AppError("validation", "cursor is not one this service gave out", [{ type: "value_error", message: "invalid cursor", field: "cursor", location, input_value: c }]);
 }
 
+/** Rows read at a time where most may be skipped (the audit keeps 1,000 per patient). */
+const SEEK_ROWS = 500;
+
+/** A bound as UTC text, as triggered_at is stored; a time Date cannot hold (a leap second) stays as sent. */
+function utcText(iso: string): string {
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? iso : new Date(ms).toISOString();
+}
+
 /** A cursor is a JSON array in base64url, or a bare row number (older cursors). */
 export const EVENTS_CURSOR_PATTERN = "^[A-Za-z0-9_-]+$";
 
@@ -57,8 +66,8 @@ export const EVENTS_CURSOR_PATTERN = "^[A-Za-z0-9_-]+$";
 export async function readEventsPage(store: PatientStateStore, patientId: string, q: EventsPageQuery, location: (string | number)[]): Promise<EventsPage> {
   const rows: EventsPage["rows"] = [];
   // triggered_at is stored as UTC text: bounds given with an offset compare after the same conversion.
-  const since = q.since === undefined ? undefined : new Date(q.since).toISOString();
-  const until = q.until === undefined ? undefined : new Date(q.until).toISOString();
+  const since = q.since === undefined ? undefined : utcText(q.since);
+  const until = q.until === undefined ? undefined : utcText(q.until);
   let after = 0;
   let skipThrough: EventsCursor | null = null;
   if (q.cursor) {
@@ -75,7 +84,10 @@ export async function readEventsPage(store: PatientStateStore, patientId: string
   }
   // Filters apply after paging by number, so read until the page is full.
   for (;;) {
-    const batch = await store.events(patientId, after, q.limit + 1);
+    // Rows that will be skipped (looking for a renumbered cursor's place, or filtered out)
+    // are read in large reads, not a page at a time.
+    const want = skipThrough || since || until ? Math.max(q.limit + 1, SEEK_ROWS) : q.limit + 1;
+    const batch = await store.events(patientId, after, want);
     for (const r of batch) {
       after = r.score;
       if (skipThrough) {
@@ -87,6 +99,6 @@ export async function readEventsPage(store: PatientStateStore, patientId: string
       if (rows.length === q.limit) return { rows, more: true };
       rows.push(r);
     }
-    if (batch.length <= q.limit) return { rows, more: false };
+    if (batch.length < want) return { rows, more: false };
   }
 }

@@ -92,6 +92,12 @@ describe("patients", () => {
     }
     expect((await get(`/v1/patients/${y.id}`)).json()).toEqual(y);
     expect((await get("/v1/patients?system=mrn&value=RO-X")).json().patients.map((p: { id: string }) => p.id)).toEqual([x.id]);
+    // Identifiers sent back in another order, keys swapped, are the same identifiers.
+    const twoIds = (await post("/v1/patients", { external_identifiers: [{ system: "mrn", value: "RO-Z1" }, { system: "nhs", value: "RO-Z2" }] })).json();
+    const reordered = await t.app.inject({ method: "PUT", url: `/v1/patients/${twoIds.id}`, headers: t.auth, payload: {
+      external_identifiers: [{ value: "RO-Z2", system: "nhs" }, { value: "RO-Z1", system: "mrn" }], last_name: "Z",
+    } });
+    expect(reordered.statusCode).toBe(200);
     // What a GET gave may go back whole; unknown fields are ignored, as on create.
     const back = await put({ ...y, first_name: "Yvonne", unknown_field: 1 });
     expect(back.statusCode).toBe(200);

@@ -29,7 +29,8 @@ export const getEvents = defineTool({
     const { rows, more } = await readEventsPage(ctx.services.stateStore, pid, a, ["arguments", "cursor"]);
     const events = rows.map((r) => r.event);
     const wrap = (page: readonly unknown[], cursor: string | null) => ({ patient_id: pid, count: page.length, events: page, next_cursor: cursor });
-    const n = fitCount(events, (p) => wrap(p, "0"));
+    // Measured with a cursor as long as the one the answer will carry.
+    const n = fitCount(events, (p) => wrap(p, rows.length > 0 ? eventsCursorAfter(rows.at(-1)!) : null));
     if (n === events.length) return jsonResult(wrap(events, more ? eventsCursorAfter(rows.at(-1)!) : null), snap);
     return jsonResult({ ...wrap(events.slice(0, n), eventsCursorAfter(rows[n - 1]!)), truncated: true, note: "Cut to stay under 20 kB; continue with next_cursor." }, snap);
   },

@@ -130,6 +130,11 @@ describe("compileLogQuery rejects", () => {
     rejects(where("payload.note", "like", "%a\\\\\\"), ["body", "filter", 0, "value"], "lone escape");
     // An escaped backslash at the end is a literal one.
     expect(() => compileLogQuery(where("payload.note", "like", "%a\\\\"), org)).not.toThrow();
+    // Counted in one pass: a long run of backslashes costs no more than its length.
+    const started = performance.now();
+    rejects(where("trace", "like", `${"\\".repeat(200_001)}`), ["body", "filter", 0, "value"], "lone escape");
+    compileLogQuery(where("trace", "like", `${"\\".repeat(200_000)}a`), org);
+    expect(performance.now() - started).toBeLessThan(200);
   });
 
   it("a missing value", () => {

@@ -95,5 +95,7 @@ describe("utcInstant", () => {
   it("leaves canonical stamps, text without an offset, and text that is no time as they are", () => {
     for (const s of ["2026-03-03T04:00:00.000Z", "2026-03-03T09:00:00", "2026-03-03", "not a time"]) expect(utcInstant(s)).toBe(s);
     expect(utcInstant("2026-03-03T09:00:00+05:00")).toBe("2026-03-03T04:00:00.000Z");
+    // Date.parse would roll a day that does not exist into the next month.
+    expect(utcInstant("2026-02-30T10:00Z")).toBe("2026-02-30T10:00Z");
   });
 });

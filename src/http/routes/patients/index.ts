@@ -11,6 +11,16 @@ import { patientMaintenanceRoutes } from "./maintenance.js";
 
 const checkPatientCreate = TypeCompiler.Compile(PatientCreateSchema);
 
+/** Whether a read-only field came back as read: identifiers as a set of (system, value), the rest as JSON. */
+function sameValue(field: string, sent: unknown, stored: unknown): boolean {
+  if (field !== "external_identifiers") return JSON.stringify(sent) === JSON.stringify(stored);
+  const key = (e: unknown) => (e !== null && typeof e === "object" ? `${(e as { system?: unknown }).system}\u0000${(e as { value?: unknown }).value}` : "?");
+  if (!Array.isArray(sent) || !Array.isArray(stored)) return false;
+  const a = new Set(sent.map(key));
+  const b = new Set(stored.map(key));
+  return a.size === b.size && [...a].every((k) => b.has(k));
+}
+
 /** What PUT changes; the rest of a patient is read-only there. */
 const UPDATABLE_FIELDS = Object.keys(PatientUpdateSchema.properties);
 const READ_ONLY_FIELDS = [
@@ -143,7 +153,7 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       // A client may send back what it read (GET, change, PUT): read-only fields pass when
       // unchanged and are refused when not, rather than silently kept or, worse, stored.
       for (const [field, how] of READ_ONLY_FIELDS) {
-        if (body[field] !== undefined && JSON.stringify(body[field]) !== JSON.stringify(current[field])) {
+        if (body[field] !== undefined && !sameValue(field, body[field], current[field])) {
           const message = `${field} cannot be changed here: ${how}`;
           throw new AppError("validation", message, [fieldIssue(["body", field], message, body[field])]);
         }
