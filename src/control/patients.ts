@@ -89,6 +89,12 @@ export class PatientStore {
     return p;
   }
 
+  /** The stored record, read past the cache and without filling it (scans of a whole project). */
+  async peek(project: string, id: string): Promise<Patient | null> {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return null;
+    return this.cache.get(PatientStore.key(project, id)) ?? (await this.patients.get(PatientStore.key(project, id)))?.value ?? null;
+  }
+
   /** The cached patient, without a round trip; undefined when not cached (ask getActive). */
   cachedActive(project: string, id: string): Patient | null | undefined {
     const p = this.cache.get(PatientStore.key(project, id));

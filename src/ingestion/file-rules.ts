@@ -72,10 +72,12 @@ export const AMBIGUOUS = -1;
 export class PatientIndex {
   private readonly exact = new Map<string, number>();
   private readonly values = new Map<string, number>();
+  private readonly byLine = new Map<number, ExternalIdentifier[]>();
 
   /** Records a patient row; returns the identifier another row already declared, if any. */
   declare(line: number, identifiers: ExternalIdentifier[]): ExternalIdentifier | undefined {
     for (const e of identifiers) if (this.exact.has(`${e.system}|${e.value}`)) return e;
+    if (identifiers.length > 0) this.byLine.set(line, identifiers);
     for (const e of identifiers) {
       this.exact.set(`${e.system}|${e.value}`, line);
       const seen = this.values.get(e.value);
@@ -84,9 +86,9 @@ export class PatientIndex {
     return undefined;
   }
 
-  /** Whether the row on `line` declares exactly (system, value). */
-  declares(line: number, system: string, value: string): boolean {
-    return this.exact.get(`${system}|${value}`) === line;
+  /** The identifiers the row on `line` declares. */
+  identifiersOf(line: number): readonly ExternalIdentifier[] {
+    return this.byLine.get(line) ?? [];
   }
 
   /** The declaring row's line, AMBIGUOUS, or undefined when the file does not declare it. */
@@ -106,15 +108,21 @@ export function splitRef(ref: string): ExternalIdentifier | null {
   return bar > 0 && bar < ref.length - 1 ? { system: ref.slice(0, bar), value: ref.slice(bar + 1) } : null;
 }
 
+/** An existing patient holding an identifier value, and under which system. */
+export interface Holder {
+  system: string;
+  patient_id: string;
+}
+
 /** Existing patients a reference may name (the file does not declare it). */
 export interface ExistingPatients {
   /** The patient id, "ambiguous", or null when nothing matches. May answer synchronously. */
   resolve(ref: string): string | "ambiguous" | null | Promise<string | "ambiguous" | null>;
   /**
-   * The systems under which existing patients hold `value` (none known: empty). A bare
-   * value the file declares also names those patients; omitted offline.
+   * The existing patients holding `value`, under which system each (none known: empty).
+   * A bare value the file declares may also name them; omitted offline.
    */
-  systemsOf?(value: string): readonly string[] | Promise<readonly string[]>;
+  holdersOf?(value: string): readonly Holder[] | Promise<readonly Holder[]>;
 }
 
 export type LineOutcome =
@@ -156,18 +164,30 @@ export class FileChecker {
     const declared = this.index.lookup(ref);
     if (declared === AMBIGUOUS) return fail("ambiguous_patient", `patient_id "${ref}" matches several patients of the file; write it as system|value`);
     if (declared !== undefined) {
-      // A bare value an existing patient also holds (under a system this row does not
-      // declare) names two patients: only system|value says which.
-      const systems = splitRef(ref) === null ? this.existing.systemsOf?.(ref) : undefined;
-      if (systems === undefined) return this.logOutcome(row.data, PLACEHOLDER_PATIENT_ID, declared);
-      return systems instanceof Promise ? systems.then((x) => this.afterClashCheck(row.data, ref, declared, x)) : this.afterClashCheck(row.data, ref, declared, systems);
+      // A bare value an existing patient also holds names that patient too, unless the
+      // declaring row is that very patient (its identifiers lead to it): then only
+      // system|value says which.
+      const holders = splitRef(ref) === null ? this.existing.holdersOf?.(ref) : undefined;
+      if (holders === undefined) return this.logOutcome(row.data, PLACEHOLDER_PATIENT_ID, declared);
+      return holders instanceof Promise ? holders.then((h) => this.afterClashCheck(row.data, ref, declared, h)) : this.afterClashCheck(row.data, ref, declared, holders);
     }
     const found = this.existing.resolve(ref);
     return found instanceof Promise ? found.then((f) => this.afterLookup(row.data, ref, f)) : this.afterLookup(row.data, ref, found);
   }
 
-  private afterClashCheck(data: Record<string, unknown>, ref: string, declared: number, systems: readonly string[]): LineOutcome {
-    if (systems.some((system) => !this.index.declares(declared, system, ref))) {
+  private afterClashCheck(data: Record<string, unknown>, ref: string, declared: number, holders: readonly Holder[]): LineOutcome | Promise<LineOutcome> {
+    // Most files: nobody else holds the value, and the line is judged at once.
+    return holders.length === 0 ? this.logOutcome(data, PLACEHOLDER_PATIENT_ID, declared) : this.clashCheck(data, ref, declared, holders);
+  }
+
+  private async clashCheck(data: Record<string, unknown>, ref: string, declared: number, holders: readonly Holder[]): Promise<LineOutcome> {
+    // The existing patients the declaring row is (it reuses one when an identifier of it is held).
+    const itself = new Set<string>();
+    for (const e of this.index.identifiersOf(declared)) {
+      const h = await this.existing.holdersOf!(e.value);
+      for (const x of h) if (x.system === e.system) itself.add(x.patient_id);
+    }
+    if (holders.some((h) => !itself.has(h.patient_id))) {
       return fail("ambiguous_patient", `patient_id "${ref}" matches a patient of the file and an existing patient; write it as system|value`);
     }
     return this.logOutcome(data, PLACEHOLDER_PATIENT_ID, declared);

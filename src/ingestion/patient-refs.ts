@@ -1,11 +1,18 @@
 import { hash } from "node:crypto";
 import type { PatientStore } from "../control/patients.js";
-import { splitRef, type ExistingPatients } from "./file-rules.js";
+import { splitRef, type ExistingPatients, type Holder } from "./file-rules.js";
 
 type Found = string | "ambiguous" | null;
 
 const SERVICE_ID = /^pat_[0-9A-Za-z]{6,60}$/;
-const NONE: readonly string[] = [];
+const NONE: readonly Holder[] = [];
+/** Patient records read at once while the value index is built. */
+const SCAN_AT_ONCE = 64;
+
+interface ValueIndex {
+  found: Map<string, Found>;
+  holders: Map<string, Holder[]>;
+}
 
 /**
  * Resolves log references the file does not declare against the project's existing
@@ -16,8 +23,8 @@ const NONE: readonly string[] = [];
 export class ExistingPatientResolver implements ExistingPatients {
   private readonly known = new Map<string, Found>();
   private readonly pending = new Map<string, Promise<Found>>();
-  private byValue: Promise<{ found: Map<string, Found>; systems: Map<string, string[]> }> | null = null;
-  private built: { found: Map<string, Found>; systems: Map<string, string[]> } | null = null;
+  private byValue: Promise<ValueIndex> | null = null;
+  private built: ValueIndex | null = null;
 
   constructor(
     private readonly patients: PatientStore,
@@ -53,26 +60,35 @@ export class ExistingPatientResolver implements ExistingPatients {
   }
 
   /** Synchronous once the index is built: a file's every log line may ask. */
-  systemsOf(value: string): readonly string[] | Promise<readonly string[]> {
-    if (this.built) return this.built.systems.get(value) ?? NONE;
-    return this.valueIndex().then((index) => index.systems.get(value) ?? NONE);
+  holdersOf(value: string): readonly Holder[] | Promise<readonly Holder[]> {
+    if (this.built) return this.built.holders.get(value) ?? NONE;
+    return this.valueIndex().then((index) => index.holders.get(value) ?? NONE);
   }
 
-  private valueIndex(): Promise<{ found: Map<string, Found>; systems: Map<string, string[]> }> {
+  /**
+   * Every identifier value of the project's active patients, by value: a scan, made once
+   * per job and only when a bare value needs it. Records are read a few dozen at a time and
+   * past the patient cache, which the write path relies on.
+   */
+  private valueIndex(): Promise<ValueIndex> {
     this.byValue ??= (async () => {
       const found = new Map<string, Found>();
-      const systems = new Map<string, string[]>();
-      for (const id of await this.patients.list(this.projectId)) {
-        const p = await this.patients.getActive(this.projectId, id);
-        for (const e of p?.external_identifiers ?? []) {
-          const seen = found.get(e.value);
-          found.set(e.value, seen === undefined || seen === p!.id ? p!.id : "ambiguous");
-          const list = systems.get(e.value);
-          if (list) list.push(e.system);
-          else systems.set(e.value, [e.system]);
+      const holders = new Map<string, Holder[]>();
+      const ids = await this.patients.list(this.projectId);
+      for (let i = 0; i < ids.length; i += SCAN_AT_ONCE) {
+        const batch = await Promise.all(ids.slice(i, i + SCAN_AT_ONCE).map((id) => this.patients.peek(this.projectId, id)));
+        for (const p of batch) {
+          if (!p || p.status !== "active") continue;
+          for (const e of p.external_identifiers) {
+            const seen = found.get(e.value);
+            found.set(e.value, seen === undefined || seen === p.id ? p.id : "ambiguous");
+            const list = holders.get(e.value);
+            if (list) list.push({ system: e.system, patient_id: p.id });
+            else holders.set(e.value, [{ system: e.system, patient_id: p.id }]);
+          }
         }
       }
-      this.built = { found, systems };
+      this.built = { found, holders };
       return this.built;
     })();
     return this.byValue;

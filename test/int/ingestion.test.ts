@@ -173,6 +173,11 @@ describe("ingestion jobs", () => {
     // The same value declared under the existing patient's own system reuses that patient: no clash.
     const same = await waitJob(await createJob({ require_confirmation: false, records: [patientRow(shared), symptomRow(shared, "2026-03-01T10:00:00Z", 4)] }));
     expect(same).toMatchObject({ status: "completed", logs_processed: 1 });
+    // Nor when that patient holds the value under a second system too: the value names one patient.
+    const both = mrn();
+    expect((await inject("POST", "/v1/patients", { external_identifiers: [{ system: "mrn", value: both }, { system: "legacy", value: both }] })).statusCode).toBe(201);
+    const one = await waitJob(await createJob({ require_confirmation: false, records: [patientRow(both), symptomRow(both, "2026-03-01T10:00:00Z", 4)] }));
+    expect(one).toMatchObject({ status: "completed", logs_processed: 1 });
   });
 
   it("skips logs whose only fault is their payload and completes with errors", async () => {
