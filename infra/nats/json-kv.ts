@@ -58,8 +58,9 @@ export class JsonKv<T> {
     return this.kv.put(key, JSON.stringify(value));
   }
 
-  async delete(key: string): Promise<void> {
-    await this.kv.delete(key);
+  /** Deletes the key; with `revision`, only while it is still at that revision (else a KV conflict is thrown). */
+  async delete(key: string, revision?: number): Promise<void> {
+    await this.kv.delete(key, revision === undefined ? undefined : { previousSeq: revision });
   }
 
   async keys(filter?: string): Promise<string[]> {

@@ -128,7 +128,7 @@ export class PatientStore {
           made.push(e);
           continue;
         }
-        await this.releaseIdentifiers(project, made);
+        await this.releaseIdentifiers(project, made, patientId);
         throw new AppError("conflict", `external identifier ${e.system}|${e.value} already belongs to another patient`, [
           { type: "conflict", message: "external identifier already in use", field: "external_identifiers", input_value: e },
         ]);
@@ -153,8 +153,19 @@ export class PatientStore {
     }
   }
 
-  async releaseIdentifiers(project: string, ids: ExternalIdentifier[]): Promise<void> {
-    for (const e of ids) await this.claims.delete(this.claimKey(project, e));
+  /**
+   * Frees identifiers `patientId` holds. A claim another patient holds by now (it took the
+   * identifier over meanwhile) is left alone: compare-and-delete at the revision read.
+   */
+  async releaseIdentifiers(project: string, ids: ExternalIdentifier[], patientId: string): Promise<void> {
+    for (const e of ids) {
+      const key = this.claimKey(project, e);
+      const cur = await this.claims.get(key);
+      if (!cur || cur.value.patient_id !== patientId) continue;
+      await this.claims.delete(key, cur.revision).catch((err) => {
+        if (!isKvConflict(err)) throw err;
+      });
+    }
   }
 
   async create(p: Patient): Promise<void> {
@@ -162,7 +173,7 @@ export class PatientStore {
     try {
       await this.patients.create(PatientStore.key(p.project_id, p.id), p);
     } catch (err) {
-      await this.releaseIdentifiers(p.project_id, p.external_identifiers);
+      await this.releaseIdentifiers(p.project_id, p.external_identifiers, p.id);
       throw err;
     }
     this.remember(PatientStore.key(p.project_id, p.id), p);
@@ -184,8 +195,8 @@ export class PatientStore {
   async erase(project: string, id: string): Promise<void> {
     const k = PatientStore.key(project, id);
     const p = await this.get(project, id);
-    // A soft delete released them already; since then they may be another patient's.
-    if (p && p.status === "active") await this.releaseIdentifiers(project, p.external_identifiers);
+    // Only claims still this patient's: a soft delete released them already, and since then they may be another patient's.
+    if (p) await this.releaseIdentifiers(project, p.external_identifiers, p.id);
     await this.patients.delete(k);
     this.cache.delete(k);
   }

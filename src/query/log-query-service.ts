@@ -27,6 +27,9 @@ export interface QueryAnswer {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Longest a permanent deletion waits for the projector to copy what was accepted before it. */
+const ERASE_WAIT_MS = 30_000;
+
 /** ClickHouse error codes that mean "this query costs too much", not "the service failed". */
 const TOO_COSTLY = new Set(["158", "159", "160", "241", "396", "RESULT_TOO_LARGE", "TOO_MANY_ROWS", "TIMEOUT_EXCEEDED"]);
 
@@ -61,9 +64,9 @@ export class LogQueryService {
   }
 
   /** Read-your-writes: a query after a batch's answer sees the batch. */
-  private async waitForProjector(projectId: string): Promise<boolean> {
+  private async waitForProjector(projectId: string, maxWaitMs = this.deps.options.maxWaitMs): Promise<boolean> {
     const target = await this.deps.projectAccepted(projectId);
-    const deadline = Date.now() + this.deps.options.maxWaitMs;
+    const deadline = Date.now() + maxWaitMs;
     for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
       if ((await this.projected()) >= target) return true;
       if (Date.now() >= deadline) return false;
@@ -71,9 +74,8 @@ export class LogQueryService {
     }
   }
 
-  private async exec(sql: string, params: Record<string, unknown>, command = false): Promise<Record<string, unknown>[]> {
+  private async exec(sql: string, params: Record<string, unknown>): Promise<Record<string, unknown>[]> {
     const q: QueryRequest = {
-      ...(command ? { command } : {}),
       // The compiler names the table `logs`; each namespace has its own database.
       sql: sql.replace(/\bFROM logs\b/g, `FROM ${this.db}.logs`),
       params,
@@ -104,12 +106,20 @@ export class LogQueryService {
    * this one does not own ClickHouse).
    */
   async erasePatient(scope: { organization_id: string; project_id: string }, patientId: string): Promise<void> {
-    await this.waitForProjector(scope.project_id);
-    await this.exec("DELETE FROM logs WHERE organization_id = {org:String} AND project_id = {project:String} AND patient_id = {patient:String}", {
-      org: scope.organization_id,
-      project: scope.project_id,
-      patient: patientId,
-    }, true);
+    if (!(await this.waitForProjector(scope.project_id, ERASE_WAIT_MS))) {
+      throw new AppError("unavailable", "the log query store is still copying recent logs; retry the delete (the patient is already deleted and its logs no longer readable elsewhere)");
+    }
+    const q: QueryRequest = {
+      command: true,
+      sql: `DELETE FROM ${this.db}.logs WHERE organization_id = {org:String} AND project_id = {project:String} AND patient_id = {patient:String}`,
+      params: { org: scope.organization_id, project: scope.project_id, patient: patientId },
+    };
+    try {
+      if (this.deps.client) await runQuery(this.deps.client, q);
+      else await queryClickHouseRpc(this.deps.nc, this.deps.namespace, q, ERASE_WAIT_MS);
+    } catch (err) {
+      throw new AppError("unavailable", "the patient's logs could not be erased from the log query store; retry the delete", [], { cause: err });
+    }
   }
 
   async run(body: unknown, scope: CompileScope): Promise<{ answer: QueryAnswer; current: boolean }> {

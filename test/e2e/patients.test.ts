@@ -201,5 +201,8 @@ describe("patients", () => {
     expect((await get("/v1/patients?system=mrn&value=SOFT-1")).json().patients.map((x: { id: string }) => x.id)).toEqual([heir.id]);
     expect((await post("/v1/patients", { external_identifiers: [{ system: "mrn", value: "SOFT-1" }] })).statusCode).toBe(409);
     expect((await t.app.inject({ method: "DELETE", url: `/v1/patients/${p.id}?permanent=true`, headers: t.auth })).statusCode).toBe(404);
+    // A release that comes late (it raced the heir's claim) leaves the heir's claim alone.
+    await t.services.patients.releaseIdentifiers("prj_default", [{ system: "mrn", value: "SOFT-1" }], p.id);
+    expect((await post("/v1/patients", { external_identifiers: [{ system: "mrn", value: "SOFT-1" }] })).statusCode).toBe(409);
   });
 });

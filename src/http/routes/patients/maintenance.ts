@@ -68,10 +68,17 @@ export const patientMaintenanceRoutes: FastifyPluginAsyncTypebox<{
         updated_at: now,
       }));
       if (!updated) throw notFound("patient", p.id);
-      await s.patients.releaseIdentifiers(project, removed);
+      await s.patients.releaseIdentifiers(project, removed, p.id);
       return { patient_id: p.id, added: [], removed, skipped, external_identifiers: updated.external_identifiers };
     },
   );
+
+  async function softDelete(p: Patient): Promise<void> {
+    const now = new Date().toISOString();
+    await s.patients.modify(p.project_id, p.id, (cur) => ({ ...cur, status: "deleted", updated_at: now }));
+    // A deleted patient's identifiers may be given to a new patient.
+    await s.patients.releaseIdentifiers(p.project_id, p.external_identifiers, p.id);
+  }
 
   app.delete(
     "/v1/patients/:id",
@@ -91,7 +98,10 @@ export const patientMaintenanceRoutes: FastifyPluginAsyncTypebox<{
         // A soft-deleted patient can still be erased: its logs are kept until then.
         const p = req.principal.patient_id !== undefined && req.principal.patient_id !== req.params.id ? null : await s.patients.get(project_id, req.params.id);
         if (!p) throw notFound("patient", req.params.id);
-        // The logs go first: a crash in between leaves a patient to delete again, never orphaned logs.
+        // Deleted first, so no log is accepted for it while its logs are erased; then the
+        // logs, so a failure in between leaves a deleted patient to erase again (this
+        // route, retried), never orphaned logs.
+        if (p.status === "active") await softDelete(p);
         const subject = s.topology.names.logSubject(organization_id, project_id, p.id);
         await s.topology.jsm.streams.purge(s.topology.names.logsStream, { filter: subject });
         await s.logQuery.erasePatient({ organization_id, project_id }, p.id);
@@ -100,13 +110,8 @@ export const patientMaintenanceRoutes: FastifyPluginAsyncTypebox<{
         return { id: p.id, status: "deleted" as const, permanent: true };
       }
       const p = await load(project_id, req.params.id, req.principal.patient_id);
-      {
-        const now = new Date().toISOString();
-        await s.patients.modify(project_id, p.id, (cur) => ({ ...cur, status: "deleted", updated_at: now }));
-        // A deleted patient's identifiers may be given to a new patient.
-        await s.patients.releaseIdentifiers(project_id, p.external_identifiers);
-      }
-      return { id: p.id, status: "deleted" as const, permanent: req.query.permanent };
+      await softDelete(p);
+      return { id: p.id, status: "deleted" as const, permanent: false };
     },
   );
 };
