@@ -51,6 +51,9 @@ interface Pending {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Patients' stored log ids read during one batch's claims, with when each read began. */
+type Histories = Map<string, { readAt: number; ids: Promise<Set<string>> }>;
+
 /** `{"logs":[` and `]}` around a message's records. */
 const MESSAGE_WRAPPER_BYTES = 11;
 
@@ -242,10 +245,13 @@ export class LogWriter {
       keyed.map((p) => ({ key: p.key!, claim: { log_id: p.log.id, patient_id: p.log.patient_id, claimed_at: now } })),
     );
     const toStore: Pending[] = pending.filter((p) => p.key === undefined);
+    // A batch retried after a crash finds many of its keys held by its own earlier attempt:
+    // each patient's history is read once for all of them, not once per key.
+    const histories: Histories = new Map();
     await Promise.all(
       keyed.map(async (p, i) => {
         const r = results[i]!;
-        if (r.won || (await this.retakeIfOrphan(scope, p, r.existing))) {
+        if (r.won || (await this.retakeIfOrphan(scope, p, r.existing, histories))) {
           toStore.push(p);
           return;
         }
@@ -261,7 +267,7 @@ export class LogWriter {
    * be publishing (inside the lease) we wait for it; after the lease, the patient's
    * history decides, and a claim whose log never landed is taken over.
    */
-  private async retakeIfOrphan(scope: WriteScope, p: Pending, existing: Claim): Promise<boolean> {
+  private async retakeIfOrphan(scope: WriteScope, p: Pending, existing: Claim, histories: Histories): Promise<boolean> {
     const ledger = this.deps.ledger;
     const leaseEnd = existing.claimed_at + this.deps.claimLeaseMs;
     while (true) {
@@ -269,20 +275,26 @@ export class LogWriter {
       if (Date.now() >= leaseEnd) break;
       await sleep(Math.min(50, Math.max(1, leaseEnd - Date.now())));
     }
-    if (await this.historyHas(scope, existing.patient_id, existing.log_id)) {
+    // A history read before this claim's lease ended could miss the holder's late publish.
+    let history = histories.get(existing.patient_id);
+    if (!history || history.readAt < leaseEnd) {
+      history = { readAt: Date.now(), ids: this.historyIds(scope, existing.patient_id) };
+      histories.set(existing.patient_id, history);
+    }
+    if ((await history.ids).has(existing.log_id)) {
       await ledger.markStored([existing.log_id], existing.claimed_at);
       return false;
     }
     return ledger.replace(scope.project_id, p.key!, existing.log_id, { log_id: p.log.id, patient_id: p.log.patient_id, claimed_at: Date.now() });
   }
 
-  private async historyHas(scope: WriteScope, patientId: string, logId: string): Promise<boolean> {
+  /** The ids of every log stored for the patient (its subject is its history). */
+  private async historyIds(scope: WriteScope, patientId: string): Promise<Set<string>> {
     const { names, js, jsm } = this.deps;
     const subject = names.logSubject(scope.organization_id, scope.project_id, patientId);
-    for await (const m of readSubject<PatientLogMessage>(js, jsm, names.logsStream, subject)) {
-      if (m.data.logs.some((l) => l.id === logId)) return true;
-    }
-    return false;
+    const ids = new Set<string>();
+    for await (const m of readSubject<PatientLogMessage>(js, jsm, names.logsStream, subject)) for (const l of m.data.logs) ids.add(l.id);
+    return ids;
   }
 
   /** Splits one patient's logs into messages under the server's payload limit. */

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
 import { readSubject } from "../../infra/nats/log-history.js";
 import { LogWriter, type PatientLogMessage } from "../../src/logs/log-writer.js";
@@ -146,6 +146,18 @@ describe("POST /v1/logs/batch", () => {
     const r = (await batch({ logs: [symptom(7, { idempotency_key: "k-orphan" })] })).json();
     expect(r.results[0].status).toBe("accepted");
     expect((await storedLogs()).some((l) => l.id === r.results[0].id)).toBe(true);
+  });
+
+  it("reads a patient's history once for all the keys a crashed attempt of the batch left claimed", async () => {
+    const { ledger } = t.services;
+    const keys = Array.from({ length: 200 }, (_, i) => `k-crashed-${i}`);
+    const claimedAt = Date.now() - 60_000;
+    await ledger.claimMany("prj_default", keys.map((k, i) => ({ key: ledger.keyOf(k), claim: { log_id: `log_lost_${i}`, patient_id: patient, claimed_at: claimedAt } })));
+    const reads = vi.spyOn(LogWriter.prototype as unknown as { historyIds: () => unknown }, "historyIds");
+    const r = (await batch({ logs: keys.map((k) => symptom(2, { idempotency_key: k })) })).json();
+    expect(r).toMatchObject({ accepted: 200, duplicates: 0, failed: 0 });
+    expect(reads).toHaveBeenCalledTimes(1);
+    reads.mockRestore();
   });
 
   it("gives one acceptance when two requests race with the same key", async () => {
