@@ -94,12 +94,11 @@ export class DeviceFeed {
     const raw = body !== null && typeof body === "object" && Array.isArray((body as { logs?: unknown }).logs) ? (body as { logs: unknown[] }).logs : [body];
     // A log without a key gets one from its place in the feed, so a redelivered message
     // (after a crash or a storage failure) is a duplicate, never a second copy.
-    const logs = raw.map((l, i) =>
-      l !== null && typeof l === "object" && !Array.isArray(l) && (l as { idempotency_key?: unknown }).idempotency_key === undefined
-        ? { ...(l as object), idempotency_key: `ingest:${m.seq}:${i}` }
-        : l,
-    );
-    const answer = await this.deps.writer.writeBatch({ organization_id: org!, project_id: project! }, logs, { atomic: false, at: ["message", "logs"] });
+    const answer = await this.deps.writer.writeBatch({ organization_id: org!, project_id: project! }, raw, {
+      atomic: false,
+      at: ["message", "logs"],
+      generatedKey: (i) => `ingest:${m.seq}:${i}`,
+    });
     if (answer.errors.some((e) => e.code === "storage_error")) {
       // Accepted ones are stored (and their keys claimed); a retry will see them as duplicates.
       throw new Error("log storage unavailable");

@@ -82,8 +82,8 @@ export function validateEnvelope(raw: unknown, at: (string | number)[]): Envelop
     addIssue(details, at, raw, "timestamp", raw.timestamp === undefined ? `is required: ${what}` : `must be ${what}`);
   }
   if (!isObject(raw.payload)) addIssue(details, at, raw, "payload", "is required and must be an object");
-  if (raw.idempotency_key !== undefined && (typeof raw.idempotency_key !== "string" || raw.idempotency_key.length === 0 || raw.idempotency_key.length > 255)) {
-    addIssue(details, at, raw, "idempotency_key", "must be a string of 1 to 255 characters");
+  if (raw.idempotency_key !== undefined && (typeof raw.idempotency_key !== "string" || raw.idempotency_key.length === 0 || raw.idempotency_key.length > 255 || raw.idempotency_key.includes("\u0000"))) {
+    addIssue(details, at, raw, "idempotency_key", "must be a string of 1 to 255 characters, without NUL");
   }
   if (raw.trace !== undefined && raw.trace !== null && !checkTrace(raw.trace)) addIssue(details, at, raw, "trace", 'must be a string or {"object_type","object_id"}');
   if (raw.metadata !== undefined && raw.metadata !== null && !isObject(raw.metadata)) addIssue(details, at, raw, "metadata", "must be an object");

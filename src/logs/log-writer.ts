@@ -51,6 +51,15 @@ interface Pending {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Prefix of generated keys in the ledger: no client key starts with NUL (the envelope refuses it). */
+const GENERATED_KEY_SPACE = "\u0000generated:";
+
+/** A record given its generated key, and its text again (the key is part of what is stored). */
+function withKey(record: LogRecord, key: string): Pending {
+  const keyed: LogRecord = { ...record, idempotency_key: key };
+  return { index: 0, log: keyed, text: JSON.stringify(keyed) };
+}
+
 /** Patients' stored log ids read during one batch's claims, with when each read began. */
 type Histories = Map<string, { readAt: number; ids: Promise<Set<string>> }>;
 
@@ -113,7 +122,16 @@ export class LogWriter {
   async writeBatch(
     scope: WriteScope,
     raw: unknown[],
-    opts: { atomic: boolean; at: (string | number)[] | ((index: number) => (string | number)[]) },
+    opts: {
+      atomic: boolean;
+      at: (string | number)[] | ((index: number) => (string | number)[]);
+      /**
+       * A key for a log sent without one (a device feed's `ingest:<seq>:<index>`), so a
+       * redelivery is a duplicate. It is claimed in a namespace of its own: a client's key
+       * that happens to read the same never makes a feed log a duplicate, nor the reverse.
+       */
+      generatedKey?: (index: number) => string;
+    },
   ): Promise<BatchAnswer> {
     const at = opts.at;
     const pathOf = typeof at === "function" ? at : (i: number) => [...at, i];
@@ -147,7 +165,7 @@ export class LogWriter {
     if (opts.atomic && answer.errors.length > 0) {
       throw new AppError("validation", `${answer.errors.length} of ${raw.length} logs are invalid; nothing was written (atomic)`, answer.errors.flatMap((e) => e.details));
     }
-    const { toStore, twins } = await this.claimKeys(scope, valid, answer);
+    const { toStore, twins } = await this.claimKeys(scope, valid, answer, opts.generatedKey);
     await this.store(scope, toStore, answer);
     this.answerTwins(twins, answer);
     answer.results = answer.results.filter(Boolean);
@@ -218,14 +236,18 @@ export class LogWriter {
     scope: WriteScope,
     valid: Valid[],
     answer: BatchAnswer,
+    generatedKey: ((index: number) => string) | undefined,
   ): Promise<{ toStore: Pending[]; twins: { index: number; first: number }[] }> {
     const firstInBatch = new Map<string, Pending>();
     const twins: { index: number; first: number }[] = [];
     const pending: Pending[] = [];
-    for (const { index, log, record, text } of valid) {
-      const p: Pending = { index, log: record, text };
-      if (log.idempotency_key !== undefined) {
-        p.key = this.deps.ledger.keyOf(log.idempotency_key);
+    for (const v of valid) {
+      const { index, log } = v;
+      const generated = log.idempotency_key === undefined && generatedKey ? generatedKey(index) : undefined;
+      const p: Pending = generated === undefined ? { index, log: v.record, text: v.text } : withKey(v.record, generated);
+      if (generated !== undefined) p.index = index;
+      if (log.idempotency_key !== undefined || generated !== undefined) {
+        p.key = this.deps.ledger.keyOf(generated === undefined ? log.idempotency_key! : GENERATED_KEY_SPACE + generated);
         const twin = firstInBatch.get(p.key);
         if (twin) {
           // The same key twice in one batch: the first one decides, without a round trip

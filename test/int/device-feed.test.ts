@@ -35,6 +35,25 @@ describe("device feed on NATS", () => {
     expect(heart.updated_at).toBe("2026-06-01T07:00:00.000Z");
   });
 
+  it("keeps the keys it makes for keyless logs apart from a client's key that reads the same", async () => {
+    const { jsm, names } = t.services.topology;
+    const next = (await jsm.streams.info(names.ingestStream)).state.last_seq + 1;
+    const spo2 = (timestamp: string, extra: Record<string, unknown> = {}) => ({
+      log_type: "spo2_reading", patient_id: pid, timestamp, payload: { spo2_percent: 95, sensor_timestamp: timestamp }, ...extra,
+    });
+    const client = await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: [spo2("2026-06-02T07:00:00Z", { idempotency_key: `ingest:${next}:0` })] } });
+    expect(client.json().results[0].status).toBe("accepted");
+    publish("org_default", "prj_default", spo2("2026-06-03T07:00:00Z"));
+    const logs = await eventually(
+      async () => (await t.app.inject({ method: "GET", url: `/v1/state/${pid}/logs?log_types=spo2_reading`, headers: t.auth })).json().logs as { timestamp: string }[],
+      (l) => l.some((x) => x.timestamp === "2026-06-03T07:00:00.000Z"),
+    );
+    expect(logs.map((x) => x.timestamp)).toEqual(expect.arrayContaining(["2026-06-02T07:00:00.000Z", "2026-06-03T07:00:00.000Z"]));
+    // A NUL, which generated keys start with in the ledger, is refused in a client's key.
+    const nul = await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: [spo2("2026-06-04T07:00:00Z", { idempotency_key: "\u0000generated:x" })] } });
+    expect(nul.json().errors[0].code).toBe("validation_error");
+  });
+
   it("moves an invalid log to the dead-letter stream with its located errors, and keeps the valid ones", async () => {
     publish("org_default", "prj_default", {
       logs: [
