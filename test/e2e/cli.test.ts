@@ -110,6 +110,9 @@ describe("pss command-line tool", () => {
     expect(md.stdout).toContain("pain");
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/not found \(404 not_found_error\)/);
+    // A stable module without data prints null (valid JSON), not "undefined".
+    const empty = await cli(["state", "get", pid, "--module", "allergies"]);
+    expect(empty).toMatchObject({ code: 0, stdout: "null\n" });
   });
 
   it("queries logs with flags, as JSON, a count or a table", async () => {
@@ -120,6 +123,8 @@ describe("pss command-line tool", () => {
       cli(["query", "--type", "symptom_report", "--group-by", "type", "--agg", "count:n", "--agg", "max:payload.symptoms.0.score:top", "--json"]),
       cli(["query", "--where", "patient_id=x"]),
     ]);
+    const inJson = await cli(["query", "--where", 'type in ["symptom_report","user_login"]', "--dry-run"]);
+    expect(JSON.parse(inJson.stdout).filter).toEqual([{ field: "type", op: "in", value: ["symptom_report", "user_login"] }]);
     expect(rows.code).toBe(0);
     expect(JSON.parse(rows.stdout).rows.map((r: { timestamp: string }) => r.timestamp)).toEqual(["2026-07-03T08:00:00.000Z", "2026-07-01T08:00:00.000Z"]);
     expect(count).toMatchObject({ code: 0, stdout: "3\n" });

@@ -7,6 +7,17 @@ const OPS: Record<string, FilterOp> = { "=": "eq", "!=": "neq", ">": "gt", ">=":
 const WHERE = /^\s*([A-Za-z_][\w.]*)\s*(>=|<=|!=|=|>|<|~|\s+in\s+|\s+nin\s+|\s+contains\s+)\s*(.*)$/;
 
 /** A value as typed on the command line: JSON when it parses (3, true, null, "3"), else the text. */
+/** A JSON array of strings and numbers, or undefined. */
+function jsonArray(s: string): (string | number)[] | undefined {
+  try {
+    const v = JSON.parse(s) as unknown;
+    if (Array.isArray(v) && v.every((x) => typeof x === "string" || typeof x === "number")) return v as (string | number)[];
+  } catch {
+    // not JSON: comma-separated values
+  }
+  return undefined;
+}
+
 function literal(s: string): string | number | boolean | null {
   try {
     const v = JSON.parse(s) as unknown;
@@ -23,7 +34,12 @@ export function parseWhere(expr: string): Condition {
   if (!m) throw new UsageError(`cannot read --where ${JSON.stringify(expr)}: use FIELD OP VALUE with OP one of = != > >= < <= ~ in nin contains`);
   const [, field, rawOp, rawValue] = m as unknown as [string, string, string, string];
   const op = rawOp.trim();
-  if (op === "in" || op === "nin") return { field, op, value: rawValue.split(",").map((v) => literal(v.trim()) as string | number) };
+  if (op === "in" || op === "nin") {
+    // A JSON array as it is (["a","b"]); else comma-separated values.
+    const whole = rawValue.trim().startsWith("[") ? jsonArray(rawValue.trim()) : undefined;
+    if (whole) return { field, op, value: whole };
+    return { field, op, value: rawValue.split(",").map((v) => literal(v.trim()) as string | number) };
+  }
   if (op === "contains") return { field, op, value: literal(rawValue) as string };
   const value = literal(rawValue);
   if (value === null) {
@@ -90,9 +106,10 @@ dotted payload paths. Flags add to a --body.
 
   --where EXPR       FIELD OP VALUE; OP: = != > >= < <= ~ (ilike, % wildcard), in, nin,
                      contains. VALUE is JSON when it parses (3, true, "3"), else text;
+                     in/nin take a,b,c or a JSON array (["a","b"]);
                      =null / !=null test presence. Repeat to AND conditions.
   --select F,...     Fields to return; alias=path renames (score=payload.score)
-  --order F[:desc]   Sort term (or -F for descending); repeatable
+  --order F[:desc]   Sort term (or --order=-F for descending); repeatable
   --count            Print the number of matching logs only
   --total            Also report the total matching, ignoring --limit
   --group-by F       Group rows; add --agg count:n or --agg avg:payload.score:avg

@@ -70,6 +70,8 @@ Examples:
     const out: Record<string, unknown> = {};
     if (stableWanted.length > 0) Object.assign(out, (await c.state.stable(pid, { modules: stableWanted })).modules);
     for (const m of modules.filter((x) => !STABLE.has(x))) out[m] = await c.state.eventModule(pid, m);
+    // A stable module the patient has no data in is absent from the answer: say so as null.
+    for (const m of modules) if (!(m in out)) out[m] = null;
     print(modules.length === 1 ? out[modules[0]!] : { patient_id: pid, modules: out });
     return 0;
   },
