@@ -297,6 +297,8 @@ export interface IngestionJob {
   error_summary_truncated?: boolean;
   logs_duplicate?: number;
   logs_invalid?: number;
+  /** Logs validated and staged, waiting for replay (confirmation). */
+  logs_staged?: number;
   patients_rolled_back?: number;
 }
 

@@ -12,7 +12,8 @@ function exitCode(job: IngestionJob): number {
 function summary(job: IngestionJob, io: Io): void {
   io.err(
     `job ${job.job_id}: ${job.status} (${job.stage}); patients created ${job.patients_created ?? 0}, ` +
-      `logs processed ${job.logs_processed ?? 0}, failed ${job.logs_failed ?? 0}\n`,
+      // Before replay the logs are staged, not processed: say how many wait for confirmation.
+      `${job.logs_staged !== undefined ? `logs staged ${job.logs_staged}, ` : ""}logs processed ${job.logs_processed ?? 0}, failed ${job.logs_failed ?? 0}\n`,
   );
   if (job.status_message) io.err(`  ${job.status_message}\n`);
   const errs = Array.isArray(job.error_summary) ? job.error_summary : [];
