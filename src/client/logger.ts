@@ -85,7 +85,14 @@ export class BufferedLogger {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
-    while (this.queue.length > 0) await this.flush();
+    while (this.queue.length > 0) {
+      await this.flush();
+      // A retryable failure left the batch queued: wait before the next try, as the
+      // interval would have (doubling from 250 ms, at most the flush interval).
+      if (this.queue.length > 0 && this.attempts > 0) {
+        await new Promise((r) => setTimeout(r, Math.min(this.o.flushIntervalMs, 250 * 2 ** (this.attempts - 1))));
+      }
+    }
     await this.flushing;
   }
 

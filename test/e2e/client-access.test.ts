@@ -84,6 +84,21 @@ describe("client: retries and network failures", () => {
     await front.close();
   });
 
+  it("waits between a closing logger's tries of a failing batch instead of sending them back to back", async () => {
+    const p = (await pss.patients.create()).id;
+    const front = await frontServer([specError(503, "server_error"), specError(503, "server_error")]);
+    const c = new PatientStateClient({ baseUrl: front.url, apiKey: t.adminKey, retries: 0 });
+    const logger = c.logs.logger({ flushIntervalMs: 60_000 });
+    await logger.log({ log_type: "user_login", patient_id: p, timestamp: "2026-07-02T10:00:00Z", payload: {} });
+    const started = Date.now();
+    await logger.close();
+    // Tries after 0, 250 and 500 ms: the third goes through.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(700);
+    expect(front.hits()).toBe(3);
+    expect(logger.stats).toMatchObject({ queued: 0, sent: 1, accepted: 1 });
+    await front.close();
+  });
+
   it("honours Retry-After on 429", async () => {
     const detail = [{ type: "rate_limit", message: "slow down", retry_after: 1 }];
     const front = await frontServer([specError(429, "server_error", { "retry-after": "1" }, detail)]);
