@@ -1,6 +1,7 @@
 import type { LineError } from "../../src/ingestion/job-record.js";
 import type { StagedLine } from "../../src/ingestion/staging.js";
-import { canonicalTimestamp, isObject } from "../../src/logs/envelope.js";
+import { canonicalTimestamp } from "../../readmodels/lib/time.js";
+import { isObject } from "../../src/logs/envelope.js";
 import type { LogWriter, WriteScope } from "../../src/logs/log-writer.js";
 import { sleep, throwIfAborted } from "./stage-deps.js";
 

@@ -186,18 +186,27 @@ export function dayOf(localDateField: string | undefined, instant: string, timeZ
   return localDateField !== undefined && DATE_RE.test(localDateField) ? localDateField : localDate(instant, timeZone);
 }
 
-const CANONICAL_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const HAS_OFFSET = /(?:Z|[+-]\d{2}:?\d{2})$/i;
+const ISO_DATETIME = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)$/;
+const CANONICAL_UTC_MS = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+
+/** Parses an ISO 8601 datetime that names its offset; returns canonical UTC or null. */
+export function canonicalTimestamp(v: unknown): string | null {
+  if (typeof v !== "string") return null;
+  // Most clients already send canonical UTC: checking it round-trips is enough.
+  const c = CANONICAL_UTC_MS.exec(v);
+  if (c) return validDate(Number(c[1]), Number(c[2]), Number(c[3])) ? v : null;
+  const m = ISO_DATETIME.exec(v);
+  if (!m || !validDate(Number(m[1]), Number(m[2]), Number(m[3]))) return null;
+  const ms = Date.parse(v);
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+}
 
 /**
  * A payload instant (collection_datetime, sensor_timestamp, ...) as the service writes
- * its own: UTC with milliseconds. Text without an offset stays as sent: reading it in the
- * process's time zone would make the fold depend on the machine.
+ * its own, the log's timestamp: UTC with milliseconds. Anything canonicalTimestamp does
+ * not take (no offset, a day that does not exist) stays as sent: reading a time without
+ * an offset in the process's time zone would make the fold depend on the machine.
  */
 export function utcInstant(s: string): string {
-  if (CANONICAL_INSTANT.test(s) || !HAS_OFFSET.test(s)) return s;
-  // Date.parse rolls 2026-02-30 over into March: a date that does not exist stays as sent.
-  if (!validDate(Number(s.slice(0, 4)), Number(s.slice(5, 7)), Number(s.slice(8, 10)))) return s;
-  const ms = Date.parse(s);
-  return Number.isNaN(ms) ? s : new Date(ms).toISOString();
+  return canonicalTimestamp(s) ?? s;
 }

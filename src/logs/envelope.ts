@@ -2,7 +2,7 @@ import { resolveLogType, validatePayload } from "../catalog/index.js";
 import type { LogType } from "../catalog/log-types.js";
 import { fieldIssue, type ErrorDetail } from "../errors.js";
 import type { Trace } from "../../readmodels/log-record.js";
-import { validDate } from "../../readmodels/lib/time.js";
+import { canonicalTimestamp } from "../../readmodels/lib/time.js";
 
 /** A submitted log that passed envelope and payload validation (patient not yet checked). */
 export interface ValidLogInput {
@@ -20,25 +20,10 @@ export type EnvelopeResult =
   | { ok: true; log: ValidLogInput }
   | { ok: false; code: "validation_error" | "unknown_log_type"; message: string; details: ErrorDetail[] };
 
-const ISO_DATETIME = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)$/;
 const PATIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** A JSON object (not null, not an array). */
 export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-const CANONICAL_UTC = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
-
-/** Parses an ISO 8601 datetime that names its offset; returns canonical UTC or null. */
-export function canonicalTimestamp(v: unknown): string | null {
-  if (typeof v !== "string") return null;
-  // Most clients already send canonical UTC: checking it round-trips is enough.
-  const c = CANONICAL_UTC.exec(v);
-  if (c) return validDate(Number(c[1]), Number(c[2]), Number(c[3])) ? v : null;
-  const m = ISO_DATETIME.exec(v);
-  if (!m || !validDate(Number(m[1]), Number(m[2]), Number(m[3]))) return null;
-  const ms = Date.parse(v);
-  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
-}
 
 /**
  * Records a problem with one field of the log. A function of the module, not a closure

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { canonicalTimestamp, validateEnvelope } from "../../src/logs/envelope.js";
+import { validateEnvelope } from "../../src/logs/envelope.js";
+import { canonicalTimestamp } from "../../readmodels/lib/time.js";
 
 describe("canonicalTimestamp", () => {
   it("keeps canonical UTC as is and normalises offsets and missing milliseconds to UTC", () => {
