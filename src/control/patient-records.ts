@@ -4,43 +4,36 @@ import { newId } from "../ids.js";
 import type { PatientCreateSchema } from "../http/routes/patients/schemas.js";
 import type { ExternalIdentifier, Patient } from "./patients.js";
 
-const zoneCache = new Map<string, boolean>();
+/** Per zone name: its spelling in the time zone database's case (see canonicalTimeZone), or null when no zone has that name. */
+const zoneCache = new Map<string, string | null>();
+
+function zoneInfo(tz: string): string | null {
+  let out = zoneCache.get(tz);
+  if (out === undefined) {
+    try {
+      const resolved = new Intl.DateTimeFormat("en-US", { timeZone: tz }).resolvedOptions().timeZone;
+      out = resolved.toLowerCase() === tz.toLowerCase() ? resolved : tz;
+    } catch {
+      out = null;
+    }
+    if (zoneCache.size < 10_000) zoneCache.set(tz, out);
+  }
+  return out;
+}
 
 export function isTimeZone(tz: string): boolean {
-  let ok = zoneCache.get(tz);
-  if (ok === undefined) {
-    try {
-      new Intl.DateTimeFormat("en-US", { timeZone: tz });
-      ok = true;
-    } catch {
-      ok = false;
-    }
-    if (zoneCache.size < 10_000) zoneCache.set(tz, ok);
-  }
-  return ok;
+  return zoneInfo(tz) !== null;
 }
 
 /**
  * A zone in the case the time zone database spells it ("utc" → "UTC", "europe/paris" →
  * "Europe/Paris"). Only the case changes: ICU would also turn links into its own ids
  * (Asia/Kolkata into Asia/Calcutta, EST into America/Panama), which a client would not
- * recognise as what it sent.
+ * recognise as what it sent. A name that is no zone stays as it is.
  */
 export function canonicalTimeZone(tz: string): string {
-  let out = canonicalCache.get(tz);
-  if (out === undefined) {
-    try {
-      // A formatter per call cost a job's patient stage a second per 10,000 patients.
-      const resolved = new Intl.DateTimeFormat("en-US", { timeZone: tz }).resolvedOptions().timeZone;
-      out = resolved.toLowerCase() === tz.toLowerCase() ? resolved : tz;
-    } catch {
-      out = tz;
-    }
-    if (canonicalCache.size < 10_000) canonicalCache.set(tz, out);
-  }
-  return out;
+  return zoneInfo(tz) ?? tz;
 }
-const canonicalCache = new Map<string, string>();
 
 /** Most bytes a patient's metadata may take as JSON: the record must fit one JetStream KV message (1 MB). */
 export const MAX_METADATA_BYTES = 256 * 1024;
