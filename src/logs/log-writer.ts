@@ -38,6 +38,8 @@ interface Valid {
   log: ValidLogInput;
   record: LogRecord;
   text: string;
+  /** What its key is claimed as in the ledger: the client's key, or a generated one in its own namespace. */
+  claimAs: string | undefined;
 }
 
 interface Pending {
@@ -54,12 +56,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Prefix of generated keys in the ledger: no client key starts with NUL (the envelope refuses it). */
 const GENERATED_KEY_SPACE = "\u0000generated:";
 
-/** A record given its generated key, and its text again (the key is part of what is stored). */
-function withKey(record: LogRecord, key: string): Pending {
-  const keyed: LogRecord = { ...record, idempotency_key: key };
-  return { index: 0, log: keyed, text: JSON.stringify(keyed) };
-}
-
 /** Patients' stored log ids read during one batch's claims, with when each read began. */
 type Histories = Map<string, { readAt: number; ids: Promise<Set<string>> }>;
 
@@ -67,7 +63,7 @@ type Histories = Map<string, { readAt: number; ids: Promise<Set<string>> }>;
 const MESSAGE_WRAPPER_BYTES = 11;
 
 /** A validated log as stored: its id (a ULID, so acceptance order), tenancy and acceptance time. */
-function toRecord(log: ValidLogInput, scope: WriteScope, ingestedAt: string): LogRecord {
+function toRecord(log: ValidLogInput, scope: WriteScope, ingestedAt: string, key: string | undefined): LogRecord {
   const record: LogRecord = {
     id: newId("log"),
     log_type: log.log_type,
@@ -78,7 +74,7 @@ function toRecord(log: ValidLogInput, scope: WriteScope, ingestedAt: string): Lo
     ingested_at: ingestedAt,
     payload: log.payload,
   };
-  if (log.idempotency_key !== undefined) record.idempotency_key = log.idempotency_key;
+  if (key !== undefined) record.idempotency_key = key;
   if (log.trace !== undefined) record.trace = log.trace;
   if (log.metadata !== undefined) record.metadata = log.metadata;
   return record;
@@ -153,9 +149,11 @@ export class LogWriter {
       // Each record is serialized once, here: its size is known before anything is claimed
       // or stored (a log JetStream would refuse is the client's to fix, never a retryable
       // storage error, and an atomic batch stays whole), and messagesOf joins these texts.
-      const record = toRecord(r.log, scope, ingestedAt);
+      const generated = r.log.idempotency_key === undefined ? opts.generatedKey?.(i) : undefined;
+      const record = toRecord(r.log, scope, ingestedAt, r.log.idempotency_key ?? generated);
       const text = JSON.stringify(record);
-      if (this.fits(text)) valid.push({ index: i, log: r.log, record, text });
+      const claimAs = generated === undefined ? r.log.idempotency_key : GENERATED_KEY_SPACE + generated;
+      if (this.fits(text)) valid.push({ index: i, log: r.log, record, text, claimAs });
       else {
         const message = `log is too large to store: at most ${this.deps.maxMessageBytes - MESSAGE_WRAPPER_BYTES} bytes as stored JSON`;
         fail(i, "validation_error", message, [{ ...fieldIssue([...pathOf(i), "payload"], message), type: "payload_too_large" }]);
@@ -165,7 +163,7 @@ export class LogWriter {
     if (opts.atomic && answer.errors.length > 0) {
       throw new AppError("validation", `${answer.errors.length} of ${raw.length} logs are invalid; nothing was written (atomic)`, answer.errors.flatMap((e) => e.details));
     }
-    const { toStore, twins } = await this.claimKeys(scope, valid, answer, opts.generatedKey);
+    const { toStore, twins } = await this.claimKeys(scope, valid, answer);
     await this.store(scope, toStore, answer);
     this.answerTwins(twins, answer);
     answer.results = answer.results.filter(Boolean);
@@ -236,18 +234,14 @@ export class LogWriter {
     scope: WriteScope,
     valid: Valid[],
     answer: BatchAnswer,
-    generatedKey: ((index: number) => string) | undefined,
   ): Promise<{ toStore: Pending[]; twins: { index: number; first: number }[] }> {
     const firstInBatch = new Map<string, Pending>();
     const twins: { index: number; first: number }[] = [];
     const pending: Pending[] = [];
-    for (const v of valid) {
-      const { index, log } = v;
-      const generated = log.idempotency_key === undefined && generatedKey ? generatedKey(index) : undefined;
-      const p: Pending = generated === undefined ? { index, log: v.record, text: v.text } : withKey(v.record, generated);
-      if (generated !== undefined) p.index = index;
-      if (log.idempotency_key !== undefined || generated !== undefined) {
-        p.key = this.deps.ledger.keyOf(generated === undefined ? log.idempotency_key! : GENERATED_KEY_SPACE + generated);
+    for (const { index, record, text, claimAs } of valid) {
+      const p: Pending = { index, log: record, text };
+      if (claimAs !== undefined) {
+        p.key = this.deps.ledger.keyOf(claimAs);
         const twin = firstInBatch.get(p.key);
         if (twin) {
           // The same key twice in one batch: the first one decides, without a round trip
