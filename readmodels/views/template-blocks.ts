@@ -79,10 +79,13 @@ export const TEMPLATE_BLOCKS: Record<ViewType, readonly TemplateBlock[]> = {
   ],
 };
 
+/** Whether a block has something to say (the block answers' `has_result`). */
+export const hasResult = (b: ViewBlock | undefined): boolean => b !== undefined && b.text.trim() !== "";
+
 /** Every block of the view's template, with whether this rendering has something in it. */
 export function blockListing(v: View): { block_id: string; block_name: string; segment: Segment; has_result: boolean }[] {
   const rendered = new Map([...v.blocks, ...v.temp].map((x) => [x.id, x]));
-  return TEMPLATE_BLOCKS[v.view_type].map((t) => ({ block_id: t.id, block_name: t.name, segment: t.segment, has_result: (rendered.get(t.id)?.text.trim() ?? "") !== "" }));
+  return TEMPLATE_BLOCKS[v.view_type].map((t) => ({ block_id: t.id, block_name: t.name, segment: t.segment, has_result: hasResult(rendered.get(t.id)) }));
 }
 
 /**

@@ -86,8 +86,7 @@ export class LogQueryService {
       },
     };
     try {
-      if (this.deps.client) return await runQuery(this.deps.client, q);
-      return await queryClickHouseRpc(this.deps.nc, this.deps.namespace, q, this.deps.options.timeoutMs + 2_000);
+      return await this.send(q, this.deps.options.timeoutMs + 2_000);
     } catch (err) {
       const code = err instanceof ClickHouseQueryError ? String(err.code ?? "") : "";
       if (TOO_COSTLY.has(code) || /TIMEOUT_EXCEEDED|TOO_MANY_ROWS|too large/i.test((err as Error).message)) {
@@ -97,6 +96,11 @@ export class LogQueryService {
       }
       throw err;
     }
+  }
+
+  /** Runs a request on the engine this process owns, else through the process that owns it. */
+  private send(q: QueryRequest, rpcTimeoutMs: number): Promise<Record<string, unknown>[]> {
+    return this.deps.client ? runQuery(this.deps.client, q) : queryClickHouseRpc(this.deps.nc, this.deps.namespace, q, rpcTimeoutMs);
   }
 
   /**
@@ -115,8 +119,7 @@ export class LogQueryService {
       params: { org: scope.organization_id, project: scope.project_id, patient: patientId },
     };
     try {
-      if (this.deps.client) await runQuery(this.deps.client, q);
-      else await queryClickHouseRpc(this.deps.nc, this.deps.namespace, q, ERASE_WAIT_MS);
+      await this.send(q, ERASE_WAIT_MS);
     } catch (err) {
       throw new AppError("unavailable", "the patient's logs could not be erased from the log query store; retry the delete", [], { cause: err });
     }

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { TEMPLATE_BLOCKS, viewBlock } from "../../../readmodels/views/template-blocks.js";
+import { hasResult, TEMPLATE_BLOCKS, viewBlock } from "../../../readmodels/views/template-blocks.js";
 import { AppError } from "../../errors.js";
 import { bounded } from "../budget.js";
 import { defineTool, jsonResult } from "../context.js";
@@ -29,7 +29,7 @@ export const getViewBlock = defineTool({
     }
     const answer = {
       patient_id: pid, view_type: v.view_type, block_id: b.id, block_name: b.name, segment: b.segment,
-      content: b.text, data: b.data, refs: b.refs, has_result: b.text.trim() !== "", updated_at: v.valid_from,
+      content: b.text, data: b.data, refs: b.refs, has_result: hasResult(b), updated_at: v.valid_from,
     };
     return jsonResult(bounded(answer, "Fetch the logs behind the block with get_logs for the detail."), snap);
   },

@@ -1,10 +1,7 @@
 import { z } from "zod";
-import type { View } from "../../../readmodels/views/index.js";
 import { blockListing } from "../../../readmodels/views/template-blocks.js";
 import { defineTool, jsonResult } from "../context.js";
 import { args } from "./args.js";
-
-const blockList = (v: View) => blockListing(v);
 
 const schema = { view_type: args.viewType.optional().describe("Only this view's blocks; every view when left out.") };
 
@@ -25,13 +22,13 @@ export const listViewsAndBlocks = defineTool({
     const reader = ctx.services.stateReader;
     if (a.view_type !== undefined) {
       const { snap, view: v } = await reader.viewOf(ctx.principal, pid, a.view_type);
-      return jsonResult({ patient_id: pid, view_type: v.view_type, blocks: blockList(v) }, snap);
+      return jsonResult({ patient_id: pid, view_type: v.view_type, blocks: blockListing(v) }, snap);
     }
     const snap = await reader.snapshot(ctx.principal, pid);
     const views = await reader.allViews(snap.stored);
     return jsonResult({
       patient_id: pid,
-      views: views.map((v) => ({ view_type: v.view_type, view_id: v.view_id, has_blocks: v.blocks.length > 0, has_temp: v.temp.length > 0, blocks: blockList(v) })),
+      views: views.map((v) => ({ view_type: v.view_type, view_id: v.view_id, has_blocks: v.blocks.length > 0, has_temp: v.temp.length > 0, blocks: blockListing(v) })),
     }, snap);
   },
 });

@@ -4,7 +4,7 @@ import { AppError } from "../../../errors.js";
 import type { Services } from "../../../services.js";
 import { assertViewType } from "../../../state/state-reader.js";
 import { recentEntries, renderMarkdown, VIEW_INPUTS } from "../../../../readmodels/views/index.js";
-import { blockListing, TEMPLATE_BLOCKS, viewBlock } from "../../../../readmodels/views/template-blocks.js";
+import { blockListing, hasResult, TEMPLATE_BLOCKS, viewBlock } from "../../../../readmodels/views/template-blocks.js";
 import { Nullable, responses } from "../../schemas.js";
 import { markFreshness, sendJsonText } from "./index.js";
 import { BlockSchema, PatientParams } from "./schemas.js";
@@ -168,7 +168,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         content: b.text,
         data: b.data,
         refs: b.refs,
-        has_result: b.text.trim() !== "",
+        has_result: hasResult(b),
         updated_at: v.valid_from,
       };
     },
