@@ -72,10 +72,13 @@ export function assertPatientFields(input: Parameters<typeof patientFieldProblem
 }
 
 /** Drops repeated (system, value) pairs, keeping the first. */
+/** One string per (system, value): two identifiers are the same exactly when their keys are. */
+export const identifierKey = (e: ExternalIdentifier): string => `${e.system}\u0000${e.value}`;
+
 export function uniqueIdentifiers(ids: ExternalIdentifier[]): ExternalIdentifier[] {
   const seen = new Set<string>();
   return ids.filter((e) => {
-    const k = `${e.system}\u0000${e.value}`;
+    const k = identifierKey(e);
     if (seen.has(k)) return false;
     seen.add(k);
     return true;

@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { AppError, fieldIssue, notFound } from "../../../errors.js";
-import { assertPatientFields, canonicalTimeZone, newPatient, publicPatient, uniqueIdentifiers } from "../../../control/patient-records.js";
-import type { Patient } from "../../../control/patients.js";
+import { assertPatientFields, canonicalTimeZone, identifierKey, newPatient, publicPatient, uniqueIdentifiers } from "../../../control/patient-records.js";
+import type { ExternalIdentifier, Patient } from "../../../control/patients.js";
 import type { Services } from "../../../services.js";
 import { responses } from "../../schemas.js";
 import { IdentifiersBody, PatientCreateSchema, PatientIdParams, PatientSchema, PatientUpdateSchema } from "./schemas.js";
@@ -14,7 +14,8 @@ const checkPatientCreate = TypeCompiler.Compile(PatientCreateSchema);
 /** Whether a read-only field came back as read: identifiers as a set of (system, value), the rest as JSON. */
 function sameValue(field: string, sent: unknown, stored: unknown): boolean {
   if (field !== "external_identifiers") return JSON.stringify(sent) === JSON.stringify(stored);
-  const key = (e: unknown) => (e !== null && typeof e === "object" ? `${(e as { system?: unknown }).system}\u0000${(e as { value?: unknown }).value}` : "?");
+  // The schema gives PUT no identifiers: what was sent is checked for shape here.
+  const key = (e: unknown) => (e !== null && typeof e === "object" ? identifierKey(e as ExternalIdentifier) : "?");
   if (!Array.isArray(sent) || !Array.isArray(stored)) return false;
   const a = new Set(sent.map(key));
   const b = new Set(stored.map(key));
