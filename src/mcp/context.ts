@@ -1,16 +1,19 @@
 import { z } from "zod";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { McpError, type CallToolResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../auth/scopes.js";
 import { isAppError, type AppError } from "../errors.js";
 import type { Services } from "../services.js";
 import type { Snapshot } from "../state/state-reader.js";
 import { toJson } from "./budget.js";
+import type { CallOutcomes } from "./call-outcomes.js";
 
 /** What every tool, resource and prompt of one MCP request works with. */
 export interface McpContext {
   services: Services;
   /** The caller, as the auth plugin resolved it; a patient token carries `patient_id`. */
   principal: Principal;
+  /** Where a handler that failed says how, by call id, for the audit (see call-outcomes.ts). */
+  outcomes: CallOutcomes;
 }
 
 /** One tool: its name, a description written for a model, its arguments and its handler. */
@@ -76,15 +79,26 @@ export function describeFailure(err: AppError, principal: Principal): string {
 }
 
 /** Runs a tool for the resolved patient, turning domain failures (4xx AppErrors) into tool errors. */
-export async function runTool(ctx: McpContext, tool: ToolDef<z.ZodRawShape>, args: Record<string, unknown>): Promise<CallToolResult> {
+export async function runTool(ctx: McpContext, tool: ToolDef<z.ZodRawShape>, args: Record<string, unknown>, callId: RequestId): Promise<CallToolResult> {
   const pid = typeof args.patient_id === "string" ? args.patient_id : ctx.principal.patient_id;
   if (pid === undefined) {
     return toolError("patient_id is required: this credential is not bound to one patient. Pass the service patient id (pat_...).");
   }
+  return failedAs(ctx, callId, () => tool.run(ctx, pid, args), (err) => toolError(describeFailure(err, ctx.principal)));
+}
+
+/**
+ * Runs a handler; a domain failure (a 4xx AppError) is recorded with its status for the
+ * audit and answered by `answer`, which returns the result or throws the protocol error.
+ */
+export async function failedAs<T>(ctx: McpContext, callId: RequestId, run: () => Promise<T>, answer: (err: AppError) => T): Promise<T> {
   try {
-    return await tool.run(ctx, pid, args);
+    return await run();
   } catch (err) {
-    if (isAppError(err) && err.status < 500) return toolError(describeFailure(err, ctx.principal));
+    // A protocol error (McpError) is mapped by its code when it is sent.
+    if (isAppError(err)) ctx.outcomes.set(callId, err.status);
+    else if (!(err instanceof McpError)) ctx.outcomes.set(callId, 500);
+    if (isAppError(err) && err.status < 500) return answer(err);
     throw err;
   }
 }

@@ -4,6 +4,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { AppError } from "../errors.js";
 import { responses } from "../http/schemas.js";
 import type { Services } from "../services.js";
+import { watchOutcomes, type CallOutcomes } from "./call-outcomes.js";
 import { createMcpServer, featuresFor } from "./server.js";
 
 /**
@@ -40,8 +41,10 @@ export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app,
       },
     },
     async (req, reply) => {
-      const server = createMcpServer(services, req.principal, featuresFor(req.body));
+      const known: CallOutcomes = new Map();
+      const server = createMcpServer(services, req.principal, featuresFor(req.body), known);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      watchOutcomes(req, transport, known);
       // From here the transport writes the response; Fastify must not send one too.
       reply.hijack();
       // A client gone mid-call: close the server (and its transport) so in-flight handlers

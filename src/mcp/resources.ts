@@ -1,19 +1,17 @@
 import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { McpError, type ReadResourceResult, type Resource } from "@modelcontextprotocol/sdk/types.js";
+import { McpError, type ReadResourceResult, type RequestId, type Resource } from "@modelcontextprotocol/sdk/types.js";
 import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import { EVENT_MODULES } from "../../readmodels/module.js";
 import { VIEW_TYPES, viewTitle } from "../../readmodels/views/index.js";
 import { listLogTypes } from "../catalog/index.js";
-import { isAppError } from "../errors.js";
 import type { Snapshot } from "../state/state-reader.js";
 import { MAX_RESOURCE_BYTES, toJson } from "./budget.js";
-import { describeFailure, type McpContext } from "./context.js";
+import { RESOURCE_NOT_FOUND } from "./call-outcomes.js";
+import { describeFailure, failedAs, type McpContext } from "./context.js";
 import { eventModuleAnswer } from "./tools/get-event-state-module.js";
 import { stableAnswer } from "./tools/get-stable-data.js";
 import { rawViewAnswer, readView } from "./tools/get-view.js";
 
-/** JSON-RPC code the MCP spec gives "resource not found". */
-const RESOURCE_NOT_FOUND = -32002;
 const JSON_TYPE = "application/json";
 
 const json = (uri: URL, value: unknown): ReadResourceResult => ({ contents: [{ uri: uri.href, mimeType: JSON_TYPE, text: toJson(value) }] });
@@ -27,13 +25,10 @@ const TEMPLATES = {
 const prefixed = (all: readonly string[]) => (value: string) => all.filter((x) => x.startsWith(value));
 
 /** Reads through the same checks as the tools; a patient or module that is not there is "resource not found". */
-async function guarded(ctx: McpContext, read: () => Promise<ReadResourceResult>): Promise<ReadResourceResult> {
-  try {
-    return await read();
-  } catch (err) {
-    if (isAppError(err) && err.status < 500) throw new McpError(RESOURCE_NOT_FOUND, describeFailure(err, ctx.principal));
-    throw err;
-  }
+function guarded(ctx: McpContext, callId: RequestId, read: () => Promise<ReadResourceResult>): Promise<ReadResourceResult> {
+  return failedAs(ctx, callId, read, (err) => {
+    throw new McpError(RESOURCE_NOT_FOUND, describeFailure(err, ctx.principal));
+  });
 }
 
 /**
@@ -62,7 +57,7 @@ export function registerResources(server: McpServer, ctx: McpContext): void {
       complete: { patient_id: patientIds },
     }),
     { title: "Stable patient facts", description: "The patient's stable modules (demographics, conditions, medications, allergies, ...), as get_stable_data answers.", mimeType: JSON_TYPE },
-    (uri, v) => guarded(ctx, async () => json(uri, (await stableAnswer(ctx, one(v.patient_id), undefined, MAX_RESOURCE_BYTES)).answer)),
+    (uri, v, extra) => guarded(ctx, extra.requestId, async () => json(uri, (await stableAnswer(ctx, one(v.patient_id), undefined, MAX_RESOURCE_BYTES)).answer)),
   );
 
   server.registerResource(
@@ -74,7 +69,7 @@ export function registerResources(server: McpServer, ctx: McpContext): void {
       complete: { patient_id: patientIds, module_type: prefixed(EVENT_MODULES) },
     }),
     { title: "Event-state module", description: `One event-state module (${EVENT_MODULES.join(", ")}), as get_event_state_module answers.`, mimeType: JSON_TYPE },
-    (uri, v) => guarded(ctx, async () => json(uri, (await eventModuleAnswer(ctx, one(v.patient_id), one(v.module_type), MAX_RESOURCE_BYTES)).answer)),
+    (uri, v, extra) => guarded(ctx, extra.requestId, async () => json(uri, (await eventModuleAnswer(ctx, one(v.patient_id), one(v.module_type), MAX_RESOURCE_BYTES)).answer)),
   );
 
   server.registerResource(
@@ -84,7 +79,7 @@ export function registerResources(server: McpServer, ctx: McpContext): void {
       complete: { patient_id: patientIds, view_type: prefixed(VIEW_TYPES) },
     }),
     { title: "View", description: `A view as raw JSON blocks with refs (${VIEW_TYPES.join(", ")}), as get_view format raw answers.`, mimeType: JSON_TYPE },
-    (uri, v) => guarded(ctx, async () => {
+    (uri, v, extra) => guarded(ctx, extra.requestId, async () => {
       const pid = one(v.patient_id);
       const { view } = await readView(ctx, pid, one(v.view_type));
       return json(uri, rawViewAnswer(pid, view, MAX_RESOURCE_BYTES));
@@ -97,7 +92,7 @@ export function registerResources(server: McpServer, ctx: McpContext): void {
     "current_project",
     "org://projects/current",
     { title: "Current project", description: "The project this credential reads: id, name, slug, status.", mimeType: JSON_TYPE },
-    async (uri) => guarded(ctx, async () => {
+    async (uri, extra) => guarded(ctx, extra.requestId, async () => {
       const p = await ctx.services.projects.get(ctx.principal.project_id);
       if (!p) throw new McpError(RESOURCE_NOT_FOUND, "the project of this credential no longer exists");
       return json(uri, { id: p.id, name: p.name, slug: p.slug, status: p.status, is_default: p.is_default, organization_id: p.organization_id, created_at: p.created_at });

@@ -3,6 +3,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Principal } from "../auth/scopes.js";
 import type { Services } from "../services.js";
+import type { CallOutcomes } from "./call-outcomes.js";
 import { isBound, PATIENT_ID, runTool, type McpContext } from "./context.js";
 import { registerPrompts } from "./prompts/index.js";
 import { registerResources } from "./resources.js";
@@ -84,8 +85,8 @@ export function featuresFor(body: unknown): McpFeatures {
  * the caller's principal, so tenancy (project, patient token) is decided by the auth
  * plugin once, and every handler reads through the same StateReader as REST.
  */
-export function createMcpServer(services: Services, principal: Principal, features: McpFeatures = ALL_FEATURES): McpServer {
-  const ctx: McpContext = { services, principal };
+export function createMcpServer(services: Services, principal: Principal, features: McpFeatures = ALL_FEATURES, outcomes: CallOutcomes = new Map()): McpServer {
+  const ctx: McpContext = { services, principal, outcomes };
   const server = new McpServer(
     { name: "patient-state-service", title: "Patient State Service", version: "1.0.0" },
     { instructions: INSTRUCTIONS, jsonSchemaValidator: VALIDATOR },
@@ -95,7 +96,7 @@ export function createMcpServer(services: Services, principal: Principal, featur
     server.registerTool(
       tool.name,
       { title: tool.title, description: tool.description, inputSchema: schemas.get(tool.name)!, annotations: ANNOTATIONS },
-      (args: Record<string, unknown>) => runTool(ctx, tool, args),
+      (args: Record<string, unknown>, extra) => runTool(ctx, tool, args, extra.requestId),
     );
   }
   if (features.resources) registerResources(server, ctx);

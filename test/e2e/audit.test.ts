@@ -85,6 +85,32 @@ describe("audit trail", () => {
     expect(entries.filter((e) => e.route === "/v1/state/:pid/stable").map((e) => [e.status, e.credential])).toEqual([[404, "patient_token"]]);
   });
 
+  it("records an MCP call refused inside a 200 as what it came to: 404 for another patient, 422 for bad arguments", async () => {
+    const other = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id;
+    const call = (headers: Record<string, string>, id: number, name: string, args: Record<string, unknown>) =>
+      t.app.inject({ method: "POST", url: "/mcp", headers: { ...headers, ...MCP_HEADERS }, payload: { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } } });
+    const refused = await call(bearer(patientToken), 7, "get_stable_data", { patient_id: other });
+    expect(refused.statusCode).toBe(200);
+    expect(refused.json().result.isError).toBe(true);
+    expect((await call(bearer(reader.key), 8, "get_event_state_module", { patient_id: other, module_type: "nope" })).json().result.isError).toBe(true);
+    const read = await t.app.inject({
+      method: "POST", url: "/mcp", headers: { ...bearer(reader.key), ...MCP_HEADERS },
+      payload: [
+        { jsonrpc: "2.0", id: "a", method: "resources/read", params: { uri: `patient://${other}/stable` } },
+        { jsonrpc: "2.0", id: "b", method: "resources/read", params: { uri: "patient://pat_nobody/stable" } },
+      ],
+    });
+    expect(read.statusCode).toBe(200);
+    const { entries } = await audit(`?patient_id=${other}`, (e) => e.filter((x) => x.route === "/mcp").length >= 3);
+    expect(entries.filter((e) => e.route === "/mcp").map((e) => [e.tool, e.credential, e.status])).toEqual([
+      ["tools/call get_stable_data", "patient_token", 404],
+      ["tools/call get_event_state_module", "api_key", 422],
+      [`resources/read patient://${other}/stable`, "api_key", 200],
+    ]);
+    const nobody = await audit("?patient_id=pat_nobody", (e) => e.length >= 1);
+    expect(nobody.entries.map((e) => e.status)).toEqual([404]);
+  });
+
   it("records key and project management", async () => {
     const k = (await t.app.inject({ method: "POST", url: "/v1/api-keys", headers: t.auth, payload: { name: "temp", scopes: ["sdk:event-log"] } })).json();
     await t.app.inject({ method: "DELETE", url: `/v1/api-keys/${k.id}`, headers: t.auth });

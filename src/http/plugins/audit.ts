@@ -1,5 +1,7 @@
 import fp from "fastify-plugin";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { callOutcomes } from "../../mcp/call-outcomes.js";
 import type { Principal } from "../../auth/scopes.js";
 import type { AuditEntry } from "../../audit/audit-log.js";
 import type { Services } from "../../services.js";
@@ -36,9 +38,9 @@ function requestPatients(req: FastifyRequest, p: Principal): string[] {
 }
 
 /** The MCP calls of one POST /mcp body (one JSON-RPC message or a batch), with the patient each names. */
-function mcpCalls(body: unknown, p: Principal): { tool: string; patient: string | undefined }[] {
+function mcpCalls(body: unknown, p: Principal): { id: unknown; tool: string; patient: string | undefined }[] {
   const messages = Array.isArray(body) ? body : [body];
-  const out: { tool: string; patient: string | undefined }[] = [];
+  const out: { id: unknown; tool: string; patient: string | undefined }[] = [];
   for (const m of messages) {
     if (!isObject(m) || typeof m.method !== "string" || !MCP_AUDITED.has(m.method)) continue;
     const params = isObject(m.params) ? m.params : {};
@@ -46,12 +48,12 @@ function mcpCalls(body: unknown, p: Principal): { tool: string; patient: string 
     const uri = str(params.uri);
     const fromUri = uri ? /^patient:\/\/([^/]+)/.exec(uri)?.[1] : undefined;
     const name = str(params.name) ?? uri;
-    out.push({ tool: name ? `${m.method} ${name}` : m.method, patient: str(args.patient_id) ?? fromUri ?? p.patient_id });
+    out.push({ id: m.id, tool: name ? `${m.method} ${name}` : m.method, patient: str(args.patient_id) ?? fromUri ?? p.patient_id });
   }
   return out;
 }
 
-function entry(req: FastifyRequest, reply: FastifyReply, p: Principal, patients: string[], tool: string | null): AuditEntry {
+function entry(req: FastifyRequest, status: number, p: Principal, patients: string[], tool: string | null): AuditEntry {
   const unique = [...new Set(patients)].slice(0, MAX_PATIENT_IDS);
   return {
     at: new Date().toISOString(),
@@ -64,7 +66,7 @@ function entry(req: FastifyRequest, reply: FastifyReply, p: Principal, patients:
     tool,
     patient_id: unique.length === 1 ? unique[0]! : null,
     patient_ids: unique,
-    status: reply.statusCode,
+    status,
     request_id: String(req.id),
   };
 }
@@ -95,10 +97,13 @@ export const auditPlugin = fp(
       const scope = req.routeOptions.config?.scope;
       const p = req.principal as Principal | null;
       if (!p || scope === false || scope === undefined || req.routeOptions.url === undefined) return;
+      // An MCP call refused inside a 200 (another patient, bad arguments) is audited as what
+      // it came to, as REST would answer it.
+      const outcomes = callOutcomes(req);
       const entries =
         req.routeOptions.url === "/mcp" && req.method === "POST"
-          ? mcpCalls(req.body, p).map((c) => entry(req, reply, p, c.patient ? [c.patient] : [], c.tool))
-          : [entry(req, reply, p, [...requestPatients(req, p), ...(created.get(req) ?? [])], null)];
+          ? mcpCalls(req.body, p).map((c) => entry(req, outcomes?.get(c.id as RequestId) ?? reply.statusCode, p, c.patient ? [c.patient] : [], c.tool))
+          : [entry(req, reply.statusCode, p, [...requestPatients(req, p), ...(created.get(req) ?? [])], null)];
       for (const e of entries) {
         opts.services.audit.append(e).catch((err: unknown) => req.log.error({ err, route: e.route }, "audit entry could not be stored"));
       }

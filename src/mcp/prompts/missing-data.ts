@@ -97,7 +97,7 @@ export function registerMissingDataElicitation(server: McpServer, ctx: McpContex
         view_type: VIEW_TYPE_ARG,
       },
     },
-    ({ patient_id, view_type }) => resolvePrompt(ctx, async () => {
+    ({ patient_id, view_type }, extra) => resolvePrompt(ctx, extra.requestId, async () => {
       const pid = promptPatient(ctx, patient_id);
       const reader = ctx.services.stateReader;
       const snap = await reader.snapshot(ctx.principal, pid);

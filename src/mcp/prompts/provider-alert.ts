@@ -67,7 +67,7 @@ export function registerProviderAlert(server: McpServer, ctx: McpContext): void 
         since: SINCE_ARG,
       },
     },
-    ({ patient_id, since }) => resolvePrompt(ctx, async () => {
+    ({ patient_id, since }, extra) => resolvePrompt(ctx, extra.requestId, async () => {
       const pid = promptPatient(ctx, patient_id);
       const from = since !== undefined && since !== "" ? new Date(since) : undefined;
       if (from && Number.isNaN(from.getTime())) throw new AppError("validation", `since "${since}" is not an ISO 8601 time`);

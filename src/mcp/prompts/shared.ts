@@ -1,6 +1,5 @@
-import { McpError, ErrorCode, type GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
-import { isAppError } from "../../errors.js";
-import { describeFailure, type McpContext } from "../context.js";
+import { McpError, ErrorCode, type GetPromptResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { describeFailure, failedAs, type McpContext } from "../context.js";
 
 /** The patient a prompt is about: the argument, else the patient token's own patient. */
 export function promptPatient(ctx: McpContext, patientId: string | undefined): string {
@@ -14,13 +13,10 @@ export function promptPatient(ctx: McpContext, patientId: string | undefined): s
  * is not there (or not this token's) is an invalid-params error with the same message
  * the tools give.
  */
-export async function resolvePrompt(ctx: McpContext, build: () => Promise<GetPromptResult>): Promise<GetPromptResult> {
-  try {
-    return await build();
-  } catch (err) {
-    if (isAppError(err) && err.status < 500) throw new McpError(ErrorCode.InvalidParams, describeFailure(err, ctx.principal));
-    throw err;
-  }
+export function resolvePrompt(ctx: McpContext, callId: RequestId, build: () => Promise<GetPromptResult>): Promise<GetPromptResult> {
+  return failedAs(ctx, callId, build, (err) => {
+    throw new McpError(ErrorCode.InvalidParams, describeFailure(err, ctx.principal));
+  });
 }
 
 /** A prompt of one user message: the instruction followed by the material resolved from state. */

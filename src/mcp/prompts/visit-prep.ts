@@ -23,7 +23,7 @@ export function registerVisitPrepSummary(server: McpServer, ctx: McpContext): vo
       description: "A concise pre-visit summary for a clinician, resolved from every view of the patient's current state (profile, symptoms, medications, labs, vitals, devices, questionnaires, engagement), citing log ids.",
       argsSchema: { patient_id: patientIdArg(ctx.principal) },
     },
-    ({ patient_id }) => resolvePrompt(ctx, async () => {
+    ({ patient_id }, extra) => resolvePrompt(ctx, extra.requestId, async () => {
       const pid = promptPatient(ctx, patient_id);
       const reader = ctx.services.stateReader;
       const snap = await reader.snapshot(ctx.principal, pid);
