@@ -11,10 +11,11 @@ export const DAYS = 90;
 export const SOURCES = 10;
 
 /**
- * Inserts an item into a list sorted by (timestamp, log_id) and keeps the last `max`.
- * Items with equal keys (several items of one log) keep their payload order. Because the
- * list is sorted and truncated from the old end, its content is the `max` latest items
- * whatever order they were inserted in.
+ * Inserts an item into a list sorted by timestamp and keeps the last `max`. An item goes
+ * after those with an equal timestamp, so ties keep fold order (see cmpStamped), and
+ * several items of one log keep their payload order. Because the fold applies a
+ * patient's logs in one order whatever order they arrived in, the list's content is the
+ * same for any arrival order.
  */
 export function insertSorted<T extends Stamped>(list: readonly T[], item: T, max: number): T[] {
   let i = list.length;

@@ -79,14 +79,22 @@ export function minTime(a: string, b: string): string {
   return cmpTime(b, a) < 0 ? b : a;
 }
 
-/** Anything placed in a bounded list: sorted by (timestamp, log_id), the fold's own order. */
+/** Anything placed in a bounded list or kept as "latest": ordered by its timestamp. */
 export interface Stamped {
   timestamp: string;
   log_id: string;
 }
 
+/**
+ * Orders by timestamp only. On a tie the item the fold applied later counts as the later
+ * one: callers insert after equals and let a newer item replace an equal one. The fold
+ * runs in (event timestamp, acceptance) order, so that is the contract's order even when
+ * `timestamp` is derived (a collection or sensor time): a log id would order two logs by
+ * acceptance alone, and a corrected result accepted earlier than the preliminary it
+ * corrects would lose to it.
+ */
 export function cmpStamped(a: Stamped, b: Stamped): number {
-  return cmpTime(a.timestamp, b.timestamp) || (a.log_id < b.log_id ? -1 : a.log_id > b.log_id ? 1 : 0);
+  return cmpTime(a.timestamp, b.timestamp);
 }
 
 // Formatters are costly to build; the cache holds no state that changes results.

@@ -14,6 +14,14 @@ describe("ulid", () => {
     expect([...ids].sort()).toEqual(ids);
     expect(ulid(42)).not.toBe(ulid(42));
   });
+
+  it("sorts ids of one millisecond in the order they were made, so a batch's logs keep acceptance order", () => {
+    const ids = Array.from({ length: 1_000 }, () => ulid(1_700_000_000_000));
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+    const now = Array.from({ length: 1_000 }, () => newId("log"));
+    expect([...now].sort()).toEqual(now);
+  });
 });
 
 describe("newId", () => {
