@@ -163,9 +163,12 @@ export class StateEngine {
 
   /**
    * Wakes a patient's actor without a new log: its load rebuilds state that Redis lost
-   * or that an older reducer version compiled. Readers ask for it (see StateReader).
+   * or that an older reducer version compiled, or (`replay`) state compiled in a time
+   * zone the patient no longer has. Readers and PUT /v1/patients ask for it (see StateReader).
    */
-  touch(input: PatientActorInput): void {
+  touch(input: PatientActorInput, replay = false): void {
+    // The replay reads the patient record again (its time zone may have changed).
+    if (replay) this.replayNext.add(input.patient_id);
     this.actorFor(input).send({ type: "RELOAD" });
   }
 
@@ -175,7 +178,8 @@ export class StateEngine {
       queue: "state-engine",
       callback: (_err, msg) => {
         try {
-          this.touch(msg.json<PatientActorInput>());
+          const { replay, ...input } = msg.json<PatientActorInput & { replay?: boolean }>();
+          this.touch({ organization_id: input.organization_id, project_id: input.project_id, patient_id: input.patient_id }, replay === true);
           msg.respond("ok");
         } catch {
           msg.respond("error");

@@ -152,9 +152,9 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
           .catch(() => null);
         return m?.seq ?? 0;
       },
-      touch: async (input) => {
-        if (engine) engine.touch(input);
-        else await nc.request(touchSubject, JSON.stringify(input), { timeout: 2_000 }).catch(() => undefined);
+      touch: async (input, replay) => {
+        if (engine) engine.touch(input, replay);
+        else await nc.request(touchSubject, JSON.stringify({ ...input, replay }), { timeout: 2_000 }).catch(() => undefined);
       },
     });
     if (role !== "api") {

@@ -1,7 +1,8 @@
 import { emptyStored } from "../../actors/apply-logs.js";
 import { MODEL_FINGERPRINT, moduleReadJson, type PatientStateStore, type StoredPatientState } from "../../actors/state-store.js";
 import { AppError, notFound } from "../errors.js";
-import type { PatientStore } from "../control/patients.js";
+import type { Patient, PatientStore } from "../control/patients.js";
+import type { PatientActorInput } from "../../actors/patient-actor.js";
 import type { Principal } from "../auth/scopes.js";
 import { EVENT_MODULES, STABLE_MODULES, type EventKey, type ModuleKey, type StableKey } from "../../readmodels/module.js";
 import { MODELS, MODULE_KEYS } from "../../readmodels/registry.js";
@@ -40,15 +41,22 @@ export class StateReader {
       options: ReadOptions;
       /** Highest stream sequence stored on the patient's subject (0: none). */
       lastStoredSeq: (scope: { organization_id: string; project_id: string }, patientId: string) => Promise<number>;
-      /** Asks the state engine to load (and so rebuild) a patient. */
-      touch: (input: { organization_id: string; project_id: string; patient_id: string }) => Promise<void>;
+      /** Asks the state engine to load (and so rebuild) a patient; `replay`: compile it again from the log even if Redis holds it. */
+      touch: (input: PatientActorInput, replay?: boolean) => Promise<void>;
     },
   ) {}
 
+  /** Has the engine compile a patient's state again from its log (after a time zone change). */
+  async recompile(input: PatientActorInput): Promise<void> {
+    await this.deps.touch(input, true);
+  }
+
   /** The patient, if the caller may see it: same project, and the token's own patient. */
-  async authorize(principal: Principal, patientId: string): Promise<void> {
+  async authorize(principal: Principal, patientId: string): Promise<Patient> {
     if (principal.patient_id !== undefined && principal.patient_id !== patientId) throw notFound("patient", patientId);
-    if (!(await this.deps.patients.getActive(principal.project_id, patientId))) throw notFound("patient", patientId);
+    const patient = await this.deps.patients.getActive(principal.project_id, patientId);
+    if (!patient) throw notFound("patient", patientId);
+    return patient;
   }
 
   /**
@@ -56,19 +64,21 @@ export class StateReader {
    * every log accepted before the read (bounded wait).
    */
   async snapshot(principal: Principal, patientId: string, modules: readonly ModuleKey[] = MODULE_KEYS, view?: ViewType): Promise<Snapshot> {
-    await this.authorize(principal, patientId);
-    return this.caughtUp(principal, patientId, modules, view);
+    const patient = await this.authorize(principal, patientId);
+    return this.caughtUp(principal, patient, modules, view);
   }
 
   /** Like snapshot, with the modules left as stored text: for reads that answer them whole. */
   async rawSnapshot(principal: Principal, patientId: string, modules: readonly ModuleKey[]): Promise<Snapshot> {
-    await this.authorize(principal, patientId);
-    return this.caughtUp(principal, patientId, modules, undefined, false);
+    const patient = await this.authorize(principal, patientId);
+    return this.caughtUp(principal, patient, modules, undefined, false);
   }
 
   /** The read-your-writes wait of `snapshot`, for a patient the caller may already see. */
-  private async caughtUp(principal: Principal, patientId: string, modules: readonly ModuleKey[], view?: ViewType, parse = true): Promise<Snapshot> {
+  private async caughtUp(principal: Principal, patient: Patient, modules: readonly ModuleKey[], view?: ViewType, parse = true): Promise<Snapshot> {
     const { store } = this.deps;
+    const patientId = patient.id;
+    const scope = { organization_id: principal.organization_id, project_id: principal.project_id, patient_id: patientId };
     let accepted = 0;
     const deadline = Date.now() + this.deps.options.maxWaitMs;
     let touched = false;
@@ -77,14 +87,17 @@ export class StateReader {
       const stored = part.stored;
       const cachedView = part.view;
       accepted = Math.max(accepted, part.accepted);
-      if (!touched && (!stored || stored.fingerprint !== MODEL_FINGERPRINT)) {
+      // The patient's time zone changed since the state was compiled: days and views
+      // follow the zone, so the engine compiles it again from the log (PUT asks too).
+      const otherZone = stored !== null && stored.applied_seq > 0 && stored.state.timezone !== patient.timezone;
+      if (!touched && (!stored || stored.fingerprint !== MODEL_FINGERPRINT || otherZone)) {
         // Redis lost the state (or an older reducer made it): JetStream knows what is
         // stored, and the engine rebuilds it by replay.
         touched = true;
         accepted = Math.max(accepted, await this.deps.lastStoredSeq(principal, patientId));
-        if (accepted > 0) await this.deps.touch({ organization_id: principal.organization_id, project_id: principal.project_id, patient_id: patientId });
+        if (accepted > 0) await this.deps.touch(scope, otherZone);
       }
-      if ((stored?.applied_seq ?? 0) >= accepted && (accepted === 0 || stored?.fingerprint === MODEL_FINGERPRINT)) {
+      if ((stored?.applied_seq ?? 0) >= accepted && (accepted === 0 || (stored?.fingerprint === MODEL_FINGERPRINT && !otherZone))) {
         return { stored: stored ?? emptyStored(patientId, "UTC", principal.organization_id, principal.project_id), current: true, cachedView, raw: part.raw };
       }
       if (Date.now() >= deadline) {
@@ -176,7 +189,7 @@ export class StateReader {
     if (cached) return { snap: meta, view: cached };
     // Stale or missing: the inputs, with the stored view again (the engine may have just
     // rendered it), in one round trip.
-    const snap = await this.caughtUp(principal, patientId, VIEW_INPUTS[viewType], viewType);
+    const snap = await this.caughtUp(principal, await this.authorize(principal, patientId), VIEW_INPUTS[viewType], viewType);
     return { snap, view: currentCachedView(snap.cachedView ?? null, snap.stored, viewType) ?? this.renderAndKeep(snap.stored, viewType) };
   }
 
