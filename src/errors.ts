@@ -54,6 +54,32 @@ export function isAppError(err: unknown): err is AppError {
 export const notFound = (what: string, id?: string) =>
   new AppError("not_found", id === undefined ? `${what} not found` : `${what} ${id} not found`);
 
+/** Most bytes of a value an error echoes as input_value; a larger one is described instead. */
+const MAX_ECHO_BYTES = 2048;
+
+/**
+ * The failing value as an error echoes it: a 5,001-log batch over the limit would
+ * otherwise come back whole (megabytes), so a large array, object or string is named
+ * by its size instead.
+ */
+export function echoValue(v: unknown): unknown {
+  if (v === null || typeof v !== "object") {
+    return typeof v === "string" && v.length > MAX_ECHO_BYTES ? `${v.slice(0, 200)}… (${v.length} characters)` : v;
+  }
+  const json = JSON.stringify(v);
+  if (json === undefined || json.length <= MAX_ECHO_BYTES) return v;
+  return Array.isArray(v) ? `(an array of ${v.length} items, ${json.length} bytes as JSON)` : `(an object of ${json.length} bytes as JSON)`;
+}
+
+/**
+ * What a detail echoes for `field` of `parent`: its value, or, when it is missing, the
+ * object that lacks it, as pydantic (and so the hosted product) does.
+ */
+export function echoField(parent: unknown, field: string | number): unknown {
+  const has = parent !== null && typeof parent === "object" && Object.hasOwn(parent, field);
+  return echoValue(has ? (parent as Record<string | number, unknown>)[field] : parent);
+}
+
 /** A validation detail for one field, located from the request root (e.g. ["body","logs",3,"payload","score"]). */
 export function fieldIssue(location: (string | number)[], message: string, input_value?: unknown): ErrorDetail {
   const field = location.filter((p) => p !== "body" && p !== "query" && p !== "params").join(".");

@@ -5,8 +5,9 @@
  */
 import { Kind, type TSchema } from "@sinclair/typebox";
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
+import { echoField, echoValue } from "../errors.js";
 import type { PayloadIssue } from "./issues.js";
-import { PATTERN_MEANING } from "./schemas/common.js";
+import { ANY_DAY_FORM, PATTERN_MEANING } from "./schemas/common.js";
 
 export const MAX_ISSUES = 20;
 
@@ -75,6 +76,9 @@ function messageFor(e: ValueError): string {
     case ValueErrorType.StringMaxLength:
       return `must be at most ${s.maxLength} characters`;
     case ValueErrorType.StringPattern:
+      if (ANY_DAY_FORM[s.pattern as string]?.test(e.value as string)) {
+        return `must be a real calendar date: ${(e.value as string).slice(0, 10)} does not exist`;
+      }
       return `must be ${PATTERN_MEANING[s.pattern as string] ?? `a string matching ${s.pattern}`}`;
     case ValueErrorType.ArrayMinItems:
       return `must have at least ${s.minItems} item${s.minItems === 1 ? "" : "s"}`;
@@ -118,6 +122,19 @@ export function pointerToPath(pointer: string, root: unknown): (string | number)
     }
   }
   return out;
+}
+
+/**
+ * The value an issue echoes as input_value. A missing field has none, so, as pydantic
+ * (and so the hosted product) does, it echoes the object that lacks the field as sent.
+ */
+export function echoIssue(found: PayloadIssue, payload: unknown): PayloadIssue {
+  if (found.value !== undefined || found.path.length === 0) return { ...found, value: echoValue(found.value) };
+  let parent: unknown = payload;
+  for (const key of found.path.slice(0, -1)) {
+    parent = parent !== null && typeof parent === "object" ? (parent as Record<string | number, unknown>)[key] : undefined;
+  }
+  return { ...found, value: echoField(parent, found.path[found.path.length - 1]!) };
 }
 
 export function toIssues(errors: Iterable<ValueError>, payload: unknown): PayloadIssue[] {

@@ -6,7 +6,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { LOG_TYPE_ALIASES } from "./aliases.js";
-import { MAX_ISSUES, toIssues } from "./errors.js";
+import { MAX_ISSUES, echoIssue, toIssues } from "./errors.js";
 import type { CatalogEntry, PayloadIssue } from "./issues.js";
 import { GROUP_OF, LIFECYCLE_TRACKED, LOG_TYPES, isLogType, type LogGroup, type LogType } from "./log-types.js";
 import { conversationEntries } from "./schemas/conversation.js";
@@ -79,15 +79,16 @@ export function resolveLogType(name: string): LogType | undefined {
 /**
  * Validates a payload against its type: the schema first, then (only when the schema
  * passes, so it can trust the shape) the type's cross-field refinement. Returns [] when
- * valid, else at most 20 issues with paths relative to the payload.
+ * valid, else at most 20 issues with paths relative to the payload; a missing field's
+ * issue carries the object that lacks it as its value, and a large value is named by size.
  */
 export function validatePayload(type: LogType, payload: unknown): PayloadIssue[] {
   const c = COMPILED.get(type);
   if (c === undefined) throw new TypeError(`unknown log type ${type}; resolve names with resolveLogType first`);
-  if (!c.check.Check(payload)) return toIssues(c.check.Errors(payload), payload);
+  if (!c.check.Check(payload)) return toIssues(c.check.Errors(payload), payload).map((i) => echoIssue(i, payload));
   if (c.refine === undefined) return [];
   const issues = c.refine(payload);
-  return issues.length > MAX_ISSUES ? issues.slice(0, MAX_ISSUES) : issues;
+  return (issues.length > MAX_ISSUES ? issues.slice(0, MAX_ISSUES) : issues).map((i) => echoIssue(i, payload));
 }
 
 export function logTypeInfo(type: LogType): LogTypeInfo {

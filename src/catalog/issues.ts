@@ -4,6 +4,7 @@ import type { TSchema, Static } from "@sinclair/typebox";
 export interface PayloadIssue {
   path: (string | number)[];
   message: string;
+  /** The value as sent; for a missing field, the object that lacks it (see validatePayload). */
   value: unknown;
 }
 

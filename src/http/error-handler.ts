@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { AppError, ERROR_CATALOGUE, errorBody, fieldIssue, type ErrorCode, type ErrorDetail } from "../errors.js";
+import { AppError, ERROR_CATALOGUE, echoField, echoValue, errorBody, fieldIssue, type ErrorCode, type ErrorDetail } from "../errors.js";
 
 interface AjvIssue {
   instancePath: string;
@@ -24,23 +24,6 @@ function valueAt(root: unknown, parts: (string | number)[]): unknown {
     v = (v as Record<string | number, unknown>)[p];
   }
   return v;
-}
-
-/** Most bytes of a value an error echoes as input_value; a larger one is described instead. */
-const MAX_ECHO_BYTES = 2048;
-
-/**
- * The failing value as an error echoes it: a 5,001-log batch over the limit would
- * otherwise come back whole (megabytes), so a large array, object or string is named
- * by its size instead.
- */
-function echo(v: unknown): unknown {
-  if (v === null || typeof v !== "object") {
-    return typeof v === "string" && v.length > MAX_ECHO_BYTES ? `${v.slice(0, 200)}… (${v.length} characters)` : v;
-  }
-  const json = JSON.stringify(v);
-  if (json === undefined || json.length <= MAX_ECHO_BYTES) return v;
-  return Array.isArray(v) ? `(an array of ${v.length} items, ${json.length} bytes as JSON)` : `(an object of ${json.length} bytes as JSON)`;
 }
 
 /**
@@ -73,13 +56,13 @@ function schemaDetails(req: FastifyRequest, err: FastifyError): ErrorDetail[] {
   return issues.map((v) => {
     const parts = pathParts(v.instancePath);
     if (v.keyword === "required" && typeof v.params.missingProperty === "string") {
-      return fieldIssue([where, ...parts, v.params.missingProperty], "is required", undefined);
+      return fieldIssue([where, ...parts, v.params.missingProperty], "is required", echoField(valueAt(root, parts), v.params.missingProperty));
     }
     if (v.keyword === "additionalProperties" && typeof v.params.additionalProperty === "string") {
-      return fieldIssue([where, ...parts, v.params.additionalProperty], "is not an allowed field", echo(valueAt(root, [...parts, v.params.additionalProperty])));
+      return fieldIssue([where, ...parts, v.params.additionalProperty], "is not an allowed field", echoField(valueAt(root, parts), v.params.additionalProperty));
     }
     const allowed = Array.isArray(v.params.allowedValues) ? `: ${(v.params.allowedValues as unknown[]).join(", ")}` : "";
-    return fieldIssue([where, ...parts], `${v.message ?? "is invalid"}${allowed}`, echo(valueAt(root, parts)));
+    return fieldIssue([where, ...parts], `${v.message ?? "is invalid"}${allowed}`, echoValue(valueAt(root, parts)));
   });
 }
 

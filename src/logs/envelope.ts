@@ -1,6 +1,6 @@
 import { resolveLogType, validatePayload } from "../catalog/index.js";
 import type { LogType } from "../catalog/log-types.js";
-import { fieldIssue, type ErrorDetail } from "../errors.js";
+import { echoField, fieldIssue, type ErrorDetail } from "../errors.js";
 import type { Trace } from "../../readmodels/log-record.js";
 import { canonicalTimestamp } from "../../readmodels/lib/time.js";
 
@@ -31,7 +31,7 @@ export const isObject = (v: unknown): v is Record<string, unknown> => typeof v =
  * job's validation stage about 5% of its time.
  */
 function addIssue(details: ErrorDetail[], at: (string | number)[], raw: Record<string, unknown>, field: string, message: string): void {
-  details.push(fieldIssue([...at, field], message, raw[field]));
+  details.push(fieldIssue([...at, field], message, echoField(raw, field)));
 }
 
 function checkTrace(v: unknown): boolean {

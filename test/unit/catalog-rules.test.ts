@@ -124,6 +124,15 @@ describe("lab and clinical group rules", () => {
     );
   });
 
+  it.each(["systolic_bp_mmhg", "diastolic_bp_mmhg", "heart_rate_bpm", "weight_kg", "temperature_celsius", "respiratory_rate_bpm"])(
+    "refuses a negative vitals %s, as weight_measurement refuses a negative weight",
+    (field) => {
+      const vitals = { measurements: { [field]: -5 }, context: {}, source: "device", collection_datetime: null };
+      expect(issues("vitals_measurement", vitals)).toEqual(one(["measurements", field], "must be at least 0"));
+      expect(issues("vitals_measurement", { ...vitals, measurements: { [field]: 0 } })).toEqual([]);
+    },
+  );
+
   it("checks the note type and the date formats of clinical notes", () => {
     const note = { note_type: "soap", source: "ehr", sections: [{ section_label: "A", content: "B" }], authored_date: "05/01/2024" };
     expect(issues("clinical_note", note)).toEqual([

@@ -168,7 +168,7 @@ describe("log catalog", () => {
     const symptoms = Array.from({ length: 30 }, () => ({ name: "pain" }));
     const issues = validatePayload("symptom_report", { instrument: "esas_r", symptoms });
     expect(issues).toHaveLength(20);
-    expect(issues[0]).toEqual({ path: ["symptoms", 0, "score"], message: "is required", value: undefined });
+    expect(issues[0]).toEqual({ path: ["symptoms", 0, "score"], message: "is required", value: { name: "pain" } });
     expect(new Set(issues.map((i) => JSON.stringify(i.path))).size).toBe(20);
   });
 });

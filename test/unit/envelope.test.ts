@@ -24,6 +24,16 @@ describe("validateEnvelope", () => {
   const at = ["body", "logs", 3];
   const base = { log_type: "user_login", patient_id: "pat_1", timestamp: "2026-01-01T00:00:00Z", payload: {} };
 
+  it("echoes, for a missing envelope field, the log that lacks it (as pydantic does), and a wrong one as sent", () => {
+    const { patient_id: _, ...noPatient } = base;
+    const r = validateEnvelope({ ...noPatient, timestamp: "soon" }, at);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const byField = Object.fromEntries(r.details.map((d) => [d.field, d.input_value]));
+    expect(byField["logs.3.patient_id"]).toEqual({ ...noPatient, timestamp: "soon" });
+    expect(byField["logs.3.timestamp"]).toBe("soon");
+  });
+
   it("accepts a valid log and resolves a legacy alias to its canonical type", () => {
     const r = validateEnvelope({ ...base, log_type: "condition_updated", payload: { disease_type: "asthma" } }, at);
     expect(r).toMatchObject({ ok: true, log: { log_type: "condition", timestamp: "2026-01-01T00:00:00.000Z" } });

@@ -1,11 +1,31 @@
 import { Type, type TSchema, type TLiteral, type TUnion, type TObject, type TProperties, type ObjectOptions } from "@sinclair/typebox";
 
 // Patterns stay anchored and backtracking-free: they run on every log on the hot path.
-const YMD = "\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])";
+// Dates are checked by pattern rather than a format so the published JSON Schema refuses
+// exactly what the service refuses: days 29-31 only in months that have them, and
+// 29 February only in leap years (divisible by 4, centuries only when divisible by 400).
+const REAL_YMD =
+  "(\\d{4}-((0[13578]|1[02])-(0[1-9]|[12]\\d|3[01])|(0[469]|11)-(0[1-9]|[12]\\d|30)|02-(0[1-9]|1\\d|2[0-8]))" +
+  "|(\\d\\d(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)";
+// Any day 01-31 in any month: the form alone, to tell a malformed value from a day the calendar lacks.
+const ANY_DAY_YMD = "\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])";
 const HMS = "T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):[0-5]\\d)";
-export const DATE_PATTERN = `^${YMD}$`;
-export const DATETIME_PATTERN = `^${YMD}${HMS}$`;
-export const DATE_OR_DATETIME_PATTERN = `^${YMD}(${HMS})?$`;
+const dateForms = (ymd: string) => ({ date: `^${ymd}$`, datetime: `^${ymd}${HMS}$`, either: `^${ymd}(${HMS})?$` });
+const REAL = dateForms(REAL_YMD);
+const ANY_DAY = dateForms(ANY_DAY_YMD);
+export const DATE_PATTERN = REAL.date;
+export const DATETIME_PATTERN = REAL.datetime;
+export const DATE_OR_DATETIME_PATTERN = REAL.either;
+
+/**
+ * Per date pattern, the same form with any day 01-31: a value it matches but the pattern
+ * refuses is well formed and names a day that does not exist (2026-02-30).
+ */
+export const ANY_DAY_FORM: Readonly<Record<string, RegExp>> = {
+  [DATE_PATTERN]: new RegExp(ANY_DAY.date),
+  [DATETIME_PATTERN]: new RegExp(ANY_DAY.datetime),
+  [DATE_OR_DATETIME_PATTERN]: new RegExp(ANY_DAY.either),
+};
 export const TIME_OF_DAY_PATTERN = "^([01]\\d|2[0-3]):[0-5]\\d$";
 export const LANGUAGE_TAG_PATTERN = "^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$";
 

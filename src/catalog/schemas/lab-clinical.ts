@@ -1,8 +1,8 @@
-import type { Static } from "@sinclair/typebox";
+import type { Static, TNumber } from "@sinclair/typebox";
 import { entry, eachItem, issue, type CatalogEntry, type PayloadIssue } from "../issues.js";
 import type { LOG_GROUPS } from "../log-types.js";
 import {
-  Bool, Clinician, DateOrDateTimeStr, DateStr, DateTimeStr, Entries, Enum, Extensions, Nullable, Num, Obj, Opt, Percent,
+  Amount, Bool, Clinician, DateOrDateTimeStr, DateStr, DateTimeStr, Entries, Enum, Extensions, Nullable, Num, Obj, Opt, Percent,
   ReqStr, Source, Str, extensible,
 } from "./common.js";
 import { designedLabClinicalEntries } from "./lab-clinical-design.js";
@@ -48,13 +48,15 @@ export function refineLabResults(p: Static<typeof LabResults>): PayloadIssue[] {
   });
 }
 
-const Vital = (description?: string) => Opt(Nullable(Num(), description ? { description } : {}));
+// Pressures, rates, masses and a body temperature in Celsius are never negative, as
+// weight_measurement and the device types already hold; null still means not measured.
+const Vital = (bounds: TNumber = Amount()) => Opt(Nullable(bounds));
 const Measurements = Obj(
   {
     systolic_bp_mmhg: Vital(),
     diastolic_bp_mmhg: Vital(),
     heart_rate_bpm: Vital(),
-    spo2_percent: Opt(Nullable(Percent())),
+    spo2_percent: Vital(Percent()),
     weight_kg: Vital(),
     temperature_celsius: Vital(),
     respiratory_rate_bpm: Vital(),
