@@ -30,6 +30,10 @@ export interface LifecycleWrite<E extends Lifecycle<H>, H extends Stamped> {
   /** Derives fields from the latest history item (status, current score), so the current
    * value is the one of the latest report by event time, not of the last applied. */
   settle?: (e: E) => E;
+  /** The history item of a report that creates the entity, given the entity it made: a
+   * report that left a field to the blank's default (status "active") records that default,
+   * so the first report says what the entity then was. */
+  created?: (h: H, e: E) => H;
 }
 
 /**
@@ -52,7 +56,7 @@ export function applyLifecycle<E extends Lifecycle<H>, H extends Stamped>(w: Lif
     ...e,
     first_reported_at: minTime(e.first_reported_at, w.log.timestamp),
     last_reported_at: maxTime(e.last_reported_at, w.log.timestamp),
-    history: insertSorted(e.history, w.history, HISTORY),
+    history: insertSorted(e.history, index < 0 && w.created ? w.created(w.history, e) : w.history, HISTORY),
   };
   if (w.settle) next = w.settle(next);
   const list = [...r.list];

@@ -5,7 +5,8 @@ import type { Address } from "../modules/demographics/index.js";
 import type { Device } from "../modules/devices/index.js";
 import type { Relative } from "../modules/family_history/index.js";
 import type { Immunization } from "../modules/immunizations/index.js";
-import type { PatientState } from "../patient-state.js";
+import { cmpTime } from "../lib/time.js";
+import { moduleEntry, type PatientState } from "../patient-state.js";
 import { block, clean, day, doc, entry, parts, sourceIds, words } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
@@ -19,17 +20,31 @@ const join = (xs: readonly unknown[], sep = ", ") => parts(...xs).map((x) => cle
 const address = (a: Address | null | undefined) => (a ? join([a.street, a.city, join([a.state, a.zip], " "), a.country]) : "");
 const onOff = (label: string, v: boolean | undefined) => (v === undefined ? null : `${label} ${v ? "on" : "off"}`);
 
+/**
+ * The catalog: `addresses` supersedes the single `address`. Both may be on file (a client
+ * still sending the legacy field), so the one written later by event time is current, the
+ * list on a tie; the field clocks hold when each was last written.
+ */
+function listSupersedes(state: PatientState): boolean {
+  const clocks = moduleEntry(state, "demographics")?.clocks ?? {};
+  const single = clocks[JSON.stringify(["address"])];
+  const list = clocks[JSON.stringify(["addresses"])];
+  return single === undefined || list === undefined || cmpTime(list, single) >= 0;
+}
+
 function demographics(state: PatientState, w: Window): ViewBlock[] {
   const d = doc(state, "demographics");
   if (!d) return [];
   const telecom = (d.telecom ?? []).map((t) => join([t.value, join([t.system, t.use], " ")], " "));
+  const { sources: _s, extensions: _e, address: single, addresses: list, ...rest } = d;
+  const useList = list !== undefined && (single === undefined || listSupersedes(state));
   const text = parts(
     field("Name", d.name), d.dob && `**Date of birth**: ${day(d.dob, w.tz)}`, field("Sex", d.sex), field("Marital status", d.marital_status),
-    field("Language", d.language), field("Ethnicity", d.ethnicity), field("Address", address(d.address) || join((d.addresses ?? []).map(address), "; ")),
+    field("Language", d.language), field("Ethnicity", d.ethnicity), field("Address", useList ? join(list.map(address), "; ") : address(single)),
     field("Phone", d.phone), field("Email", d.email), field("Contact", telecom.join("; ")),
     field("Identifiers", join((d.identifiers ?? []).map((i) => `${i.type ?? i.system ?? "id"} ${i.value}`), "; ")),
   );
-  const { sources: _s, extensions: _e, ...data } = d;
+  const data = useList ? { ...rest, addresses: list } : single === undefined ? rest : { ...rest, address: single };
   return block("demographics", "Demographics", "long_term", text, sourceIds(d), data);
 }
 

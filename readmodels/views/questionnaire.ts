@@ -22,13 +22,14 @@ function answerText(r: ItemResponse): string {
 const worsened = (i: Instrument) => /wors|deterior/i.test(i.change?.classification ?? i.latest.change_classification ?? "");
 const significant = (i: Instrument) => i.latest.clinically_significant === true;
 
-/** The administration the change compares against. */
-const prior = (i: Instrument) => (i.change ? [...i.history].reverse().find((h) => h.timestamp === i.change?.prior_date && h !== i.latest) : undefined);
+/** The administration the change compares against (none for a change the client reported). */
+const prior = (i: Instrument) => (i.change?.basis === "history" ? [...i.history].reverse().find((h) => h.timestamp === i.change?.prior_date && h !== i.latest) : undefined);
 
 function latestLine(i: Instrument, w: Window): string {
   const c = i.change;
-  const cls = parts(c?.classification && words(c.classification), c?.exceeds_mid && "exceeds MID");
-  const vs = c ? `; ${signed(c.change)} from ${fmt(c.prior_score)} on ${day(c.prior_date, w.tz)}${cls.length ? ` (${cls.join(", ")})` : ""}` : "";
+  const cls = parts(c?.basis === "client" && "as reported", c?.classification && words(c.classification), c?.exceeds_mid && "exceeds MID");
+  const from = c ? parts(c.prior_score !== null && `from ${fmt(c.prior_score)}`, c.prior_date !== null && `on ${day(c.prior_date, w.tz)}`) : [];
+  const vs = c ? `; ${[signed(c.change), ...from].join(" ")}${cls.length ? ` (${cls.join(", ")})` : ""}` : "";
   const sig = significant(i) ? "; clinically significant" : "";
   return `**${name(i)}**: ${scoreText(i.latest)} on ${day(i.latest.timestamp, w.tz)}${vs}${sig}; ${plural(i.administrations, "administration")}`;
 }

@@ -7,7 +7,7 @@ import { withDoc, type ReadModel } from "../../module.js";
 export interface AllergyReport {
   timestamp: string;
   log_id: string;
-  /** As reported; null when the report did not restate it. */
+  /** As reported; null when a later report did not restate it (the first report records the effective status, "active" by default). */
   status: string | null;
   criticality: string | null;
 }
@@ -37,7 +37,7 @@ export const handles: readonly LogType[] = ["allergy_intolerance"];
 export const allergies: ReadModel<"allergies", AllergiesDoc> = {
   key: "allergies",
   kind: "stable",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ allergies: [] }),
@@ -57,6 +57,7 @@ export const allergies: ReadModel<"allergies", AllergiesDoc> = {
         fields: ["allergen", "snomed_code", "category", "criticality", "status", "reactions", "recorded_date"],
         blank: { allergen, snomed_code, category: null, criticality: null, status: "active", reactions: null, recorded_date: null },
         history: { timestamp: log.timestamp, log_id: log.id, status: status ?? null, criticality: str(a, "criticality") ?? null },
+        created: (h, e) => (h.status === null ? { ...h, status: e.status } : h),
       }));
     }
     return withDoc(s, list === s.doc.allergies ? s.doc : { allergies: [...list] }, clocks);

@@ -9,6 +9,7 @@ import { withDoc, type ModuleState, type ReadModel } from "../../module.js";
 export interface ConditionReport {
   timestamp: string;
   log_id: string;
+  /** As reported; null when a later report did not restate it (the first report records the effective status, "active" by default). */
   status: string | null;
   stage: string | null;
 }
@@ -86,6 +87,7 @@ function applyCondition(s: ModuleState<ConditionDiagnosisDoc>, log: LogRecord): 
         is_primary: null,
       },
       history: { timestamp: log.timestamp, log_id: log.id, status: status ?? null, stage: str(item, "stage") ?? null },
+      created: (h, e) => (h.status === null ? { ...h, status: e.status } : h),
     }));
     if (patch.is_primary === true) {
       const key = JSON.stringify(identityOf(probe));
@@ -117,7 +119,7 @@ export const handles: readonly LogType[] = ["condition", "treatment_phase"];
 export const conditionDiagnosis: ReadModel<"condition_diagnosis", ConditionDiagnosisDoc> = {
   key: "condition_diagnosis",
   kind: "stable",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({

@@ -4,6 +4,7 @@ import { insertSorted } from "../../lib/lists.js";
 import { bool, isObj, num, objs, str, type Obj } from "../../lib/payload.js";
 import { cmpTime, maxTime, minTime } from "../../lib/time.js";
 import { withDoc, type ModuleState, type ReadModel } from "../../module.js";
+import { autoTag } from "./tags.js";
 
 export interface Turn {
   turn_index: number;
@@ -35,8 +36,13 @@ export interface Conversation {
 export interface Memory {
   timestamp: string;
   log_id: string;
-  /** memory_report: its `type` tag (null when untagged); conversation end: "conversation_summary". */
-  type: string | null;
+  /**
+   * memory_report: the client's `type` tag, else one of the catalog's tags chosen from the
+   * content by the service (see tags.ts); conversation end: "conversation_summary".
+   */
+  type: string;
+  /** Who set `type`: "client" (the report's own tag) or "auto" (the service's tagging or a conversation summary). */
+  type_source: "client" | "auto";
   content: string;
   origin: "memory_report" | "conversation";
   conversation_id: string | null;
@@ -125,7 +131,7 @@ function applyEnd(s: ModuleState<ConversationsDoc>, log: LogRecord): ModuleState
     ? transcript.filter((t) => t.speaker_label === null || t.speaker_label === "patient").map((t) => t.text)
     : next.recent_turns.filter((t) => t.speaker_label === "patient").map((t) => t.text);
   const memory: Memory = {
-    timestamp: log.timestamp, log_id: log.id, type: "conversation_summary", content: summarise(next, said),
+    timestamp: log.timestamp, log_id: log.id, type: "conversation_summary", type_source: "auto", content: summarise(next, said),
     origin: "conversation", conversation_id: id,
   };
   return withDoc(s, { conversations: put(s.doc.conversations, next), memories: insertSorted(s.doc.memories, memory, MEMORIES_MAX) });
@@ -134,9 +140,11 @@ function applyEnd(s: ModuleState<ConversationsDoc>, log: LogRecord): ModuleState
 function applyMemory(s: ModuleState<ConversationsDoc>, log: LogRecord): ModuleState<ConversationsDoc> {
   const content = str(log.payload, "content");
   if (content === undefined) return s;
+  // The catalog: "when set, automatic tagging is skipped", so an untagged report is tagged here.
+  const tag = str(log.payload, "type");
   const memory: Memory = {
-    timestamp: log.timestamp, log_id: log.id, type: str(log.payload, "type") ?? null, content, origin: "memory_report",
-    conversation_id: null,
+    timestamp: log.timestamp, log_id: log.id, type: tag ?? autoTag(content), type_source: tag === undefined ? "auto" : "client", content,
+    origin: "memory_report", conversation_id: null,
   };
   return withDoc(s, { ...s.doc, memories: insertSorted(s.doc.memories, memory, MEMORIES_MAX) });
 }
@@ -146,7 +154,7 @@ export const handles: readonly LogType[] = ["conversation", "conversation_turn",
 export const conversations: ReadModel<"conversations", ConversationsDoc> = {
   key: "conversations",
   kind: "event",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ conversations: [], memories: [] }),

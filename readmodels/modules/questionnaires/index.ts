@@ -15,17 +15,33 @@ export interface ScoreEntry {
   /** The client's own change classification for this administration (improved, stable, worsened), if sent. */
   change_classification: string | null;
   minimally_important_difference: number | null;
+  /** The change the client sent with this administration (its `change` object), when it gave one. */
+  reported_change: ReportedChange | null;
+}
+
+/** A client's own change against a prior administration the service may never have seen. */
+export interface ReportedChange {
+  prior_score: number | null;
+  prior_date: string | null;
+  change: number;
 }
 
 /**
- * Change of the latest total score against the one before it (both by event time).
+ * Change of the latest total score against the one before it (both by event time), or,
+ * when the service cannot compute that (no earlier scored administration, or the latest has
+ * no total), the change the client sent with the latest one (`basis: "client"`): history
+ * the service holds wins over what a client says.
  * `direction` is arithmetic only: whether a higher score is better depends on the
  * instrument (PHQ-9: worse; FACT-G: better), so `classification` is only the client's.
  */
 export interface ScoreChange {
-  prior_score: number;
-  prior_date: string;
+  /** Null only for a client's change sent without prior_score (and without a total to derive it). */
+  prior_score: number | null;
+  /** Null only for a client's change sent without prior_date. */
+  prior_date: string | null;
   change: number;
+  /** "history": computed from two administrations the service holds; "client": the latest administration's own `change`. */
+  basis: "history" | "client";
   direction: "increased" | "decreased" | "unchanged";
   /** |change| ≥ the minimally important difference sent with the latest administration. */
   exceeds_mid: boolean | null;
@@ -65,17 +81,38 @@ export interface QuestionnairesDoc {
 }
 
 function changeOf(history: readonly ScoreEntry[]): ScoreChange | null {
+  const latest = last(history);
+  if (!latest) return null;
   const scored = history.filter((h) => h.total_score !== null);
-  const latest = last(scored);
   const prior = scored[scored.length - 2];
-  if (!latest || !prior || latest !== last(history)) return null;
-  const change = round((latest.total_score as number) - (prior.total_score as number), 4);
+  if (prior && last(scored) === latest) {
+    return describe(latest, prior.total_score as number, prior.timestamp, (latest.total_score as number) - (prior.total_score as number), "history");
+  }
+  // Nothing to compute from (no earlier score held, or the latest has no total): the client
+  // may know a prior score from before this service, or a change its total could not show.
+  const r = latest.reported_change;
+  return r ? describe(latest, r.prior_score, r.prior_date, r.change, "client") : null;
+}
+
+function describe(latest: ScoreEntry, prior_score: number | null, prior_date: string | null, delta: number, basis: ScoreChange["basis"]): ScoreChange {
+  const change = round(delta, 4);
   const mid = latest.minimally_important_difference;
   return {
-    prior_score: prior.total_score as number, prior_date: prior.timestamp, change,
+    prior_score, prior_date, change, basis,
     direction: change > 0 ? "increased" : change < 0 ? "decreased" : "unchanged",
     exceeds_mid: mid === null ? null : Math.abs(change) >= mid,
     classification: latest.change_classification,
+  };
+}
+
+/** The client's change: its `change`, else total_score minus prior_score; null when neither can be had. */
+function reportedChange(change: Obj, total: number | null): ReportedChange | null {
+  const prior = num(change, "prior_score") ?? null;
+  const delta = num(change, "change") ?? (prior !== null && total !== null ? total - prior : undefined);
+  if (delta === undefined) return null;
+  return {
+    prior_score: prior ?? (total !== null ? round(total - delta, 4) : null), prior_date: str(change, "prior_date") ?? null,
+    change: round(delta, 4),
   };
 }
 
@@ -86,12 +123,14 @@ function applyResponse(s: ModuleState<QuestionnairesDoc>, log: LogRecord): Modul
   if (id === undefined) return s;
   const scores = obj(p, "scores") ?? {};
   const change = obj(p, "change") ?? {};
+  const total = num(scores, "total_score") ?? null;
   const entry: ScoreEntry = {
-    timestamp: log.timestamp, log_id: log.id, total_score: num(scores, "total_score") ?? null,
+    timestamp: log.timestamp, log_id: log.id, total_score: total,
     total_score_max: num(scores, "total_score_max") ?? null, severity_category: str(scores, "severity_category") ?? null,
     clinically_significant: bool(scores, "clinically_significant") ?? null, domain_scores: obj(scores, "domain_scores") ?? null,
     change_classification: str(change, "change_classification") ?? null,
     minimally_important_difference: num(change, "minimally_important_difference") ?? null,
+    reported_change: reportedChange(change, total),
   };
   const at = s.doc.instruments.findIndex((i) => normName(i.instrument_id) === normName(id));
   const prev = at >= 0 ? s.doc.instruments[at] : undefined;
@@ -128,7 +167,7 @@ export const handles: readonly LogType[] = ["questionnaire_response", "questionn
 export const questionnaires: ReadModel<"questionnaires", QuestionnairesDoc> = {
   key: "questionnaires",
   kind: "event",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ instruments: [], item_responses: [] }),

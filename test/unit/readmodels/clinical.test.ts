@@ -36,6 +36,61 @@ describe("lab_results", () => {
     expect(hb.unit).toBe("g/dL");
     expect(payload(s, "lab_results").abnormal).toEqual([]);
   });
+
+  it("takes a descriptive field the latest result leaves out from the latest result that gave it, whatever its collection time", () => {
+    const unnamed = labs(at(1), [{ loinc_code: "718-7", value_numeric: 11, unit: "g/dL" }]);
+    const named = labs(at(2), [{
+      loinc_code: "718-7", test_name: "Hemoglobin", specimen_type: "blood", test_category: "hematology", value_numeric: 13, unit: "g/dL",
+      reference_range_low: 12, reference_range_high: 16, result_status: "final",
+    }], { collection_datetime: "2025-02-28T12:00:00.000Z" });
+    const renamed = labs(at(3), [{ loinc_code: "718-7", test_name: "Hgb (old name)", value_numeric: 12, unit: "g/dL" }], { collection_datetime: "2025-02-27T12:00:00.000Z" });
+    const byName = labs(at(4), [{ test_name: "hemoglobin", value_numeric: 12.5, unit: "g/dL" }]);
+    for (const order of [[unnamed, named, renamed, byName], [byName, renamed, named, unnamed]]) {
+      const { results } = payload(given(order.slice(0, 3)), "lab_results");
+      expect(results).toHaveLength(1);
+      // The oldest result's name loses to the newer one; the latest result (unnamed) names nothing.
+      expect(results[0]).toMatchObject({
+        test_name: "Hemoglobin", specimen_type: "blood", test_category: "hematology", unit: "g/dL",
+        reference_range_low: 12, reference_range_high: 16, result_status: "final", latest: { value_numeric: 11, log_id: unnamed.id },
+      });
+    }
+    // Named now, the test is found by a result that gives only its name.
+    const all = payload(given([unnamed, named, renamed, byName]), "lab_results").results;
+    expect(all.map((r) => [r.loinc_code, r.test_name, r.history.length])).toEqual([["718-7", "Hemoglobin", 4]]);
+  });
+
+  it("keeps a reference range as one fact: bounds of two results are not mixed", () => {
+    const s = given([
+      labs(at(1), [{ loinc_code: "2345-7", value_numeric: 90, unit: "mg/dL", reference_range_low: 70, reference_range_high: 99 }]),
+      labs(at(2), [{ loinc_code: "2345-7", value_numeric: 50, unit: "mg/dL", reference_range_low: 60 }]),
+    ]);
+    expect(payload(s, "lab_results").results[0]).toMatchObject({ reference_range_low: 60, reference_range_high: null, latest: { abnormal_flag: "L" } });
+  });
+
+  it("flags a result sent without a flag against the reference range the test shows, in latest, history and abnormal", () => {
+    const inRange = labs(at(1), [{ loinc_code: "718-7", test_name: "Hemoglobin", value_numeric: 13, unit: "g/dL", reference_range_low: 12, reference_range_high: 16 }]);
+    const low = labs(at(2), [{ loinc_code: "718-7", test_name: "Hemoglobin", value_numeric: 9, unit: "g/dL" }]);
+    const reported = labs(at(3), [{ loinc_code: "718-7", value_numeric: 17, unit: "g/dL", abnormal_flag: "N" }], { collection_datetime: "2025-03-01T18:00:00.000Z" });
+    for (const order of [[inRange, low, reported], [low, reported, inRange]]) {
+      const d = payload(given(order), "lab_results");
+      const [hb] = d.results;
+      expect(hb).toMatchObject({ reference_range_low: 12, reference_range_high: 16, latest: { value_numeric: 9, abnormal_flag: "L", flag_derived: true } });
+      // A flag the lab sent is never replaced by a derived one.
+      expect(hb.history.map((h) => [h.value_numeric, h.abnormal_flag, h.flag_derived])).toEqual([[13, "N", true], [17, "N", false], [9, "L", true]]);
+      expect(d.abnormal).toEqual([expect.objectContaining({ test_name: "Hemoglobin", abnormal_flag: "L", critical: false, value_numeric: 9 })]);
+    }
+  });
+
+  it("re-flags the results without a flag when a later result brings a new range, and only then", () => {
+    const before = labs(at(1), [{ loinc_code: "718-7", value_numeric: 11, unit: "g/dL" }]);
+    const ranged = labs(at(2), [{ loinc_code: "718-7", value_numeric: 13, unit: "g/dL", reference_range_low: 12, reference_range_high: 16 }]);
+    const olderRange = labs(at(3), [{ loinc_code: "718-7", value_numeric: 10, unit: "g/dL", reference_range_low: 8, reference_range_high: 10 }], { collection_datetime: at(1, 6) });
+    const [hb] = payload(given([before, ranged, olderRange]), "lab_results").results;
+    expect(hb).toMatchObject({ reference_range_low: 12, reference_range_high: 16 });
+    expect(hb.history.map((h) => [h.value_numeric, h.abnormal_flag])).toEqual([[10, "L"], [11, "L"], [13, "N"]]);
+    const [alone] = payload(given([before]), "lab_results").results;
+    expect(alone.latest).toMatchObject({ abnormal_flag: null, flag_derived: true });
+  });
 });
 
 describe("questionnaires", () => {
@@ -52,7 +107,7 @@ describe("questionnaires", () => {
     const s = given([phq(at(1), 14), phq(at(8), 8, { change_classification: "improved", minimally_important_difference: 5 }), log("questionnaire_response", at(9), { instrument: { instrument_id: "gad-7", instrument_type: "validated" }, scores: { total_score: 5 } })]);
     const [p, g] = payload(s, "questionnaires").instruments;
     expect(p).toMatchObject({ instrument_id: "PHQ-9", administrations: 2, latest: { total_score: 8, severity_category: "mild" } });
-    expect(p.change).toEqual({ prior_score: 14, prior_date: at(1), change: -6, direction: "decreased", exceeds_mid: true, classification: "improved" });
+    expect(p.change).toEqual({ prior_score: 14, prior_date: at(1), change: -6, basis: "history", direction: "decreased", exceeds_mid: true, classification: "improved" });
     expect(p.history.map((h) => h.total_score)).toEqual([14, 8]);
     expect(g.change).toBeNull();
   });

@@ -100,9 +100,19 @@ describe("condition_diagnosis", () => {
     const d = payload(s, "condition_diagnosis");
     expect(d.conditions).toHaveLength(2);
     expect(d.conditions[0]).toMatchObject({ disease_type: "Breast cancer", status: "remission", stage: "II", is_primary: true, first_reported_at: at(1), last_reported_at: at(5) });
-    expect(d.conditions[0].history.map((h) => h.status)).toEqual([null, "remission"]);
+    expect(d.conditions[0].history.map((h) => h.status)).toEqual(["active", "remission"]);
     expect(d.treatment_phase).toMatchObject({ current: "surveillance", effective_date: "2025-03-06", updated_at: at(6) });
     expect(d.treatment_phase.history.map((h) => h.new_phase)).toEqual(["active_treatment", "surveillance"]);
+  });
+
+  it("records the first report's effective status in history, one entry per condition of a multi-condition payload", () => {
+    const s = given([
+      log("condition", at(1), { conditions: [{ disease_type: "asthma" }, { disease_type: "gout", clinical_status: "remission" }] }),
+      log("condition", at(2), { disease_type: "asthma", stage: "mild" }),
+    ]);
+    const [asthma, gout] = payload(s, "condition_diagnosis").conditions;
+    expect(asthma.history.map((h) => [h.status, h.stage])).toEqual([["active", null], [null, "mild"]]);
+    expect(gout.history.map((h) => h.status)).toEqual(["remission"]);
   });
 
   it("keeps a single primary condition", () => {
@@ -124,7 +134,26 @@ describe("allergies", () => {
     const list = payload(s, "allergies").allergies;
     expect(list).toHaveLength(1);
     expect(list[0]).toMatchObject({ allergen: "penicillin", status: "resolved", criticality: "high", first_reported_at: at(1), last_reported_at: at(2) });
-    expect(list[0].history.map((h) => h.status)).toEqual([null, "resolved"]);
+    expect(list[0].history.map((h) => h.status)).toEqual(["active", "resolved"]);
+  });
+
+  it("records the first report's effective status in history, and later reports' status only as restated", () => {
+    const s = given([
+      log("allergy_intolerance", at(1), { allergies: [{ allergen: "latex" }] }),
+      log("allergy_intolerance", at(2), { allergies: [{ allergen: "latex", criticality: "low", action: "update" }] }),
+      log("allergy_intolerance", at(3), { allergies: [{ allergen: "sulfa", clinical_status: "inactive" }] }),
+    ]);
+    const [latex, sulfa] = payload(s, "allergies").allergies;
+    expect(latex.history.map((h) => [h.status, h.criticality])).toEqual([["active", null], [null, "low"]]);
+    expect(sulfa.history.map((h) => h.status)).toEqual(["inactive"]);
+  });
+
+  it("records as first the earliest report by event time, whatever the arrival order", () => {
+    const logs = [
+      log("allergy_intolerance", at(2), { allergies: [{ allergen: "latex", clinical_status: "resolved" }] }),
+      log("allergy_intolerance", at(1), { allergies: [{ allergen: "latex" }] }),
+    ];
+    expect(payload(given(logs), "allergies").allergies[0].history.map((h) => h.status)).toEqual(["active", "resolved"]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { renderView } from "../../../readmodels/views/index.js";
-import { given } from "../readmodels/given.js";
+import { at, given, log } from "../readmodels/given.js";
 import { blockOf, engagementLogs, questionnaireLogs, shape } from "./fixtures.js";
 
 describe("engagement_snapshot", () => {
@@ -53,6 +53,17 @@ describe("questionnaire_snapshot", () => {
       "- **GAD-7**: 5/21 (mild) on 2025-03-05; 1 administration",
     ]);
     expect(b.refs).toEqual([f.phqOld.id, f.gad.id, f.phqNew.id].sort());
+  });
+
+  it("shows a change the client reported when the service holds no earlier administration", () => {
+    const only = log("questionnaire_response", at(20), {
+      instrument: { instrument_id: "PHQ-9", instrument_type: "validated" }, administration: { administration_mode: "patient_self_report" },
+      item_responses: [{ item_number: 1, response_value: 2 }], scores: { total_score: 18, total_score_max: 27 },
+      change: { prior_score: 8, prior_date: "2025-02-01", change: 10, change_classification: "worsened", minimally_important_difference: 5 },
+    });
+    const b = blockOf(renderView("questionnaire_snapshot", given([only])), "latest_scores");
+    expect(b.text).toBe("- **PHQ-9**: 18/27 on 2025-03-20; +10 from 8 on 2025-02-01 (as reported, worsened, exceeds MID); 1 administration");
+    expect(b.refs).toEqual([only.id]);
   });
 
   it("lists the week's administrations and item answers, newest first", () => {

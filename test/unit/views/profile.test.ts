@@ -41,6 +41,19 @@ describe("profile_snapshot", () => {
     expect(blockOf(cv, "demographics").text).toContain("**Date of birth**: 1815-12-10");
   });
 
+  it("shows the addresses list once it supersedes the single address, and the single one if written later", () => {
+    const single = log("demographics", at(1), { address: { street: "1 A", city: "B" } });
+    const list = log("demographics", at(2), { addresses: [{ city: "C" }, { street: "5 D", city: "E" }] });
+    const superseded = renderView("profile_snapshot", given([single, list]));
+    expect(blockOf(superseded, "demographics").text).toBe("- **Address**: C; 5 D, E");
+    expect(blockOf(superseded, "demographics").data).toEqual({ addresses: [{ city: "C" }, { street: "5 D", city: "E" }] });
+    const legacyLater = renderView("profile_snapshot", given([list, log("demographics", at(3), { address: { street: "9 Z", city: "Y" } })]));
+    expect(blockOf(legacyLater, "demographics").text).toBe("- **Address**: 9 Z, Y");
+    expect(blockOf(legacyLater, "demographics").data).toEqual({ address: { street: "9 Z", city: "Y" } });
+    const sameTime = renderView("profile_snapshot", given([log("demographics", at(1), { address: { city: "B" }, addresses: [{ city: "C" }] })]));
+    expect(blockOf(sameTime, "demographics").text).toBe("- **Address**: C");
+  });
+
   it("still asks for every essential when the patient has no data at all", () => {
     const e = renderView("profile_snapshot", emptyPatientState("pat_1"));
     expect(e.blocks).toEqual([]);
