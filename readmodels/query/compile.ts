@@ -147,9 +147,20 @@ function groupOrder(ctx: Ctx, order: OrderItem[], keys: Field[], aggs: AggItem[]
   return terms.join(", ");
 }
 
+/**
+ * An aggregation's SQL. min and max of a timestamp over no logs are NULL (ClickHouse's
+ * plain min gives 1970); of a payload path they are the numbers' when the path holds any,
+ * else the strings' (by text), written as JSON text for the shaper to parse.
+ */
 function aggExpr(ctx: Ctx, a: AggItem): string {
   if (a.op === "count" || a.field === undefined) return "count()";
-  return `${a.op}(${a.field.root === "timestamp" ? "timestamp" : extract(ctx, a.field, "Float64")})`;
+  if (a.field.root === "timestamp") return `${a.op}OrNull(timestamp)`;
+  const num = extract(ctx, a.field, "Float64");
+  if (a.op === "min" || a.op === "max") {
+    const text = extract(ctx, a.field, "String");
+    return `if(count(${num}) > 0, toJSONString(${a.op}(${num})), toJSONString(${a.op}OrNull(${text})))`;
+  }
+  return `${a.op}(${num})`;
 }
 
 function flag(ctx: Ctx, body: Record<string, unknown>, key: string): boolean {

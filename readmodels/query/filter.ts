@@ -90,8 +90,16 @@ function likeCond(c: Cond, col: string): string | undefined {
   return `${col} ${c.op === "like" ? "LIKE" : "ILIKE"} ${c.ctx.bind("String", v)}`;
 }
 
+/** A trace as the batch route takes it, `{"object_type","object_id"}`, as it is stored: `object_type:object_id`. */
+function traceText(v: unknown): unknown {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
+  const { object_type, object_id, ...rest } = v as Record<string, unknown>;
+  return typeof object_type === "string" && typeof object_id === "string" && Object.keys(rest).length === 0 ? `${object_type}:${object_id}` : v;
+}
+
 /** `type` and `trace`: plain String columns; a log without a trace stores ''. */
-function textCond(c: Cond, col: "type" | "trace"): string | undefined {
+function textCond(cond: Cond, col: "type" | "trace"): string | undefined {
+  const c = col === "trace" ? { ...cond, v: Array.isArray(cond.v) ? cond.v.map(traceText) : traceText(cond.v) } : cond;
   const { ctx, op, v } = c;
   // Logs are stored under their canonical type: a legacy name (symptom_reported) finds them.
   const named = (x: unknown) => (col === "type" && typeof x === "string" && Object.hasOwn(LOG_TYPE_ALIASES, x) ? LOG_TYPE_ALIASES[x] : x);

@@ -9,8 +9,9 @@ import { AGG_OPS, type AggOp } from "./types.js";
  */
 
 /** Answer keys, and nothing else from the body, are named like SQL identifiers; they still never reach SQL. */
-const ALIAS = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-const ALIAS_RULE = "must be letters, digits and _ (not starting with a digit), at most 64 characters";
+// __proto__ would set the answer row's prototype instead of a key.
+const ALIAS = /^(?!__proto__$)[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+const ALIAS_RULE = "must be letters, digits and _ (not starting with a digit), at most 64 characters, and not __proto__";
 const MAX_SELECT = 64;
 const MAX_GROUP_KEYS = 8;
 const MAX_AGGREGATIONS = 32;
@@ -107,7 +108,7 @@ export function parseAggregations(ctx: Ctx, v: unknown, groupKeys: Field[]): Agg
     const f = valueField(ctx, [...at, "field"], item.field);
     if (f === undefined) return;
     const timeOk = (op === "min" || op === "max") && f.root === "timestamp";
-    if (f.root !== "payload" && !timeOk) return ctx.fail([...at, "field"], `${op} needs a numeric payload path${op === "min" || op === "max" ? " or timestamp" : ""}`, item.field);
+    if (f.root !== "payload" && !timeOk) return ctx.fail([...at, "field"], op === "min" || op === "max" ? `${op} needs a payload path or timestamp` : `${op} needs a numeric payload path`, item.field);
     out.push({ op: op as AggOp, field: f, alias });
   });
   return out;

@@ -12,13 +12,15 @@ const FieldText = Type.String({ minLength: 1, maxLength: 600, description: "type
 /** A string enum rather than a union of literals: ajv then reports one "allowed values" error, not one per op. */
 const OneOf = (values: readonly string[]) => Type.String({ enum: [...values] });
 const Scalar = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
+/** A trace in the form the batch route takes; filters read it as `object_type:object_id`. */
+const TraceObject = Type.Object({ object_type: Type.String(), object_id: Type.String() }, { additionalProperties: false });
 
 const FilterNode = Type.Object(
   {
     field: Type.Optional(FieldText),
     op: Type.Optional(OneOf(FILTER_OPS)),
-    value: Type.Optional(Type.Union([Scalar, Type.Null(), Type.Array(Type.Union([Type.String(), Type.Number()]))], {
-      description: "eq…lte: string/number (boolean for eq, neq); in/nin: list; like/ilike: pattern with % and _; is: null or \"not_null\"; exists: boolean; contains: array element or substring",
+    value: Type.Optional(Type.Union([Scalar, Type.Null(), TraceObject, Type.Array(Type.Union([Type.String(), Type.Number(), TraceObject]))], {
+      description: "eq…lte: string/number (boolean for eq, neq); in/nin: list; like/ilike: pattern with % and _; is: null or \"not_null\"; exists: boolean; contains: array element or substring; on trace, {object_type, object_id} reads as object_type:object_id",
     })),
     or: Type.Optional(Type.Array(Type.Unknown(), { minItems: 1, description: "Filter nodes, any of which holds" })),
     and: Type.Optional(Type.Array(Type.Unknown(), { minItems: 1, description: "Filter nodes, all of which hold" })),
@@ -26,7 +28,7 @@ const FilterNode = Type.Object(
   { additionalProperties: false, description: 'A condition {"field","op","value"} or a group {"or":[…]} / {"and":[…]}' },
 );
 
-const Alias = Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$" });
+const Alias = Type.String({ pattern: "^(?!__proto__$)[A-Za-z_][A-Za-z0-9_]{0,63}$" });
 
 export const QueryBodySchema = Type.Object(
   {

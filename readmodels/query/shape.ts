@@ -43,7 +43,7 @@ function groupRow(shape: QueryShape, r: Record<string, unknown>): Record<string,
   for (const s of wanted) out[s.key] = fieldValue(s.path, r[`g${keys.indexOf(s.path)}`]);
   (shape.aggregations ?? []).forEach((a, i) => {
     const v = r[`a${i}`];
-    out[a.alias] = a.field === "timestamp" ? toIso(v) : toNumber(v);
+    out[a.alias] = a.field === "timestamp" ? toIso(v) : a.field !== undefined && (a.op === "min" || a.op === "max") ? jsonText(v) : toNumber(v);
   });
   return out;
 }
@@ -60,6 +60,16 @@ function fieldValue(path: string, v: unknown): unknown {
     return JSON.parse(v);
   } catch {
     return v;
+  }
+}
+
+/** A value the SQL wrote as JSON text (min and max of a payload path: a number, a string or null). */
+function jsonText(v: unknown): unknown {
+  if (typeof v !== "string") return v ?? null;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return null;
   }
 }
 

@@ -130,6 +130,8 @@ describe("MCP tools over streamable HTTP", () => {
     const window = await call("get_logs", { patient_id: pid, since: "2026-07-02T09:00:00Z", until: "2026-07-02T23:00:00Z" });
     expect(window.json.logs.map((l: any) => l.type)).toEqual(["user_login"]);
     expect((await call("get_logs", { patient_id: pid })).json.count).toBe(6);
+    // An empty list filters nothing, as REST's empty ?log_types= does.
+    expect((await call("get_logs", { patient_id: pid, log_types: [] })).json.count).toBe(6);
   });
 
   it("get_events pages the audit with a cursor", async () => {

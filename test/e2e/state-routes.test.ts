@@ -107,6 +107,26 @@ describe("state reads over REST", () => {
     expect((await get(`/v1/state/${pid}/logs?cursor=garbage`)).statusCode).toBe(422);
   });
 
+  it("takes log_types repeated or comma-separated, refuses an unknown one, and reads a bare date as UTC midnight", async () => {
+    const repeated = (await get(`/v1/state/${pid}/logs?log_types=lab_results&log_types=user_login`)).json();
+    expect(repeated.logs.map((l: any) => l.type).sort()).toEqual(["lab_results", "user_login"]);
+    const typo = await get(`/v1/state/${pid}/logs?log_types=lab_results,lab_resluts`);
+    expect(typo.statusCode).toBe(422);
+    expect(typo.json().details[0]).toMatchObject({ location: ["query", "log_types"], message: expect.stringContaining("lab_resluts") });
+    const days = (await get(`/v1/state/${pid}/logs?since=2026-07-02&until=2026-07-02T23:59:59Z`)).json();
+    expect(days.logs.map((l: any) => l.type).sort()).toEqual(["lab_results", "user_login"]);
+    const bad = await get(`/v1/state/${pid}/events?since=yesterday`);
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().details[0]).toMatchObject({ location: ["query", "since"], input_value: "yesterday" });
+    expect((await get(`/v1/state/${pid}/events?since=2026-01-01`)).statusCode).toBe(200);
+  });
+
+  it("answers a bodiless log query as the empty query", async () => {
+    const r = await t.app.inject({ method: "POST", url: `/v1/state/${pid}/logs/query`, headers: t.auth });
+    expect(r.statusCode).toBe(200);
+    expect(r.json().rows.length).toBe(5);
+  });
+
   it("audits what each log changed, paged with a cursor", async () => {
     const e1 = (await get(`/v1/state/${pid}/events?limit=3`)).json();
     expect(e1.count).toBe(3);

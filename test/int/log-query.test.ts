@@ -81,6 +81,41 @@ describe("the log query builder", () => {
     expect(byType.user_login).toMatchObject({ n: 1 });
   });
 
+  it("answers min and max: numbers when the path holds any, else text; null, not 1970, over no logs", async () => {
+    const r = (
+      await query({
+        filter: [{ field: "type", op: "eq", value: "symptom_report" }],
+        aggregations: [
+          { op: "min", field: "payload.score", alias: "lo" },
+          { op: "max", field: "payload.instrument", alias: "instrument" },
+          { op: "max", field: "timestamp", alias: "last" },
+        ],
+      })
+    ).json();
+    expect(r.rows).toEqual([{ lo: 2, instrument: "esas_r", last: "2026-09-03T09:00:00.000Z" }]);
+    const none = (
+      await query({ filter: [{ field: "timestamp", op: "gt", value: "2030-01-01T00:00:00Z" }], aggregations: [{ op: "count", alias: "n" }, { op: "max", field: "timestamp", alias: "last" }, { op: "min", field: "payload.score", alias: "lo" }] })
+    ).json();
+    expect(none.rows).toEqual([{ n: 0, last: null, lo: null }]);
+  });
+
+  it("refuses __proto__ as an alias, which would vanish from the answer rows", async () => {
+    const r = await query({ aggregations: [{ op: "count", alias: "__proto__" }] });
+    expect(r.statusCode).toBe(422);
+  });
+
+  it("reads a trace filter value in the batch route's object form as object_type:object_id", async () => {
+    const pid = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id;
+    const sent = await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: [{ log_type: "user_logout", patient_id: pid, timestamp: "2026-09-05T08:00:00Z", trace: { object_type: "visit", object_id: "v9" }, payload: {} }] } });
+    expect(sent.json().accepted).toBe(1);
+    const trace = { object_type: "visit", object_id: "v9" };
+    for (const f of [{ field: "trace", op: "eq", value: trace }, { field: "trace", op: "in", value: [trace, "other"] }]) {
+      const r = await query({ filter: [f] });
+      expect(r.statusCode).toBe(200);
+      expect(r.json().rows.map((x: any) => x.trace)).toEqual(["visit:v9"]);
+    }
+  });
+
   it("narrows to a cohort with patient_ids, and to one patient on the patient route", async () => {
     const cohort = (await query({ patient_ids: [p1, p2], count: true })).json();
     expect(cohort.count).toBe(4);

@@ -19,6 +19,10 @@ const Answer = Type.Object({
 export const queryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services: s }) => {
   const config = { scope: "sdk:state-read" as const };
   const tags = ["query"];
+  // Every key of the body is optional, so no body at all is the empty query (the newest logs).
+  app.addHook("preValidation", async (req) => {
+    if (req.body === undefined || req.body === null) req.body = {};
+  });
 
   app.post(
     "/v1/state/logs/query",

@@ -37,7 +37,8 @@ export const getLogs = defineTool({
     const q: LogQuery = {
       since: a.since && new Date(a.since).toISOString(),
       until: a.until && new Date(a.until).toISOString(),
-      log_types: a.log_types,
+      // An empty list filters nothing, as REST's empty ?log_types= does.
+      log_types: a.log_types && a.log_types.length > 0 ? a.log_types : undefined,
       trace: a.trace,
       limit: a.limit,
       cursor: a.cursor,

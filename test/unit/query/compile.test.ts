@@ -153,7 +153,10 @@ describe("compileLogQuery: answer shapes", () => {
   it.each(["count", "sum", "avg", "min", "max"] as const)("groups with the %s aggregation", (op) => {
     const agg = op === "count" ? { op, alias: "v" } : { op, field: "payload.score", alias: "v" };
     const c = q({ group_by: ["type"], aggregations: [agg] });
-    const expr = op === "count" ? "count()" : `${op}(${num("payload_json.`score`")})`;
+    const n = num("payload_json.`score`");
+    // min and max: the numbers' extreme when there are numbers, else the strings' (as JSON text).
+    const text = "JSONExtract(payload, {k0:String}, 'Nullable(String)')";
+    const expr = op === "count" ? "count()" : op === "min" || op === "max" ? `if(count(${n}) > 0, toJSONString(${op}(${n})), toJSONString(${op}OrNull(${text})))` : `${op}(${n})`;
     expect(c.kind).toBe("group");
     expect(c.sql).toBe(`SELECT type AS g0, ${expr} AS a0\nFROM logs FINAL\nWHERE organization_id = {org:String} AND project_id = {project:String}\nGROUP BY g0\nORDER BY g0 ASC\nLIMIT {limit:UInt32} OFFSET {offset:UInt32}`);
     expect(c.shape).toEqual({ groupKeys: ["type"], aggregations: [op === "count" ? { alias: "v", op } : { alias: "v", op, field: "payload.score" }] });
@@ -162,7 +165,7 @@ describe("compileLogQuery: answer shapes", () => {
   it("groups by a payload path as raw JSON, orders by an aggregation alias, and counts groups for include_total", () => {
     const c = q({ group_by: ["payload.severity", "type"], aggregations: [{ op: "count", alias: "n" }, { op: "max", field: "timestamp", alias: "last" }], order: [{ field: "n", desc: true }], include_total: true });
     const key = "if(dynamicType(payload_json.`severity`) IN ('Int64', 'UInt64', 'Float64', 'Bool'), toJSONString(payload_json.`severity`), JSONExtractRaw(payload, {k0:String}))";
-    expect(c.sql).toContain(`SELECT ${key} AS g0, type AS g1, count() AS a0, max(timestamp) AS a1`);
+    expect(c.sql).toContain(`SELECT ${key} AS g0, type AS g1, count() AS a0, maxOrNull(timestamp) AS a1`);
     expect(c.sql).toContain("GROUP BY g0, g1\nORDER BY a0 DESC NULLS LAST, g0 ASC, g1 ASC");
     expect(c.countSql).toBe(`SELECT count() AS n FROM (SELECT ${key} AS g0, type AS g1\nFROM logs FINAL\nWHERE organization_id = {org:String} AND project_id = {project:String}\nGROUP BY g0, g1)`);
     expect(c.countParams).toEqual({ org: "org_1", project: "prj_1", k0: "severity" });

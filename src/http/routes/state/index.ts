@@ -7,7 +7,7 @@ import { EVENTS_CURSOR_PATTERN, eventsCursorAfter, readEventsPage } from "../../
 import { assertModule, type Snapshot } from "../../../state/state-reader.js";
 import { EVENT_MODULES, STABLE_MODULES, type ModuleKey } from "../../../../readmodels/module.js";
 import { responses } from "../../schemas.js";
-import { csv, EventRowSchema, LogRowSchema, ModuleRead, PatientParams } from "./schemas.js";
+import { csv, EventRowSchema, instantParam, ListParam, logTypesParam, LogRowSchema, ModuleRead, PatientParams } from "./schemas.js";
 import { stateViewRoutes } from "./views.js";
 
 /** Tells the client when the wait for its own writes ran out and the state may lag. */
@@ -100,9 +100,9 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         tags,
         params: PatientParams,
         querystring: Type.Object({
-          since: Type.Optional(Type.String({ format: "date-time" })),
-          until: Type.Optional(Type.String({ format: "date-time" })),
-          log_types: Type.Optional(Type.String({ description: "Comma-separated log types" })),
+          since: Type.Optional(Type.String({ description: "ISO 8601 datetime with offset, or a date (UTC midnight)" })),
+          until: Type.Optional(Type.String({ description: "ISO 8601 datetime with offset, or a date (UTC midnight)" })),
+          log_types: Type.Optional(ListParam("Log types (or legacy names), comma-separated or the key repeated")),
           trace: Type.Optional(Type.String()),
           limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
           cursor: Type.Optional(Type.String()),
@@ -121,9 +121,9 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         req.principal,
         req.params.pid,
         {
-          since: q.since && new Date(q.since).toISOString(),
-          until: q.until && new Date(q.until).toISOString(),
-          log_types: csv(q.log_types),
+          since: instantParam(q.since, "since"),
+          until: instantParam(q.until, "until"),
+          log_types: logTypesParam(q.log_types),
           trace: q.trace,
           limit: q.limit,
           cursor: q.cursor,
@@ -143,8 +143,8 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         tags,
         params: PatientParams,
         querystring: Type.Object({
-          since: Type.Optional(Type.String({ format: "date-time" })),
-          until: Type.Optional(Type.String({ format: "date-time" })),
+          since: Type.Optional(Type.String({ description: "ISO 8601 datetime with offset, or a date (UTC midnight)" })),
+          until: Type.Optional(Type.String({ description: "ISO 8601 datetime with offset, or a date (UTC midnight)" })),
           limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
           cursor: Type.Optional(Type.String({ pattern: EVENTS_CURSOR_PATTERN, maxLength: 500, description: "next_cursor of the previous page" })),
         }),
@@ -155,9 +155,10 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     },
     async (req, reply) => {
       // The audit is written with the state; waiting on the state (no modules) is enough.
+      const q = { ...req.query, since: instantParam(req.query.since, "since"), until: instantParam(req.query.until, "until") };
       const snap = await reader.snapshot(req.principal, req.params.pid, []);
       markFreshness(reply, snap);
-      const page = await readEventsPage(s.stateStore, req.params.pid, req.query, ["query", "cursor"]);
+      const page = await readEventsPage(s.stateStore, req.params.pid, q, ["query", "cursor"]);
       const last = page.rows.at(-1);
       const next_cursor = page.more && last ? eventsCursorAfter(last) : null;
       return { patient_id: req.params.pid, count: page.rows.length, events: page.rows.map((r) => r.event), next_cursor };

@@ -1,5 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import { Nullable, OpenObject } from "../../schemas.js";
+import { AppError, fieldIssue } from "../../../errors.js";
+import { resolveLogType } from "../../../catalog/index.js";
+import { canonicalTimestamp } from "../../../../readmodels/lib/time.js";
 
 export const PatientParams = Type.Object({ pid: Type.String({ minLength: 1, maxLength: 64, description: "Patient id" }) });
 
@@ -43,5 +46,38 @@ export const BlockSchema = Type.Object({
   data: Type.Unknown(),
 });
 
-/** A comma-separated list in a query string (`?modules=a,b`). */
-export const csv = (v: string | undefined) => (v === undefined || v === "" ? undefined : v.split(",").map((s) => s.trim()).filter(Boolean));
+/** A comma-separated list in a query string (`?modules=a,b`), or the same key repeated (`?log_types=a&log_types=b`). */
+export const csv = (v: string | readonly string[] | undefined): string[] | undefined => {
+  const items = (typeof v === "string" ? [v] : (v ?? [])).flatMap((x) => x.split(",")).map((x) => x.trim()).filter(Boolean);
+  return items.length === 0 ? undefined : items;
+};
+
+/** A list parameter that may be repeated: one string, or an array of them. */
+export const ListParam = (description: string) => Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 100 })], { description });
+
+/**
+ * `since`/`until` as the log query builder reads them: an ISO 8601 datetime with an
+ * offset, or a bare date meaning that day's UTC midnight. Answers the UTC instant.
+ */
+export function instantParam(v: string | undefined, name: "since" | "until"): string | undefined {
+  if (v === undefined) return undefined;
+  const day = /^\d{4}-\d{2}-\d{2}$/.test(v) ? canonicalTimestamp(`${v}T00:00:00Z`) : null;
+  // A leap second (…:59:60Z) is a valid date-time: it bounds as the last instant of its minute.
+  const at = day ?? canonicalTimestamp(v) ?? canonicalTimestamp(v.replace(/(T\d\d:\d\d):60(\.\d+)?/, "$1:59.999"));
+  if (at === null) {
+    const message = "must be an ISO 8601 datetime with a UTC offset (2026-03-01T09:30:00Z) or a date (UTC midnight)";
+    throw new AppError("validation", `${name} ${message}`, [fieldIssue(["query", name], message, v)]);
+  }
+  return at;
+}
+
+/** `log_types`: each a catalog type or legacy name; a typo is a 422 rather than a silent empty page. */
+export function logTypesParam(v: string | readonly string[] | undefined): string[] | undefined {
+  const types = csv(v);
+  const unknown = (types ?? []).filter((t) => resolveLogType(t) === undefined);
+  if (unknown.length > 0) {
+    const message = `unknown log type ${unknown.join(", ")}; GET /v1/log-types lists the catalog`;
+    throw new AppError("validation", message, [fieldIssue(["query", "log_types"], message, v)]);
+  }
+  return types;
+}
