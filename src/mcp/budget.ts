@@ -11,6 +11,8 @@ export const MAX_RESULT_BYTES = 20_000;
 /** Largest resource body, in bytes: resources are attached whole by a client, so a little more room. @default 50_000 */
 export const MAX_RESOURCE_BYTES = 50_000;
 
+const CUT_MARK = "… [truncated]";
+
 const bytes = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? "null");
 
 /** JSON text of answers measured by `bounded`, so that an answer that fits is serialized once. */
@@ -51,14 +53,24 @@ interface ArraySlot {
   size: number;
 }
 
-/** The largest array (by JSON size) with more than one item, anywhere in the document. */
+/**
+ * The list to halve: the largest array (by JSON size) with more than one item whose size
+ * is spread over its items. An array whose bulk is one item (a view's blocks, one of
+ * which holds a long list of notes) is passed over while another qualifies: halving it
+ * would drop whole blocks to shorten the list inside one of them.
+ */
 function largestArray(root: unknown): ArraySlot | undefined {
   let best: ArraySlot | undefined;
+  let lopsided: ArraySlot | undefined;
   const walk = (v: unknown, path: string, holder: ArraySlot["holder"] | null, key: string | number) => {
     if (Array.isArray(v)) {
       if (v.length > 1 && holder) {
         const size = bytes(v);
-        if (!best || size > best.size) best = { path, holder, key, list: v, size };
+        const biggest = Math.max(...v.map(bytes));
+        const slot = { path, holder, key, list: v, size };
+        if (biggest <= size * 0.6) {
+          if (!best || size > best.size) best = slot;
+        } else if (!lopsided || size > lopsided.size) lopsided = slot;
       }
       v.forEach((x, i) => walk(x, `${path}[${i}]`, v, i));
     } else if (v !== null && typeof v === "object") {
@@ -66,7 +78,7 @@ function largestArray(root: unknown): ArraySlot | undefined {
     }
   };
   walk(root, "", null, "");
-  return best;
+  return best ?? lopsided;
 }
 
 /** Time-ordered oldest first (histories): keep the newest half, else the first half. */
@@ -94,14 +106,21 @@ function longestString(root: unknown): { holder: Record<string, unknown> | unkno
 }
 
 /**
- * A copy of `value` that fits `budget`: halves the largest list until it fits (keeping
- * the newest half of a time-ordered history), then, if still needed, cuts long texts.
- * The cuts are reported, so the answer can say what is missing.
+ * A copy of `value` that fits `budget`: first cuts any text longer than a quarter of the
+ * budget (one pasted note must not cost the rest of the answer), then halves the largest
+ * list until it fits (keeping the newest half of a time-ordered history), then, if still
+ * needed, cuts long texts further. The list cuts are reported, so the answer can say
+ * what is missing; a cut text ends with "… [truncated]".
  */
 export function shrink<T>(value: T, budget = MAX_RESULT_BYTES): { value: T; cuts: Cut[] } {
   if (bytes(value) <= budget) return { value, cuts: [] };
   const copy = JSON.parse(JSON.stringify(value)) as T;
   const cuts = new Map<string, Cut>();
+  const longest = Math.floor(budget / 4);
+  // A cut text is `longest` characters plus the mark: longer than that means not cut yet.
+  for (let s = longestString(copy); s && s.text.length > longest + CUT_MARK.length && bytes(copy) > budget; s = longestString(copy)) {
+    (s.holder as Record<string | number, unknown>)[s.key] = `${s.text.slice(0, longest)}${CUT_MARK}`;
+  }
   for (let round = 0; round < 200 && bytes(copy) > budget; round++) {
     const slot = largestArray(copy);
     if (slot) {
@@ -114,7 +133,7 @@ export function shrink<T>(value: T, budget = MAX_RESULT_BYTES): { value: T; cuts
     }
     const s = longestString(copy);
     if (!s) break;
-    (s.holder as Record<string | number, unknown>)[s.key] = `${s.text.slice(0, Math.floor(s.text.length / 2))}… [truncated]`;
+    (s.holder as Record<string | number, unknown>)[s.key] = `${s.text.slice(0, Math.floor(s.text.length / 2))}${CUT_MARK}`;
   }
   return { value: copy, cuts: [...cuts.values()] };
 }

@@ -63,6 +63,18 @@ function freshness(snap: Snapshot): Record<string, unknown> {
   return { "pss/applied_seq": snap.stored.applied_seq, ...(snap.current ? {} : { "pss/stale": true }) };
 }
 
+/**
+ * A JSON-RPC error a handler throws (resources and prompts have no isError result). The
+ * SDK answers any thrown error with its `code` and `message`; its own McpError would
+ * prefix the message with "MCP error <code>: ", which then reaches the client doubled
+ * (clients add their own prefix).
+ */
+export class ProtocolError extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message);
+  }
+}
+
 /** A domain failure the model can act on: returned as a result, never thrown (protocol errors are thrown). */
 export function toolError(message: string): CallToolResult {
   return { content: [{ type: "text", text: message }], isError: true };
@@ -71,6 +83,9 @@ export function toolError(message: string): CallToolResult {
 /** The message of a client-side AppError, with the hint a model needs to try again. */
 export function describeFailure(err: AppError, principal: Principal): string {
   if (err.code === "not_found" && err.message.startsWith("patient ")) {
+    if (principal.patient_id !== undefined && err.message.startsWith(`patient ${principal.patient_id} `)) {
+      return `${err.message}: the patient this credential is bound to has been deleted, so nothing can be read with it.`;
+    }
     return principal.patient_id !== undefined
       ? `${err.message}: this credential reads only patient ${principal.patient_id}; leave patient_id out to read that patient.`
       : `${err.message} in this project: check the id (service ids look like pat_01J...) and the project of the credential.`;
@@ -95,9 +110,9 @@ export async function failedAs<T>(ctx: McpContext, callId: RequestId, run: () =>
   try {
     return await run();
   } catch (err) {
-    // A protocol error (McpError) is mapped by its code when it is sent.
+    // A protocol error is mapped by its code when it is sent.
     if (isAppError(err)) ctx.outcomes.set(callId, err.status);
-    else if (!(err instanceof McpError)) ctx.outcomes.set(callId, 500);
+    else if (!(err instanceof ProtocolError || err instanceof McpError)) ctx.outcomes.set(callId, 500);
     if (isAppError(err) && err.status < 500) return answer(err);
     throw err;
   }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from "fastify";
 import { Type } from "@sinclair/typebox";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { AppError } from "../errors.js";
 import { responses } from "../http/schemas.js";
 import type { Services } from "../services.js";
@@ -26,6 +27,15 @@ import { createMcpServer, featuresFor } from "./server.js";
 export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const config = { scope: "mcp:patient-state" as const };
 
+  // Malformed JSON is a JSON-RPC parse error (-32700) here, not the REST error body: an MCP
+  // client reads JSON-RPC. The body is kept aside and answered by the route.
+  const parseJson = app.getDefaultJsonParser("ignore", "ignore");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (req, body, done) => {
+    if (body === "") return done(null, undefined);
+    parseJson(req, body as string, (err, value) => done(null, err ? new UnparsableBody(err.message) : value));
+  });
+
   app.post(
     "/mcp",
     {
@@ -41,6 +51,13 @@ export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app,
       },
     },
     async (req, reply) => {
+      if (req.body instanceof UnparsableBody) {
+        // Written raw: the route's 400 schema is the REST error body.
+        reply.hijack();
+        reply.raw.writeHead(400, { "content-type": "application/json" });
+        reply.raw.end(JSON.stringify({ jsonrpc: "2.0", error: { code: ErrorCode.ParseError, message: `Parse error: ${req.body.reason}` }, id: null }));
+        return;
+      }
       const known: CallOutcomes = new Map();
       const server = createMcpServer(services, req.principal, featuresFor(req.body), known);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -75,3 +92,8 @@ export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app,
   app.get("/mcp", { config, schema: { hide: true } }, notAllowed);
   app.delete("/mcp", { config, schema: { hide: true } }, notAllowed);
 };
+
+/** A POST /mcp body that is not JSON, with the parser's reason. */
+class UnparsableBody {
+  constructor(readonly reason: string) {}
+}

@@ -1,5 +1,5 @@
 import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { McpError, type ReadResourceResult, type RequestId, type Resource } from "@modelcontextprotocol/sdk/types.js";
+import type { ReadResourceResult, RequestId, Resource } from "@modelcontextprotocol/sdk/types.js";
 import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import { EVENT_MODULES } from "../../readmodels/module.js";
 import { VIEW_TYPES, viewTitle } from "../../readmodels/views/index.js";
@@ -7,7 +7,7 @@ import { listLogTypes } from "../catalog/index.js";
 import type { Snapshot } from "../state/state-reader.js";
 import { MAX_RESOURCE_BYTES, toJson } from "./budget.js";
 import { RESOURCE_NOT_FOUND } from "./call-outcomes.js";
-import { describeFailure, failedAs, type McpContext } from "./context.js";
+import { describeFailure, failedAs, ProtocolError, type McpContext } from "./context.js";
 import { eventModuleAnswer } from "./tools/get-event-state-module.js";
 import { stableAnswer } from "./tools/get-stable-data.js";
 import { rawViewAnswer, readView } from "./tools/get-view.js";
@@ -27,7 +27,7 @@ const prefixed = (all: readonly string[]) => (value: string) => all.filter((x) =
 /** Reads through the same checks as the tools; a patient or module that is not there is "resource not found". */
 function guarded(ctx: McpContext, callId: RequestId, read: () => Promise<ReadResourceResult>): Promise<ReadResourceResult> {
   return failedAs(ctx, callId, read, (err) => {
-    throw new McpError(RESOURCE_NOT_FOUND, describeFailure(err, ctx.principal));
+    throw new ProtocolError(RESOURCE_NOT_FOUND, describeFailure(err, ctx.principal));
   });
 }
 
@@ -94,7 +94,7 @@ export function registerResources(server: McpServer, ctx: McpContext): void {
     { title: "Current project", description: "The project this credential reads: id, name, slug, status.", mimeType: JSON_TYPE },
     async (uri, extra) => guarded(ctx, extra.requestId, async () => {
       const p = await ctx.services.projects.get(ctx.principal.project_id);
-      if (!p) throw new McpError(RESOURCE_NOT_FOUND, "the project of this credential no longer exists");
+      if (!p) throw new ProtocolError(RESOURCE_NOT_FOUND, "the project of this credential no longer exists");
       return json(uri, { id: p.id, name: p.name, slug: p.slug, status: p.status, is_default: p.is_default, organization_id: p.organization_id, created_at: p.created_at });
     }),
   );

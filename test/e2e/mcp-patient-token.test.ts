@@ -104,8 +104,10 @@ describe("MCP with a patient token", () => {
     await t.app.inject({ method: "DELETE", url: `/v1/patients/${pid}`, headers: t.auth });
     const other = new Client({ name: "pss-test", version: "1.0.0" });
     await other.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
-    const r = (await other.callTool({ name: "get_stable_data", arguments: {} })) as { isError?: boolean };
+    const r = (await other.callTool({ name: "get_stable_data", arguments: {} })) as { isError?: boolean; content: { text: string }[] };
     expect(r.isError).toBe(true);
+    // Not "leave patient_id out": it was left out; the patient itself is gone.
+    expect(r.content[0]!.text).toMatch(/bound to has been deleted/);
     expect((await other.listResources()).resources).toEqual([]);
     await other.close();
   });

@@ -196,6 +196,17 @@ describe("MCP authentication", () => {
     await c.close();
   });
 
+  it("answers malformed JSON with a JSON-RPC parse error, and protocol errors without a doubled prefix", async () => {
+    const headers = { authorization: `Bearer ${t.adminKey}`, accept: "application/json, text/event-stream", "content-type": "application/json" };
+    const bad = await fetch(`${base}/mcp`, { method: "POST", headers, body: '{"jsonrpc":' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700, message: expect.stringMatching(/^Parse error/) } });
+    const read = await fetch(`${base}/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "patient://pat_nobody/stable" } }) });
+    const body = await read.json();
+    expect(body.error.code).toBe(-32002);
+    expect(body.error.message).toMatch(/^patient pat_nobody not found/);
+  });
+
   it("answers GET and DELETE /mcp with 405 (stateless server)", async () => {
     for (const method of ["GET", "DELETE"]) {
       const r = await fetch(`${base}/mcp`, { method, headers: { authorization: `Bearer ${t.adminKey}`, accept: "text/event-stream" } });

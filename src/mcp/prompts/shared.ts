@@ -1,10 +1,10 @@
-import { McpError, ErrorCode, type GetPromptResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
-import { describeFailure, failedAs, type McpContext } from "../context.js";
+import { ErrorCode, type GetPromptResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { describeFailure, failedAs, ProtocolError, type McpContext } from "../context.js";
 
 /** The patient a prompt is about: the argument, else the patient token's own patient. */
 export function promptPatient(ctx: McpContext, patientId: string | undefined): string {
   const pid = patientId ?? ctx.principal.patient_id;
-  if (pid === undefined) throw new McpError(ErrorCode.InvalidParams, "patient_id is required: this credential is not bound to one patient");
+  if (pid === undefined) throw new ProtocolError(ErrorCode.InvalidParams, "patient_id is required: this credential is not bound to one patient");
   return pid;
 }
 
@@ -15,7 +15,7 @@ export function promptPatient(ctx: McpContext, patientId: string | undefined): s
  */
 export function resolvePrompt(ctx: McpContext, callId: RequestId, build: () => Promise<GetPromptResult>): Promise<GetPromptResult> {
   return failedAs(ctx, callId, build, (err) => {
-    throw new McpError(ErrorCode.InvalidParams, describeFailure(err, ctx.principal));
+    throw new ProtocolError(ErrorCode.InvalidParams, describeFailure(err, ctx.principal));
   });
 }
 

@@ -27,7 +27,8 @@ export const getEvents = defineTool({
     const snap = await ctx.services.stateReader.snapshot(ctx.principal, pid);
     // The REST twin's paging (src/state/events-page.ts).
     const { rows, more } = await readEventsPage(ctx.services.stateStore, pid, a, ["arguments", "cursor"]);
-    const events = rows.map((r) => r.event);
+    // The contract's event fields, as REST answers them (log_timestamp is the cursor's).
+    const events = rows.map(({ event: { log_timestamp: _, ...e } }) => e);
     const wrap = (page: readonly unknown[], cursor: string | null) => ({ patient_id: pid, count: page.length, events: page, next_cursor: cursor });
     // Measured with a cursor as long as the one the answer will carry.
     const n = fitCount(events, (p) => wrap(p, rows.length > 0 ? eventsCursorAfter(rows.at(-1)!) : null));
