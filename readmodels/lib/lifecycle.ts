@@ -10,7 +10,7 @@ import { maxTime, minTime, type Stamped } from "./time.js";
 export interface Lifecycle<H extends Stamped> extends EntryMeta {
   first_reported_at: string;
   last_reported_at: string;
-  /** Sorted by (timestamp, log_id); the last HISTORY reports. */
+  /** Sorted by timestamp, ties in fold order; the last HISTORY reports. */
   history: H[];
 }
 

@@ -1,3 +1,4 @@
+import type { SourceRef } from "../../lib/lists.js";
 import type { Obj } from "../../lib/payload.js";
 
 /** Every item carries the event time and the log it came from. */
@@ -6,17 +7,30 @@ export interface Item {
   log_id: string;
 }
 
-export interface Note extends Item {
+/** A point-in-time item's provenance, as sent: the item's source, else the payload's (null when none); the payload's extensions with the item's own over them at leaf level (`{}` when none). */
+export interface Provenance {
+  source: unknown;
+  extensions: Obj;
+}
+
+/** Entries that gather several reports: extensions merged at leaf level (latest event time wins per leaf), the last 10 sources. */
+export interface Gathered {
+  extensions: Obj;
+  sources: SourceRef[];
+}
+
+/** The note as sent (fields this service does not model included), with the named fields normalized (null when absent). */
+export interface Note extends Item, Provenance {
   note_type: string | null;
   loinc_code: string | null;
   authored_by: Obj | null;
   authored_date: string | null;
   encounter_id: string | null;
   sections: { section_label: string; content: string }[];
-  source: unknown;
+  [field: string]: unknown;
 }
 
-export interface Finding extends Item {
+export interface Finding extends Item, Provenance {
   description: string;
   body_site: string | null;
   severity: string | null;
@@ -25,7 +39,7 @@ export interface Finding extends Item {
   recorded_at: string | null;
 }
 
-export interface ImagingFinding extends Item {
+export interface ImagingFinding extends Item, Provenance {
   modality: string;
   body_region: string | null;
   impression: string | null;
@@ -35,7 +49,7 @@ export interface ImagingFinding extends Item {
 }
 
 /** One variant per (gene, variant_designation); the latest report by event time wins. */
-export interface GenomicVariant extends Item {
+export interface GenomicVariant extends Item, Gathered {
   gene: string;
   variant_designation: string | null;
   variant_type: string | null;
@@ -52,7 +66,7 @@ export interface MeasurementValue extends Item {
 }
 
 /** One series per code (code_system|code), else per normalized measurement_type, and body_site. */
-export interface Measurement {
+export interface Measurement extends Gathered {
   measurement_type: string;
   code_system: string | null;
   code: string | null;
@@ -62,12 +76,12 @@ export interface Measurement {
   history: MeasurementValue[];
 }
 
-export interface TreatmentResponse extends Item {
+export interface TreatmentResponse extends Item, Provenance {
   response_category: string;
   treatment_description: string | null;
   assessment_method: string | null;
   reference_date: string | null;
-  /** Any other fields of the assessment, as sent. */
+  /** Any other fields of the assessment, as sent (source and extensions aside). */
   details: Obj;
 }
 
@@ -83,7 +97,7 @@ export interface FunctionalReading extends Item {
 }
 
 /** One series per normalized instrument (nyha, ecog, karnofsky, ...). */
-export interface FunctionalStatus {
+export interface FunctionalStatus extends Gathered {
   instrument: string;
   latest: FunctionalReading;
   history: FunctionalReading[];

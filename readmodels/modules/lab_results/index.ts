@@ -1,37 +1,53 @@
-import { utcInstant } from "../../lib/time.js";
+import { moveClocks } from "../../lib/clocks.js";
+import { cmpTime, utcInstant } from "../../lib/time.js";
 import type { LogType } from "../../../src/catalog/log-types.js";
-import { findByIdentity, type Identity } from "../../lib/identity.js";
-import { HISTORY, insertSorted, last, replaceAt } from "../../lib/lists.js";
+import { findByIdentity, identityKey, type Identity } from "../../lib/identity.js";
+import { addSource, HISTORY, insertSorted, last, replaceAt, type SourceRef } from "../../lib/lists.js";
 import { num, objs, str, type Obj } from "../../lib/payload.js";
 import { withDoc, type ReadModel } from "../../module.js";
+import { itemExtensions, mergeExtensions } from "../../lib/extensions.js";
 
 export type AbnormalFlag = "H" | "L" | "N" | "HH" | "LL";
 
 export interface LabValue {
   value_numeric: number | null;
   value_string: string | null;
-  /** As reported; when absent, derived from value_numeric and the reference range (H, L or N). */
+  /** As reported; when absent, derived from value_numeric and a reference range (H, L or N; null without one): see flag_source. */
   abnormal_flag: AbnormalFlag | null;
+  /**
+   * reported: sent by the lab. own_range: derived from the range sent with this result.
+   * test_range: the result came with neither, so it is judged against the test's reference
+   * range (the one the test shows), and follows it when a later result changes it.
+   */
+  flag_source: "reported" | "own_range" | "test_range";
   /** Collection time: the payload's collection_datetime, else the log's timestamp. */
   timestamp: string;
   log_id: string;
 }
 
-/** One test, identified by loinc_code, else normalized test_name. */
+/**
+ * One test, identified by loinc_code, else normalized test_name. Each descriptive field
+ * (test_name, unit, test_category, specimen_type, result_status, and the reference range
+ * as one pair) is the one of the latest result by collection time that gave it.
+ */
 export interface LabResult {
   loinc_code: string | null;
   test_name: string | null;
-  /** Unit of the latest value. */
+  /** Unit of the latest value (that gave one). */
   unit: string | null;
   test_category: string | null;
   specimen_type: string | null;
   reference_range_low: number | null;
   reference_range_high: number | null;
-  /** final | preliminary | corrected, of the latest value. */
+  /** final | preliminary | corrected, of the latest value (that gave one). */
   result_status: string | null;
   latest: LabValue;
   /** The last 50 values by collection time; `latest` is the last of them. */
   history: LabValue[];
+  /** The payload's extensions, then the result's own, merged at leaf level (latest event time wins per leaf). */
+  extensions: Obj;
+  /** The last 10 logs that reported this test (source: the result's, else the payload's). */
+  sources: SourceRef[];
 }
 
 export interface AbnormalResult {
@@ -53,17 +69,13 @@ export interface LabResultsDoc {
   abnormal: AbnormalResult[];
 }
 
+const NS = "results";
 const FLAGS: readonly string[] = ["H", "L", "N", "HH", "LL"];
 const identityOf = (r: Pick<LabResult, "loinc_code" | "test_name">): Identity => ({ codes: [r.loinc_code], name: r.test_name });
 
-function flagOf(r: Obj): AbnormalFlag | null {
-  const f = str(r, "abnormal_flag");
-  if (f !== undefined && FLAGS.includes(f)) return f as AbnormalFlag;
-  const v = num(r, "value_numeric");
-  const lo = num(r, "reference_range_low");
-  const hi = num(r, "reference_range_high");
-  if (v === undefined || (lo === undefined && hi === undefined)) return null;
-  return lo !== undefined && v < lo ? "L" : hi !== undefined && v > hi ? "H" : "N";
+function rangeFlag(v: number | null, lo: number | null, hi: number | null): AbnormalFlag | null {
+  if (v === null || (lo === null && hi === null)) return null;
+  return lo !== null && v < lo ? "L" : hi !== null && v > hi ? "H" : "N";
 }
 
 function abnormalOf(results: readonly LabResult[]): AbnormalResult[] {
@@ -80,45 +92,76 @@ export const handles: readonly LogType[] = ["lab_results"];
 export const labResults: ReadModel<"lab_results", LabResultsDoc> = {
   key: "lab_results",
   kind: "event",
-  version: 2,
+  version: 3,
   handles,
   reads: [],
   initial: () => ({ results: [], abnormal: [] }),
   evolve: (s, log) => {
-    const collected = str(log.payload, "collection_datetime");
+    const p = log.payload;
+    const collected = str(p, "collection_datetime");
     const timestamp = collected === undefined ? log.timestamp : utcInstant(collected);
     let results = s.doc.results;
-    for (const r of objs(log.payload, "results")) {
+    let clocks = s.clocks;
+    for (const r of objs(p, "results")) {
       const loinc_code = str(r, "loinc_code") ?? null;
       const test_name = str(r, "test_name") ?? null;
       if (!loinc_code && !test_name) continue;
-      const value: LabValue = {
-        value_numeric: num(r, "value_numeric") ?? null, value_string: str(r, "value_string") ?? null,
-        abnormal_flag: flagOf(r), timestamp, log_id: log.id,
-      };
       const at = findByIdentity(results, { codes: [loinc_code], name: test_name }, identityOf);
       const prev = at >= 0 ? results[at] : undefined;
-      const history = insertSorted(prev?.history ?? [], value, HISTORY);
-      const isLatest = last(history) === value;
-      // Descriptive fields follow the latest value; a late-arriving older value only joins the history.
-      const kept = (k: keyof LabResult) => (prev ? (prev[k] as string | number | null) : null);
-      const described = <T extends string | number>(k: keyof LabResult, v: T | undefined) =>
-        (isLatest ? (v ?? kept(k)) : kept(k)) as T | null;
+      const key = identityKey({ codes: [prev?.loinc_code ?? loinc_code], name: prev?.test_name ?? test_name });
+      if (prev) clocks = moveClocks(clocks, [NS, identityKey(identityOf(prev))], [NS, key]);
+      // A field this result leaves out keeps the value of the latest result that gave it,
+      // so neither arrival order nor a sparse latest result loses it. Its clock holds the
+      // collection time of that result (the order values follow), not an event time.
+      const stamps: Record<string, string> = {};
+      const wins = (field: string): boolean => {
+        const k = JSON.stringify([NS, key, "collected", field]);
+        const c = clocks[k];
+        if (c !== undefined && cmpTime(c, timestamp) > 0) return false;
+        stamps[k] = timestamp;
+        return true;
+      };
+      const described = <T>(field: keyof LabResult, v: T | undefined): T | null =>
+        v !== undefined && wins(field) ? v : ((prev?.[field] ?? null) as T | null);
+      const low = num(r, "reference_range_low");
+      const high = num(r, "reference_range_high");
+      // The range is one fact: the bounds of two reports are never mixed.
+      const ranged = (low !== undefined || high !== undefined) && wins("reference_range");
+      const reference_range_low = ranged ? (low ?? null) : (prev?.reference_range_low ?? null);
+      const reference_range_high = ranged ? (high ?? null) : (prev?.reference_range_high ?? null);
+      const flagged = (v: LabValue): LabValue => {
+        if (v.flag_source !== "test_range") return v;
+        const f = rangeFlag(v.value_numeric, reference_range_low, reference_range_high);
+        return f === v.abnormal_flag ? v : { ...v, abnormal_flag: f };
+      };
+      const reported = str(r, "abnormal_flag");
+      const flag = reported !== undefined && FLAGS.includes(reported) ? (reported as AbnormalFlag) : null;
+      const value_numeric = num(r, "value_numeric") ?? null;
+      const ownRange = low !== undefined || high !== undefined;
+      const value: LabValue = {
+        value_numeric, value_string: str(r, "value_string") ?? null,
+        abnormal_flag: flag ?? (ownRange ? rangeFlag(value_numeric, low ?? null, high ?? null) : null),
+        flag_source: flag !== null ? "reported" : ownRange ? "own_range" : "test_range", timestamp, log_id: log.id,
+      };
+      let history = insertSorted(prev?.history ?? [], flagged(value), HISTORY);
+      // Results without a flag or range of their own follow the test's range: a new one re-judges them.
+      if (prev && (prev.reference_range_low !== reference_range_low || prev.reference_range_high !== reference_range_high)) {
+        history = history.map(flagged);
+      }
+      const name = described("test_name", test_name ?? undefined);
+      const unit = described("unit", str(r, "unit"));
+      const test_category = described("test_category", str(r, "test_category"));
+      const specimen_type = described("specimen_type", str(r, "specimen_type"));
+      const result_status = described("result_status", str(r, "result_status"));
+      const ext = mergeExtensions(prev?.extensions ?? {}, clocks, [NS, key], itemExtensions(p, r), log.timestamp);
+      clocks = Object.keys(stamps).length > 0 ? { ...ext.clocks, ...stamps } : ext.clocks;
       const next: LabResult = {
-        loinc_code: prev?.loinc_code ?? loinc_code,
-        test_name: described("test_name", test_name ?? undefined),
-        unit: described("unit", str(r, "unit")),
-        test_category: described("test_category", str(r, "test_category")),
-        specimen_type: described("specimen_type", str(r, "specimen_type")),
-        reference_range_low: described("reference_range_low", num(r, "reference_range_low")),
-        reference_range_high: described("reference_range_high", num(r, "reference_range_high")),
-        result_status: described("result_status", str(r, "result_status")),
-        latest: last(history) as LabValue,
-        history,
+        loinc_code: prev?.loinc_code ?? loinc_code, test_name: name, unit, test_category, specimen_type, reference_range_low, reference_range_high, result_status,
+        latest: last(history) as LabValue, history, extensions: ext.extensions, sources: addSource(prev?.sources, log, r.source),
       };
       results = replaceAt(results, at, next);
     }
     if (results === s.doc.results) return s;
-    return withDoc(s, { results, abnormal: abnormalOf(results) });
+    return withDoc(s, { results, abnormal: abnormalOf(results) }, clocks);
   },
 };

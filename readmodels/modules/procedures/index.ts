@@ -4,6 +4,7 @@ import type { LogRecord } from "../../log-record.js";
 import { applyOpen, itemsOf, type OpenEntry } from "../../lib/open-entries.js";
 import { firstStr, normName, num, objs, str } from "../../lib/payload.js";
 import { withDoc, type ModuleState, type ReadModel } from "../../module.js";
+import { itemExtensions } from "../../lib/extensions.js";
 
 /** key: `<procedure_code, else normalized name>@<performed date>` (one entry per procedure performed; a repeat on another day is another entry). status entered_in_error withdraws it. */
 export interface Procedure extends OpenEntry {
@@ -43,7 +44,9 @@ const WHEN = ["performed_at", "performed_date", "procedure_date", "date", "start
 function applyProcedure(s: ModuleState<ProceduresDoc>, log: LogRecord): ModuleState<ProceduresDoc> {
   let list: readonly Procedure[] = s.doc.procedures;
   let clocks = s.clocks;
-  for (const item of itemsOf(log.payload, ["procedures"])) {
+  for (const listed of itemsOf(log.payload, ["procedures"])) {
+    // The payload's extensions describe every procedure it lists.
+    const item = { ...listed, extensions: itemExtensions(log.payload, listed) };
     const name = firstStr(item, NAME) ?? null;
     const code = firstStr(item, CODE) ?? null;
     if (!name && !code) continue;
@@ -80,7 +83,7 @@ function applyResult(s: ModuleState<ProceduresDoc>, log: LogRecord): ModuleState
     };
     ({ list, clocks } = applyOpen<ProcedureResult>({
       list, clocks, ns: "results", key, log, fields, consumed: Object.keys(fields),
-      item: { ...r, source: log.payload.source },
+      item: { ...r, source: r.source ?? log.payload.source, extensions: itemExtensions(log.payload, r) },
     }));
   }
   return withDoc(s, list === s.doc.results ? s.doc : { ...s.doc, results: [...list] }, clocks);
@@ -91,7 +94,7 @@ export const handles: readonly LogType[] = ["procedure", "procedure_result"];
 export const procedures: ReadModel<"procedures", ProceduresDoc> = {
   key: "procedures",
   kind: "stable",
-  version: 2,
+  version: 3,
   handles,
   reads: [],
   initial: () => ({ procedures: [], results: [] }),

@@ -5,6 +5,7 @@ import { applyLifecycle } from "../../lib/lifecycle.js";
 import { addSource, HISTORY, insertSorted, last, replaceAt, SOURCES } from "../../lib/lists.js";
 import { normName, num, objs, str, type Obj } from "../../lib/payload.js";
 import { withDoc, type ModuleState, type ReadModel } from "../../module.js";
+import { itemExtensions, mergeExtensions } from "../../lib/extensions.js";
 import type { HealthMetric, MetricReading, PendingDetail, Symptom, SymptomReport, SymptomsDoc } from "./types.js";
 
 export type * from "./types.js";
@@ -67,7 +68,7 @@ function applyReport(s: ModuleState<SymptomsDoc>, log: LogRecord): ModuleState<S
     // nulled, the next report naming only that code would no longer find the entry.
     const patch = {
       name, snomed_code: snomed_code ?? undefined, meddra_code: meddra_code ?? undefined, type: str(item, "type"), scale_min: num(item, "scale_min") ?? min, scale_max: num(item, "scale_max") ?? max,
-      attributes, extensions: item.extensions,
+      attributes, extensions: itemExtensions(log.payload, item),
     };
     const before = doc.symptoms.length;
     const r = applyLifecycle<Symptom, SymptomReport>({
@@ -120,10 +121,14 @@ function applyMetric(s: ModuleState<SymptomsDoc>, log: LogRecord): ModuleState<S
     scale_min: num(log.payload, "scale_min") ?? null, scale_max: num(log.payload, "scale_max") ?? null,
   };
   const at = s.doc.health_metrics.findIndex((m) => normName(m.metric_type) === normName(metric_type));
-  const history = insertSorted(at >= 0 ? s.doc.health_metrics[at].history : [], reading, HISTORY);
+  const prev = at >= 0 ? s.doc.health_metrics[at] : undefined;
+  const history = insertSorted(prev?.history ?? [], reading, HISTORY);
   const latest = last(history) as MetricReading;
-  const metric: HealthMetric = { metric_type: at >= 0 ? s.doc.health_metrics[at].metric_type : metric_type, latest, history };
-  return withDoc(s, { ...s.doc, health_metrics: replaceAt(s.doc.health_metrics, at, metric) });
+  const ext = mergeExtensions(prev?.extensions ?? {}, s.clocks, ["health_metrics", normName(metric_type)], itemExtensions(log.payload, log.payload), log.timestamp);
+  const metric: HealthMetric = {
+    metric_type: prev?.metric_type ?? metric_type, latest, history, extensions: ext.extensions, sources: addSource(prev?.sources, log),
+  };
+  return withDoc(s, { ...s.doc, health_metrics: replaceAt(s.doc.health_metrics, at, metric) }, ext.clocks);
 }
 
 export const handles: readonly LogType[] = ["symptom_report", "symptom_detail", "symptom_free_text", "health_metric"];
@@ -131,7 +136,7 @@ export const handles: readonly LogType[] = ["symptom_report", "symptom_detail", 
 export const symptoms: ReadModel<"symptoms", SymptomsDoc> = {
   key: "symptoms",
   kind: "event",
-  version: 2,
+  version: 3,
   handles,
   reads: [],
   initial: () => ({ symptoms: [], pending_details: [], free_text: [], health_metrics: [] }),

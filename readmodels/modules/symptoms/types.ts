@@ -1,4 +1,5 @@
 import type { Lifecycle } from "../../lib/lifecycle.js";
+import type { SourceRef } from "../../lib/lists.js";
 import type { Obj } from "../../lib/payload.js";
 
 export interface SymptomReport {
@@ -64,6 +65,10 @@ export interface HealthMetric {
   metric_type: string;
   latest: MetricReading;
   history: MetricReading[];
+  /** Extensions of its logs, merged at leaf level (latest event time wins per leaf). */
+  extensions: Obj;
+  /** The last 10 logs that reported it. */
+  sources: SourceRef[];
 }
 
 export interface SymptomsDoc {

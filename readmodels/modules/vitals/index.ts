@@ -28,6 +28,9 @@ export interface VitalsEntry {
   /** vitals_measurement: position, fasting. */
   context: Obj | null;
   device_provider: string | null;
+  /** The payload's source (null when none) and extensions (`{}` when none), as sent. */
+  source: unknown;
+  extensions: Obj;
 }
 
 export interface WeightDay {
@@ -51,7 +54,7 @@ export const handles: readonly LogType[] = ["vitals_measurement", "weight_measur
 export const vitals: ReadModel<"vitals", VitalsDoc> = {
   key: "vitals",
   kind: "event",
-  version: 2,
+  version: 3,
   handles,
   reads: [],
   initial: () => ({ latest: {}, history: [], daily_weight: [] }),
@@ -70,6 +73,7 @@ export const vitals: ReadModel<"vitals", VitalsDoc> = {
     const entry: VitalsEntry = {
       timestamp, log_id: log.id, log_type: weight ? "weight_measurement" : "vitals_measurement", measurements,
       context: obj(p, "context") ?? null, device_provider: str(p, "device_provider") ?? null,
+      source: p.source ?? null, extensions: obj(p, "extensions") ?? {},
     };
     const latest = { ...s.doc.latest };
     for (const [name, value] of Object.entries(measurements)) {

@@ -45,8 +45,8 @@ describe("lab_results", () => {
     }], { collection_datetime: "2025-02-28T12:00:00.000Z" });
     const renamed = labs(at(3), [{ loinc_code: "718-7", test_name: "Hgb (old name)", value_numeric: 12, unit: "g/dL" }], { collection_datetime: "2025-02-27T12:00:00.000Z" });
     const byName = labs(at(4), [{ test_name: "hemoglobin", value_numeric: 12.5, unit: "g/dL" }]);
-    for (const order of [[unnamed, named, renamed, byName], [byName, renamed, named, unnamed]]) {
-      const { results } = payload(given(order.slice(0, 3)), "lab_results");
+    for (const order of [[unnamed, named, renamed], [renamed, named, unnamed]]) {
+      const { results } = payload(given(order), "lab_results");
       expect(results).toHaveLength(1);
       // The oldest result's name loses to the newer one; the latest result (unnamed) names nothing.
       expect(results[0]).toMatchObject({
@@ -54,9 +54,9 @@ describe("lab_results", () => {
         reference_range_low: 12, reference_range_high: 16, result_status: "final", latest: { value_numeric: 11, log_id: unnamed.id },
       });
     }
-    // Named now, the test is found by a result that gives only its name.
+    // Named now, the test is found by a result that gives only its name (the latest, so its spelling shows).
     const all = payload(given([unnamed, named, renamed, byName]), "lab_results").results;
-    expect(all.map((r) => [r.loinc_code, r.test_name, r.history.length])).toEqual([["718-7", "Hemoglobin", 4]]);
+    expect(all.map((r) => [r.loinc_code, r.test_name, r.history.length])).toEqual([["718-7", "hemoglobin", 4]]);
   });
 
   it("keeps a reference range as one fact: bounds of two results are not mixed", () => {
@@ -74,22 +74,23 @@ describe("lab_results", () => {
     for (const order of [[inRange, low, reported], [low, reported, inRange]]) {
       const d = payload(given(order), "lab_results");
       const [hb] = d.results;
-      expect(hb).toMatchObject({ reference_range_low: 12, reference_range_high: 16, latest: { value_numeric: 9, abnormal_flag: "L", flag_derived: true } });
+      expect(hb).toMatchObject({ reference_range_low: 12, reference_range_high: 16, latest: { value_numeric: 9, abnormal_flag: "L", flag_source: "test_range" } });
       // A flag the lab sent is never replaced by a derived one.
-      expect(hb.history.map((h) => [h.value_numeric, h.abnormal_flag, h.flag_derived])).toEqual([[13, "N", true], [17, "N", false], [9, "L", true]]);
+      expect(hb.history.map((h) => [h.value_numeric, h.abnormal_flag, h.flag_source])).toEqual([[13, "N", "own_range"], [17, "N", "reported"], [9, "L", "test_range"]]);
       expect(d.abnormal).toEqual([expect.objectContaining({ test_name: "Hemoglobin", abnormal_flag: "L", critical: false, value_numeric: 9 })]);
     }
   });
 
-  it("re-flags the results without a flag when a later result brings a new range, and only then", () => {
+  it("re-flags the results without a flag or range of their own when a later result brings a new range, and only then", () => {
     const before = labs(at(1), [{ loinc_code: "718-7", value_numeric: 11, unit: "g/dL" }]);
     const ranged = labs(at(2), [{ loinc_code: "718-7", value_numeric: 13, unit: "g/dL", reference_range_low: 12, reference_range_high: 16 }]);
     const olderRange = labs(at(3), [{ loinc_code: "718-7", value_numeric: 10, unit: "g/dL", reference_range_low: 8, reference_range_high: 10 }], { collection_datetime: at(1, 6) });
     const [hb] = payload(given([before, ranged, olderRange]), "lab_results").results;
     expect(hb).toMatchObject({ reference_range_low: 12, reference_range_high: 16 });
-    expect(hb.history.map((h) => [h.value_numeric, h.abnormal_flag])).toEqual([[10, "L"], [11, "L"], [13, "N"]]);
+    // 10 keeps the flag of the range it came with; 11 had none and follows the test's.
+    expect(hb.history.map((h) => [h.value_numeric, h.abnormal_flag])).toEqual([[10, "N"], [11, "L"], [13, "N"]]);
     const [alone] = payload(given([before]), "lab_results").results;
-    expect(alone.latest).toMatchObject({ abnormal_flag: null, flag_derived: true });
+    expect(alone.latest).toMatchObject({ abnormal_flag: null, flag_source: "test_range" });
   });
 });
 

@@ -47,6 +47,25 @@ describe("labs_snapshot", () => {
     ]);
     expect(blockOf(renderView("labs_snapshot", s), "week_results").text).toMatch(/^- 2025-03-10 \*\*Hemoglobin\*\*: 95$/m);
   });
+
+  it("flags a result sent without a flag against the range shown beside it, and lists it as abnormal", () => {
+    const s = given([
+      log("lab_results", at(10), { results: [{ loinc_code: "718-7", test_name: "Hemoglobin", value_numeric: 13, unit: "g/dL", reference_range_low: 12, reference_range_high: 16 }] }),
+      log("lab_results", at(11), { results: [{ loinc_code: "718-7", test_name: "Hemoglobin", value_numeric: 9, unit: "g/dL" }] }),
+    ]);
+    const v = renderView("labs_snapshot", s);
+    expect(blockOf(v, "latest_results").text).toBe("- **Hemoglobin** (718-7): 9 g/dL [L] on 2025-03-11; ref 12–16");
+    expect(blockOf(v, "abnormal_results").text).toBe("- **Hemoglobin**: 9 g/dL [L] on 2025-03-11");
+  });
+
+  it("shows one test when a result naming it was collected before a later unnamed one, and finds it by that name", () => {
+    const s = given([
+      log("lab_results", at(10), { results: [{ loinc_code: "718-7", value_numeric: 11, unit: "g/dL" }] }),
+      log("lab_results", at(11), { collection_datetime: at(9), results: [{ loinc_code: "718-7", test_name: "Hemoglobin", value_numeric: 13, unit: "g/dL", reference_range_low: 12, reference_range_high: 16 }] }),
+      log("lab_results", at(12), { results: [{ test_name: "Hemoglobin", value_numeric: 12.5, unit: "g/dL" }] }),
+    ]);
+    expect(blockOf(renderView("labs_snapshot", s), "latest_results").text).toBe("- **Hemoglobin** (718-7): 12.5 g/dL on 2025-03-12; ref 12–16");
+  });
 });
 
 describe("vitals_snapshot", () => {
