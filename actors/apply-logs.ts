@@ -19,8 +19,8 @@ export interface ApplyResult {
   late: boolean;
 }
 
-export function emptyStored(patientId: string, timezone: string, organization_id: string, project_id: string): StoredPatientState {
-  return { fingerprint: MODEL_FINGERPRINT, organization_id, project_id, state: emptyPatientState(patientId, timezone), applied_seq: 0, last: null, events_total: 0, module_seq: {} };
+export function emptyStored(patientId: string, timezone: string, organization_id: string, project_id: string, date_of_birth: string | null = null): StoredPatientState {
+  return { fingerprint: MODEL_FINGERPRINT, organization_id, project_id, state: emptyPatientState(patientId, timezone, date_of_birth), applied_seq: 0, last: null, events_total: 0, module_seq: {} };
 }
 
 function event(log: LogRecord, changes: ModuleChange[], n: number, completedAt: string): StateEvent {
@@ -74,7 +74,7 @@ export function applyInOrder(stored: StoredPatientState, messages: readonly Sequ
  */
 export function replayAll(base: StoredPatientState, history: readonly SequencedLogs[], completedAt: string): ApplyResult {
   const logs = history.flatMap((m) => m.logs).sort(compareLogs);
-  let state = emptyPatientState(base.state.patient_id, base.state.timezone);
+  let state = emptyPatientState(base.state.patient_id, base.state.timezone, base.state.date_of_birth);
   const events: StateEvent[] = [];
   const changed = new Set<ModuleKey>();
   let n = 0;

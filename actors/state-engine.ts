@@ -375,8 +375,8 @@ export class StateEngine {
     const stored = await this.deps.store.load(input.patient_id);
     const forced = this.replayNext.delete(input.patient_id);
     if (stored && stored.fingerprint === MODEL_FINGERPRINT && !forced) return { stored, changed: unrendered };
-    const timezone = (await this.deps.patients.get(input.project_id, input.patient_id))?.timezone ?? "UTC";
-    const empty = emptyStored(input.patient_id, timezone, input.organization_id, input.project_id);
+    const record = await this.deps.patients.get(input.project_id, input.patient_id);
+    const empty = emptyStored(input.patient_id, record?.timezone ?? "UTC", input.organization_id, input.project_id, record?.date_of_birth ?? null);
     // A new patient: its first stored message is the first one waiting, so there is no
     // history to replay. One direct get instead of reading the subject.
     if (!stored && !forced && input.firstQueuedSeq !== null && (await this.firstSeq(input)) === input.firstQueuedSeq) {

@@ -61,7 +61,7 @@ export function patientKeys(prefix: string, patientId: string) {
 /** Highest stream sequence accepted per patient of a project: one sorted set, raised with ZADD GT. */
 const acceptedKey = (prefix: string, projectId: string) => `${prefix}:acc:{${projectId}}`;
 
-type Meta = Omit<StoredPatientState, "state"> & { patient_id: string; timezone: string; applied: number };
+type Meta = Omit<StoredPatientState, "state"> & { patient_id: string; timezone: string; date_of_birth?: string | null; applied: number };
 
 const MODULE_FIELD = "m:";
 
@@ -113,7 +113,8 @@ export class PatientStateStore {
 
   private static assemble(meta: Meta, modules: [string, string][]): StoredPatientState {
     const { patient_id, timezone, applied } = meta;
-    const state: PatientState = { patient_id, timezone, stable: {}, event: {}, applied };
+    // date_of_birth: absent from states stored before it was kept.
+    const state: PatientState = { patient_id, timezone, date_of_birth: meta.date_of_birth ?? null, stable: {}, event: {}, applied };
     for (const [field, raw] of modules) {
       const key = field.slice(MODULE_FIELD.length) as ModuleKey;
       const table = (MODELS[key]?.kind === "stable" ? state.stable : state.event) as Record<string, unknown>;
@@ -197,7 +198,7 @@ export class PatientStateStore {
     const meta: Meta = {
       fingerprint: s.fingerprint, organization_id: s.organization_id, project_id: s.project_id, applied_seq: s.applied_seq,
       last: s.last, events_total: s.events_total, module_seq: s.module_seq,
-      patient_id: state.patient_id, timezone: state.timezone, applied: state.applied,
+      patient_id: state.patient_id, timezone: state.timezone, date_of_birth: state.date_of_birth, applied: state.applied,
     };
     // One flat argument list, built once: the script's layout (see SAVE_CHANGED).
     const args: string[] = ["", "meta", JSON.stringify(meta)];

@@ -24,6 +24,8 @@ export interface PatientState {
   patient_id: string;
   /** IANA zone used for the day of device readings without local_date. @default "UTC" */
   timezone: string;
+  /** The patient record's date of birth (views use it when no demographics log gave one). */
+  date_of_birth: string | null;
   /** Modules appear once a log has changed them. */
   stable: { [K in StableKey]?: ModuleEntry<K> };
   event: { [K in EventKey]?: ModuleEntry<K> };
@@ -40,8 +42,8 @@ export interface ModuleChange {
   fields?: string[];
 }
 
-export function emptyPatientState(patient_id: string, timezone = "UTC"): PatientState {
-  return { patient_id, timezone, stable: {}, event: {}, applied: 0 };
+export function emptyPatientState(patient_id: string, timezone = "UTC", date_of_birth: string | null = null): PatientState {
+  return { patient_id, timezone, date_of_birth, stable: {}, event: {}, applied: 0 };
 }
 
 /** A module entry as the state reads answer it: `{module_type, payload, created_at, updated_at}`. */

@@ -118,7 +118,7 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
   const conds = (doc(state, "condition_diagnosis")?.conditions ?? []).filter((c) => c.status !== "entered_in_error");
   const np = prefs?.notification_preferences ?? {};
   const missing = [
-    !doc(state, "demographics")?.dob && ["date_of_birth", "No date of birth on file: ask for it"],
+    !(doc(state, "demographics")?.dob ?? state.date_of_birth) && ["date_of_birth", "No date of birth on file: ask for it"],
     contacts.length === 0 && ["emergency_contact", "No emergency contact on file: ask for one"],
     allergies.length === 0 && ["allergies", "No allergy information on file: ask about allergies (or confirm none are known)"],
     !conds.some((c) => c.is_primary === true) && ["primary_condition", "No primary condition recorded: ask which condition is the primary one"],

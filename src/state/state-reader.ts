@@ -28,6 +28,10 @@ export interface Snapshot {
   raw?: Partial<Record<ModuleKey, string>>;
 }
 
+/** The state was compiled with the patient record's current time zone and date of birth. */
+const recordMatches = (stored: StoredPatientState, patient: Patient): boolean =>
+  stored.state.timezone === patient.timezone && stored.state.date_of_birth === (patient.date_of_birth ?? null);
+
 /**
  * The read side shared by REST and MCP: tenancy checks, read-your-writes, modules and
  * views. A read first learns the highest stream sequence accepted for the patient, then
@@ -87,9 +91,9 @@ export class StateReader {
       const stored = part.stored;
       const cachedView = part.view;
       accepted = Math.max(accepted, part.accepted);
-      // The patient's time zone changed since the state was compiled: days and views
-      // follow the zone, so the engine compiles it again from the log (PUT asks too).
-      const otherZone = stored !== null && stored.applied_seq > 0 && stored.state.timezone !== patient.timezone;
+      // The patient's time zone (or date of birth) changed since the state was compiled:
+      // days and views follow them, so the engine compiles it again from the log (PUT asks too).
+      const otherZone = stored !== null && stored.applied_seq > 0 && !recordMatches(stored, patient);
       if (!touched && (!stored || stored.fingerprint !== MODEL_FINGERPRINT || otherZone)) {
         // Redis lost the state (or an older reducer made it): JetStream knows what is
         // stored, and the engine rebuilds it by replay.
@@ -98,10 +102,10 @@ export class StateReader {
         if (accepted > 0) await this.deps.touch(scope, otherZone);
       }
       if ((stored?.applied_seq ?? 0) >= accepted && (accepted === 0 || (stored?.fingerprint === MODEL_FINGERPRINT && !otherZone))) {
-        return { stored: stored ?? emptyStored(patientId, "UTC", principal.organization_id, principal.project_id), current: true, cachedView, raw: part.raw };
+        return { stored: stored ?? emptyStored(patientId, patient.timezone, principal.organization_id, principal.project_id, patient.date_of_birth), current: true, cachedView, raw: part.raw };
       }
       if (Date.now() >= deadline) {
-        return { stored: stored ?? emptyStored(patientId, "UTC", principal.organization_id, principal.project_id), current: false, cachedView, raw: part.raw };
+        return { stored: stored ?? emptyStored(patientId, patient.timezone, principal.organization_id, principal.project_id, patient.date_of_birth), current: false, cachedView, raw: part.raw };
       }
       await sleep(delay);
     }

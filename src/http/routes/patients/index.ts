@@ -167,9 +167,9 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       const now = new Date().toISOString();
       const updated = await s.patients.modify(project, req.params.id, (p) => (p.status === "active" ? { ...p, ...changes, updated_at: now } : undefined));
       if (!updated || updated.status !== "active") throw notFound("patient", req.params.id);
-      // Days (device rollups, adherence) and views follow the patient's zone: compile the
-      // state again in the new one. A read before that finishes waits for it (StateReader).
-      if (updated.timezone !== current.timezone) {
+      // Days (device rollups, adherence) and views follow the patient's zone, and views its
+      // date of birth: compile the state again. A read before that finishes waits for it (StateReader).
+      if (updated.timezone !== current.timezone || updated.date_of_birth !== current.date_of_birth) {
         await s.stateReader.recompile({ organization_id: req.principal.organization_id, project_id: project, patient_id: updated.id });
       }
       return publicPatient(updated);
