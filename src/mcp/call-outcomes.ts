@@ -13,6 +13,11 @@ const byRequest = new WeakMap<object, CallOutcomes>();
 /** The outcomes recorded for a request (see watchOutcomes); undefined when it carried no call. */
 export const callOutcomes = (req: object): CallOutcomes | undefined => byRequest.get(req);
 
+/** Records one call's outcome for a request the route answered itself (no transport). */
+export function recordOutcome(req: object, id: RequestId, status: number): void {
+  byRequest.set(req, new Map([[id, status]]));
+}
+
 /** JSON-RPC error codes as the REST status of the same failure. */
 function statusOfCode(code: number): number {
   if (code === ErrorCode.InvalidParams || code === ErrorCode.InvalidRequest || code === ErrorCode.ParseError) return 422;

@@ -5,7 +5,7 @@ import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { AppError } from "../errors.js";
 import { responses } from "../http/schemas.js";
 import type { Services } from "../services.js";
-import { watchOutcomes, type CallOutcomes } from "./call-outcomes.js";
+import { recordOutcome, watchOutcomes, type CallOutcomes } from "./call-outcomes.js";
 import { createMcpServer, featuresFor } from "./server.js";
 
 /**
@@ -58,6 +58,14 @@ export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app,
         reply.raw.end(JSON.stringify({ jsonrpc: "2.0", error: { code: ErrorCode.ParseError, message: `Parse error: ${req.body.reason}` }, id: null }));
         return;
       }
+      const invalid = invalidParams(req.body);
+      if (invalid) {
+        if (typeof invalid.id === "string" || typeof invalid.id === "number") recordOutcome(req, invalid.id, 422);
+        reply.hijack();
+        reply.raw.writeHead(200, { "content-type": "application/json" });
+        reply.raw.end(JSON.stringify({ jsonrpc: "2.0", error: { code: ErrorCode.InvalidParams, message: invalid.message }, id: invalid.id }));
+        return;
+      }
       const known: CallOutcomes = new Map();
       const server = createMcpServer(services, req.principal, featuresFor(req.body), known);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -96,4 +104,25 @@ export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app,
 /** A POST /mcp body that is not JSON, with the parser's reason. */
 class UnparsableBody {
   constructor(readonly reason: string) {}
+}
+
+/** Methods whose `params` must be an object naming what to call or read. */
+const NEEDS_PARAMS = new Set(["tools/call", "resources/read", "prompts/get"]);
+
+/**
+ * A single request whose params are missing or not an object. The SDK would answer it
+ * with an internal error (-32603) carrying its schema library's dump; JSON-RPC says
+ * invalid params (-32602), with a message a client can act on.
+ */
+function invalidParams(body: unknown): { id: unknown; message: string } | undefined {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return undefined;
+  const m = body as { method?: unknown; params?: unknown; id?: unknown };
+  if (typeof m.method !== "string" || !NEEDS_PARAMS.has(m.method) || m.id === undefined) return undefined;
+  const params = m.params;
+  if (params === null || typeof params !== "object" || Array.isArray(params)) return { id: m.id, message: `${m.method} needs params: an object` };
+  const args = (params as { arguments?: unknown }).arguments;
+  if (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args))) {
+    return { id: m.id, message: `${m.method} params.arguments must be an object` };
+  }
+  return undefined;
 }

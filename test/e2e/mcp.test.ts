@@ -196,11 +196,15 @@ describe("MCP authentication", () => {
     await c.close();
   });
 
-  it("answers malformed JSON with a JSON-RPC parse error, and protocol errors without a doubled prefix", async () => {
+  it("answers malformed JSON with a JSON-RPC parse error, missing params as invalid params, and protocol errors without a doubled prefix", async () => {
     const headers = { authorization: `Bearer ${t.adminKey}`, accept: "application/json, text/event-stream", "content-type": "application/json" };
     const bad = await fetch(`${base}/mcp`, { method: "POST", headers, body: '{"jsonrpc":' });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700, message: expect.stringMatching(/^Parse error/) } });
+    for (const params of [undefined, { name: "get_logs", arguments: "x" }]) {
+      const r = await fetch(`${base}/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call", params }) });
+      expect(await r.json()).toMatchObject({ jsonrpc: "2.0", id: 9, error: { code: -32602, message: expect.stringContaining("tools/call") } });
+    }
     const read = await fetch(`${base}/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "patient://pat_nobody/stable" } }) });
     const body = await read.json();
     expect(body.error.code).toBe(-32002);
