@@ -1,8 +1,9 @@
 /** medication_snapshot: the medication list, the week's adherence, adverse events and missed doses. */
 import { normName } from "../lib/payload.js";
-import type { AdverseEvent, Dose } from "../modules/adherence/index.js";
+import type { AdverseEvent, Dose, MedicationSchedule, ScheduledDose } from "../modules/adherence/index.js";
 import type { Medication } from "../modules/medications/index.js";
 import type { PatientState } from "../patient-state.js";
+import { cmpTime } from "../lib/time.js";
 import { block, clean, day, doc, entry, fmt, hhmm, inWeek, sourceIds } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
@@ -26,7 +27,19 @@ function medLine(m: Medication, w: Window): string {
   return `**${clean(m.medication_name ?? m.rxnorm_cui ?? "unnamed", 80)}**${what}${times}${since}${by}`;
 }
 
-interface Tally { name: string; taken: number; skipped: number; on_time: number; late: number; log_ids: string[] }
+interface Tally { name: string; taken: number; skipped: number; on_time: number; early: number; late: number; log_ids: string[] }
+
+/** A listed medication's scheduled doses of the week (by scheduled time), when it is tracked. */
+function weekSchedule(a: { schedule?: readonly MedicationSchedule[] }, m: Medication, w: Window): ScheduledDose[] | undefined {
+  const sch = (a.schedule ?? []).find((x) => keyOf(x) === keyOf(m));
+  return sch?.doses.filter((d) => inWeek(w, d.scheduled_time));
+}
+
+/** "; 11 of 14 scheduled doses not reported", or nothing when every scheduled dose of the week has a report. */
+function unreportedText(doses: readonly ScheduledDose[] | undefined): string {
+  const n = (doses ?? []).filter((d) => d.status === "unreported").length;
+  return n > 0 && doses ? `; ${n} of ${doses.length} scheduled dose${doses.length === 1 ? "" : "s"} not reported` : "";
+}
 
 function adherenceBlock(state: PatientState, meds: readonly Medication[], w: Window): ViewBlock[] {
   const a = doc(state, "adherence");
@@ -36,27 +49,40 @@ function adherenceBlock(state: PatientState, meds: readonly Medication[], w: Win
   for (const d of wk) {
     const listed = listedFor(meds, d);
     const k = listed ? keyOf(listed) : keyOf(d);
-    const t = tallies.get(k) ?? { name: doseName(meds, d), taken: 0, skipped: 0, on_time: 0, late: 0, log_ids: [] };
+    const t = tallies.get(k) ?? { name: doseName(meds, d), taken: 0, skipped: 0, on_time: 0, early: 0, late: 0, log_ids: [] };
     if (d.status === "taken") t.taken++;
     else t.skipped++;
-    if (d.on_time === true) t.on_time++;
-    if (d.on_time === false) t.late++;
+    if (d.timing !== null) t[d.timing]++;
     t.log_ids.push(d.log_id);
     tallies.set(k, t);
   }
-  const list = [...tallies.values()];
+  const list = [...tallies.entries()].map(([k, t]) => {
+    const m = meds.find((x) => keyOf(x) === k);
+    return { ...t, scheduled: m ? weekSchedule(a, m, w) : undefined };
+  });
   const lines = list.map((t) => {
     const total = t.taken + t.skipped;
-    const timing = t.on_time + t.late > 0 ? `; ${t.on_time} on time, ${t.late} late` : "";
-    return `**${clean(t.name, 80)}**: ${t.taken} of ${total} dose${total === 1 ? "" : "s"} taken, ${t.skipped} skipped${timing}`;
+    const timing = t.on_time + t.early + t.late > 0 ? `; ${t.on_time} on time, ${t.early} early, ${t.late} late` : "";
+    return `**${clean(t.name, 80)}**: ${t.taken} of ${total} dose${total === 1 ? "" : "s"} taken, ${t.skipped} skipped${timing}${unreportedText(t.scheduled)}`;
   });
   const scheduledSilent = meds.filter((m) => (m.schedule_times ?? []).length > 0 && !tallies.has(keyOf(m)));
-  lines.push(...scheduledSilent.map((m) => `**${clean(m.medication_name ?? m.rxnorm_cui ?? "unnamed", 80)}**: no doses recorded`));
+  lines.push(...scheduledSilent.map((m) =>
+    `**${clean(m.medication_name ?? m.rxnorm_cui ?? "unnamed", 80)}**: no doses recorded${unreportedText(weekSchedule(a, m, w))}`));
   const partial = a.recent.length >= RECENT_DOSES && wk.length === a.recent.length;
   if (partial && lines.length > 0) lines.push(`Counts cover the latest ${RECENT_DOSES} recorded doses, from ${day(a.recent[0].timestamp, w.tz)}`);
+  // What the schedule says comes from the listing that set it.
+  const tracked = meds.flatMap((m) => {
+    const doses = weekSchedule(a, m, w);
+    return doses ? [{ m, expected: doses.length, unreported: doses.filter((d) => d.status === "unreported").length }] : [];
+  });
   return block("adherence_week", "Adherence (last 7 days)", "week", lines,
-    [...wk.map((d) => d.log_id), ...scheduledSilent.flatMap(sourceIds)],
-    { medications: list.map(({ log_ids: _ids, ...t }) => t), no_doses: scheduledSilent.map((m) => m.medication_name), partial });
+    [...wk.map((d) => d.log_id), ...scheduledSilent.flatMap(sourceIds), ...tracked.filter((x) => x.unreported > 0).flatMap((x) => sourceIds(x.m))],
+    {
+      medications: list.map(({ log_ids: _ids, scheduled: _s, ...t }) => t),
+      no_doses: scheduledSilent.map((m) => m.medication_name),
+      scheduled: tracked.map(({ m, expected, unreported }) => ({ medication_name: m.medication_name, expected, unreported })),
+      partial,
+    });
 }
 
 function aeLine(e: AdverseEvent, w: Window): string {
@@ -78,9 +104,45 @@ function listedFor(meds: readonly Medication[], d: Dose): Medication | undefined
 
 const doseName = (meds: readonly Medication[], d: Dose) => listedFor(meds, d)?.medication_name ?? d.medication_name ?? d.rxnorm_cui ?? "unnamed";
 
-function missedLine(meds: readonly Medication[], d: Dose, w: Window): string {
-  const at = d.scheduled_time !== null ? `scheduled ${day(d.scheduled_time, w.tz)} ${hhmm(d.scheduled_time, w.tz)}` : `reported ${day(d.timestamp, w.tz)}`;
-  return `**${clean(doseName(meds, d), 80)}**: skipped, ${at}`;
+/**
+ * A dose to follow up: reported skipped, or the scheduled doses of one medication that got
+ * no report (one line for all of them: a week of silence would otherwise fill the block).
+ */
+interface Missed {
+  name: string;
+  status: "skipped" | "unreported";
+  /** The dose's, or the latest unreported one's. */
+  scheduled_time: string | null;
+  reported_at: string | null;
+  /** Unreported: every scheduled time, ascending. */
+  scheduled_times: string[];
+  ids: string[];
+}
+
+function missedLine(x: Missed, w: Window): string {
+  const when = (t: string) => `${day(t, w.tz)} ${hhmm(t, w.tz)}`;
+  const name = `**${clean(x.name, 80)}**`;
+  if (x.status === "skipped") return `${name}: skipped, ${x.scheduled_time !== null ? `scheduled ${when(x.scheduled_time)}` : `reported ${day(x.reported_at, w.tz)}`}`;
+  const n = x.scheduled_times.length;
+  return n === 1 ? `${name}: not reported, scheduled ${when(x.scheduled_times[0])}`
+    : `${name}: ${n} scheduled doses not reported, ${when(x.scheduled_times[0])} to ${when(x.scheduled_times[n - 1])}`;
+}
+
+/** The week's skipped doses and, per medication, its scheduled doses without a report; latest first. */
+function missedDoses(meds: readonly Medication[], a: { recent: readonly Dose[]; schedule?: readonly MedicationSchedule[] } | undefined, w: Window): Missed[] {
+  const skipped = (a?.recent ?? []).filter((d) => d.status === "skipped" && inWeek(w, d.timestamp)).map((d): Missed => ({
+    name: doseName(meds, d), status: "skipped", scheduled_time: d.scheduled_time, reported_at: d.timestamp, scheduled_times: [], ids: [d.log_id],
+  }));
+  const unreported = meds.flatMap((m): Missed[] => {
+    const times = (a ? weekSchedule(a, m, w) ?? [] : []).filter((d) => d.status === "unreported").map((d) => d.scheduled_time);
+    return times.length === 0 ? [] : [{
+      name: m.medication_name ?? m.rxnorm_cui ?? "unnamed", status: "unreported", scheduled_time: times[times.length - 1], reported_at: null,
+      scheduled_times: times, ids: sourceIds(m),
+    }];
+  });
+  const at = (x: Missed) => x.scheduled_time ?? x.reported_at ?? "";
+  // On a tie the stable sort keeps skipped before unreported, then list order.
+  return [...skipped, ...unreported].sort((x, y) => -cmpTime(at(x), at(y)));
 }
 
 function blocks(state: PatientState, w: Window): ViewBlock[] {
@@ -89,7 +151,7 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
   const events = [...(a?.adverse_events ?? [])].reverse();
   const recentAe = events.filter((e) => inWeek(w, e.timestamp));
   const olderAe = events.filter((e) => !inWeek(w, e.timestamp));
-  const missed = (a?.recent ?? []).filter((d) => d.status === "skipped" && inWeek(w, d.timestamp)).reverse();
+  const missed = missedDoses(meds, a, w);
   return [
     ...block("current_medications", "Current medications", "long_term", meds.map((m) => medLine(m, w)), meds.flatMap(sourceIds),
       meds.map((m) => ({
@@ -100,8 +162,10 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
     ...block("recent_adverse_events", "Adverse events (last 7 days)", "week",
       recentAe.map((e) => aeLine(e, w)), recentAe.map((e) => e.log_id), recentAe.map(aeData)),
     ...block("adverse_events", "Earlier adverse events", "long_term", olderAe.map((e) => aeLine(e, w)), olderAe.map((e) => e.log_id), olderAe.map(aeData)),
-    ...block("missed_doses", "Missed doses (last 7 days)", "temp", missed.map((d) => missedLine(meds, d, w)), missed.map((d) => d.log_id),
-      missed.map((d) => ({ medication: doseName(meds, d), scheduled_time: d.scheduled_time, reported_at: d.timestamp }))),
+    ...block("missed_doses", "Missed doses (last 7 days)", "temp", missed.map((x) => missedLine(x, w)), missed.flatMap((x) => x.ids),
+      missed.map((x) => x.status === "skipped"
+        ? { medication: x.name, status: x.status, scheduled_time: x.scheduled_time, reported_at: x.reported_at }
+        : { medication: x.name, status: x.status, scheduled_times: x.scheduled_times })),
   ];
 }
 

@@ -3,9 +3,12 @@ import type { LogRecord } from "../../log-record.js";
 import { findByIdentity, type Identity } from "../../lib/identity.js";
 import { insertSorted, RECENT, replaceAt } from "../../lib/lists.js";
 import { num, objs, str } from "../../lib/payload.js";
-import { maxTime, timeMs } from "../../lib/time.js";
+import { maxTime, minTime, timeMs } from "../../lib/time.js";
 import { withDoc, type ModuleContext, type ModuleState, type ReadModel } from "../../module.js";
-import { DEFAULT_ADHERENCE_WINDOW_MINUTES, findMedication } from "../medications/index.js";
+import { DEFAULT_ADHERENCE_WINDOW_MINUTES, findMedication, type Medication } from "../medications/index.js";
+import { horizonOf, trackSchedules, type MedicationSchedule } from "./schedule.js";
+
+export type { MedicationSchedule, ScheduledDose } from "./schedule.js";
 
 export interface Dose {
   /** When the dose was reported taken or skipped: the log's timestamp. */
@@ -23,6 +26,8 @@ export interface Dose {
   window_minutes: number;
   /** Taken within ± window of scheduled_time; null when skipped or unscheduled. */
   on_time: boolean | null;
+  /** on_time, or which side of the window a taken dose fell; null when skipped or unscheduled. */
+  timing: "on_time" | "early" | "late" | null;
 }
 
 /** Counts per medication, identified by rxnorm_cui else normalized name. */
@@ -32,9 +37,13 @@ export interface MedicationAdherence {
   taken: number;
   skipped: number;
   on_time: number;
-  /** Taken with a scheduled_time but outside the window. */
+  /** Taken with a scheduled_time, before its window. */
+  early: number;
+  /** Taken with a scheduled_time, after its window. */
   late: number;
   last_status: "taken" | "skipped";
+  /** The first dose reported (schedule tracking of a medication without start_date starts here when it came before the listing). */
+  first_event_at: string;
   last_event_at: string;
   last_taken_at: string | null;
 }
@@ -58,6 +67,11 @@ export interface AdherenceDoc {
   recent: Dose[];
   /** medication_adverse_event reports, the last 50. */
   adverse_events: AdverseEvent[];
+  /**
+   * Listed medications with schedule_times: each scheduled time of the last 7 days up to
+   * the module's latest log, and whether a dose report named it (unreported otherwise).
+   */
+  schedule: MedicationSchedule[];
 }
 
 const identityOf = (m: Pick<MedicationAdherence, "rxnorm_cui" | "medication_name">): Identity => ({
@@ -81,16 +95,17 @@ function applyDoses(s: ModuleState<AdherenceDoc>, log: LogRecord, ctx: ModuleCon
     const deviationMs = scheduled === null ? NaN : timeMs(log.timestamp) - timeMs(scheduled);
     const deviation = Number.isNaN(deviationMs) ? null : Math.round(deviationMs / 60_000);
     const on_time = status === "taken" && deviation !== null ? Math.abs(deviationMs) <= window * 60_000 : null;
+    const timing = on_time === null ? null : on_time ? "on_time" : deviationMs < 0 ? "early" : "late";
     const dose: Dose = {
       timestamp: log.timestamp, log_id: log.id, medication_name, rxnorm_cui, status, scheduled_time: scheduled,
       dose_amount: num(d, "dose_amount") ?? null, dose_unit: str(d, "dose_unit") ?? null,
-      deviation_minutes: deviation, window_minutes: window, on_time,
+      deviation_minutes: deviation, window_minutes: window, on_time, timing,
     };
     recent = insertSorted(recent, dose, RECENT);
     const at = findByIdentity(medications, identityOf({ rxnorm_cui, medication_name }), identityOf);
     const prev: MedicationAdherence = at >= 0 ? medications[at] : {
-      medication_name, rxnorm_cui, taken: 0, skipped: 0, on_time: 0, late: 0, last_status: status,
-      last_event_at: log.timestamp, last_taken_at: null,
+      medication_name, rxnorm_cui, taken: 0, skipped: 0, on_time: 0, early: 0, late: 0, last_status: status,
+      first_event_at: log.timestamp, last_event_at: log.timestamp, last_taken_at: null,
     };
     const isLast = at < 0 || maxTime(prev.last_event_at, log.timestamp) === log.timestamp;
     medications = replaceAt(medications, at, {
@@ -98,9 +113,11 @@ function applyDoses(s: ModuleState<AdherenceDoc>, log: LogRecord, ctx: ModuleCon
       rxnorm_cui: prev.rxnorm_cui ?? rxnorm_cui,
       taken: prev.taken + (status === "taken" ? 1 : 0),
       skipped: prev.skipped + (status === "skipped" ? 1 : 0),
-      on_time: prev.on_time + (on_time === true ? 1 : 0),
-      late: prev.late + (on_time === false ? 1 : 0),
+      on_time: prev.on_time + (timing === "on_time" ? 1 : 0),
+      early: prev.early + (timing === "early" ? 1 : 0),
+      late: prev.late + (timing === "late" ? 1 : 0),
       last_status: isLast ? status : prev.last_status,
+      first_event_at: minTime(prev.first_event_at, log.timestamp),
       last_event_at: maxTime(prev.last_event_at, log.timestamp),
       last_taken_at: status === "taken" ? maxTime(prev.last_taken_at ?? log.timestamp, log.timestamp) : prev.last_taken_at,
     });
@@ -126,14 +143,34 @@ function applyAdverse(s: ModuleState<AdherenceDoc>, log: LogRecord, ctx: ModuleC
   return withDoc(s, adverse_events === s.doc.adverse_events ? s.doc : { ...s.doc, adverse_events });
 }
 
+/**
+ * Every adherence log moves "now" for the schedule (the latest event time the fold has
+ * seen), so the schedule is laid out again: scheduled times whose window closed without a
+ * report become unreported.
+ */
+function scheduleOf(doc: AdherenceDoc, log: LogRecord, ctx: ModuleContext): MedicationSchedule[] {
+  const meds = ctx.read("medications");
+  const firstDoseAt = (m: Medication) => {
+    const at = findByIdentity(doc.medications, identityOf(m), identityOf);
+    return at >= 0 ? doc.medications[at].first_event_at : undefined;
+  };
+  const until = horizonOf(doc.schedule, log.timestamp);
+  return trackSchedules(meds, doc.recent, doc.recent.length >= RECENT, firstDoseAt, until, ctx.timezone);
+}
+
 export const handles: readonly LogType[] = ["medication_adherence", "medication_adverse_event"];
 
 export const adherence: ReadModel<"adherence", AdherenceDoc> = {
   key: "adherence",
   kind: "event",
-  version: 1,
+  version: 2,
   handles,
   reads: ["medications"],
-  initial: () => ({ medications: [], recent: [], adverse_events: [] }),
-  evolve: (s, log, ctx) => (log.log_type === "medication_adherence" ? applyDoses(s, log, ctx) : applyAdverse(s, log, ctx)),
+  initial: () => ({ medications: [], recent: [], adverse_events: [], schedule: [] }),
+  evolve: (s, log, ctx) => {
+    const next = log.log_type === "medication_adherence" ? applyDoses(s, log, ctx) : applyAdverse(s, log, ctx);
+    const schedule = scheduleOf(next.doc, log, ctx);
+    // Nothing scheduled before or now: leave the document alone, so a log that changed nothing reports no change.
+    return schedule.length === 0 && next.doc.schedule.length === 0 ? next : withDoc(next, { ...next.doc, schedule });
+  },
 };

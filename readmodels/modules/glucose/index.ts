@@ -2,7 +2,7 @@ import type { LogType } from "../../../src/catalog/log-types.js";
 import { addStat, upsertDay, type Stat } from "../../lib/daily.js";
 import { insertSorted, RECENT } from "../../lib/lists.js";
 import { num, round, str } from "../../lib/payload.js";
-import { cmpStamped, dayOf } from "../../lib/time.js";
+import { cmpTime, dayOf, utcInstant } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
 /** Consensus CGM target range (mg/dL), used when a reading carries no glucose_flag. */
@@ -37,8 +37,12 @@ export interface GlucoseDoc {
   days: GlucoseDay[];
   /** The last 50 readings by event time. */
   recent: GlucoseReading[];
+  /** The reading taken last, by sensor_timestamp (else the log's timestamp). */
   latest: GlucoseReading | null;
 }
+
+/** When a reading was taken. A receiver uploads backfilled readings late, so the log's timestamp can be long after. */
+const takenAt = (r: GlucoseReading) => (r.sensor_timestamp === null ? r.timestamp : utcInstant(r.sensor_timestamp));
 
 function flagOf(flag: string | undefined, v: number): GlucoseReading["glucose_flag"] {
   if (flag === "low" || flag === "normal" || flag === "high") return flag;
@@ -50,7 +54,7 @@ export const handles: readonly LogType[] = ["cgm_reading"];
 export const glucose: ReadModel<"glucose", GlucoseDoc> = {
   key: "glucose",
   kind: "event",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ days: [], recent: [], latest: null }),
@@ -78,7 +82,7 @@ export const glucose: ReadModel<"glucose", GlucoseDoc> = {
         return next;
       },
     );
-    const latest = s.doc.latest && cmpStamped(s.doc.latest, reading) > 0 ? s.doc.latest : reading;
+    const latest = s.doc.latest && cmpTime(takenAt(s.doc.latest), takenAt(reading)) > 0 ? s.doc.latest : reading;
     return withDoc(s, { days, recent: insertSorted(s.doc.recent, reading, RECENT), latest });
   },
 };

@@ -1,8 +1,8 @@
 import type { LogType } from "../../../src/catalog/log-types.js";
 import { addNum, addStat, upsertDay, type Stat } from "../../lib/daily.js";
 import { insertSorted, RECENT } from "../../lib/lists.js";
-import { num, obj, str, type Obj } from "../../lib/payload.js";
-import { cmpStamped, dayOf } from "../../lib/time.js";
+import { isObj, num, obj, str, type Obj } from "../../lib/payload.js";
+import { cmpTime, dayOf, utcInstant } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
 /** One day of heart data: statistics over the day's summaries and SpO2 readings. */
@@ -36,7 +36,7 @@ export interface HeartDoc {
   days: HeartDay[];
   /** The last 50 readings by event time (both kinds). */
   recent: HeartEntry[];
-  /** Latest reading of each kind by event time. */
+  /** Latest reading of each kind by when it was measured: sensor_timestamp (SpO2) or period start (heart rate), else the log's timestamp. */
   latest: { heart_rate: HeartEntry | null; spo2: HeartEntry | null };
 }
 
@@ -50,6 +50,13 @@ const blankDay = (date: string) => (): HeartDay => ({
   irregular_events_count: null, spo2_percent: null,
 });
 
+/** When a reading was measured. Devices sync late and re-send old readings, so the log's timestamp can be long after. */
+function measuredAt(e: HeartEntry): string {
+  const v = e.values;
+  const given = e.kind === "spo2" ? v.sensor_timestamp : isObj(v.period) ? v.period.start_datetime : undefined;
+  return typeof given === "string" && given.trim() !== "" ? utcInstant(given) : e.timestamp;
+}
+
 const minOf = (a: number | null, x: number | undefined) => (x === undefined ? a : a === null ? x : Math.min(a, x));
 const maxOf = (a: number | null, x: number | undefined) => (x === undefined ? a : a === null ? x : Math.max(a, x));
 
@@ -58,7 +65,7 @@ export const handles: readonly LogType[] = ["heart_rate_data", "spo2_reading"];
 export const heart: ReadModel<"heart", HeartDoc> = {
   key: "heart",
   kind: "event",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ days: [], recent: [], latest: { heart_rate: null, spo2: null } }),
@@ -87,7 +94,7 @@ export const heart: ReadModel<"heart", HeartDoc> = {
     };
     const kind = spo2 ? "spo2" : "heart_rate";
     const prev = s.doc.latest[kind];
-    const latest = prev && cmpStamped(prev, entry) > 0 ? s.doc.latest : { ...s.doc.latest, [kind]: entry };
+    const latest = prev && cmpTime(measuredAt(prev), measuredAt(entry)) > 0 ? s.doc.latest : { ...s.doc.latest, [kind]: entry };
     return withDoc(s, { days, recent: insertSorted(s.doc.recent, entry, RECENT), latest });
   },
 };

@@ -1,14 +1,26 @@
 import type { LogType } from "../../../src/catalog/log-types.js";
-import { addNum, upsertDay } from "../../lib/daily.js";
-import { insertSorted, RECENT } from "../../lib/lists.js";
+import { DAYS, insertSorted, RECENT } from "../../lib/lists.js";
 import { num, obj, objs, str, round, type Obj } from "../../lib/payload.js";
 import { dayOf } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
+import { periodKey, putPeriod, sumOf, type PeriodPart } from "./periods.js";
 
-/** Sums over the day's activity_data events (null: no event of the day gave the field). */
+const SUMMED = ["steps", "walks", "walking_minutes", "active_minutes", "sedentary_minutes", "calories_total", "calories_active", "floors_climbed"] as const;
+
+const GIVEN = [...SUMMED, "time_at_home_percent"] as const;
+
+/** What one activity_data log gives its day: the SUMMED fields, distance_m, exercise_sessions (a count), time_at_home_percent. */
+export type ActivityValues = Partial<Record<(typeof SUMMED)[number] | "distance_m" | "exercise_sessions" | "time_at_home_percent", number>>;
+
+/**
+ * Sums over the day's measurement periods (null: no period of the day gave the field). A
+ * period re-sent (same device_provider and period start, or the same local_date for a
+ * summary without a period) replaces its earlier log instead of adding to it.
+ */
 export interface ActivityDay {
   /** YYYY-MM-DD: the event's local_date, else its period start's date in the patient's timezone. */
   date: string;
+  /** Number of distinct measurement periods. */
   entries: number;
   steps: number | null;
   walks: number | null;
@@ -22,6 +34,8 @@ export interface ActivityDay {
   exercise_sessions: number | null;
   /** Latest event's value of the day (a share, not summable). */
   time_at_home_percent: number | null;
+  /** The latest log of each measurement period of the day, by event time: what the sums are made of. */
+  periods: PeriodPart<ActivityValues>[];
 }
 
 export interface ActivityEntry {
@@ -32,43 +46,61 @@ export interface ActivityEntry {
   device_provider: string | null;
   steps: number | null;
   active_minutes: number | null;
+  /** null when no distance was sent or its unit is not a length (see distance_travelled). */
   distance_m: number | null;
+  /** As sent: {value, unit}. */
+  distance_travelled: Obj | null;
 }
 
 export interface PhysicalActivityDoc {
   /** Daily rollups, ascending by date, the last 90 days. */
   days: ActivityDay[];
-  /** The last 50 events by event time. */
+  /** The last 50 events by event time; a re-sent period's earlier log is no longer listed. */
   recent: ActivityEntry[];
 }
 
-const METRES_PER: Record<string, number> = {
-  m: 1, meter: 1, meters: 1, metre: 1, metres: 1, km: 1000, kilometers: 1000, kilometres: 1000,
-  ft: 0.3048, foot: 0.3048, feet: 0.3048, mi: 1609.344, mile: 1609.344, miles: 1609.344, yd: 0.9144, yards: 0.9144,
-};
+const LENGTHS: [number, string[]][] = [
+  [1, ["m", "meter", "meters", "metre", "metres"]],
+  [1000, ["km", "kilometer", "kilometers", "kilometre", "kilometres"]],
+  [1609.344, ["mi", "mile", "miles"]],
+  [0.9144, ["yd", "yds", "yard", "yards"]],
+  [0.3048, ["ft", "foot", "feet"]],
+];
+const METRES_PER = new Map(LENGTHS.flatMap(([m, names]) => names.map((n) => [n, m] as const)));
 
-/** distance_travelled in metres; an unknown unit is taken as metres rather than dropped. */
-function distanceM(p: Obj): number | undefined {
+/**
+ * distance_travelled in metres. A unit that is not a length we know ("steps", a typo) is
+ * not converted: guessing metres would put a kilometre figure into the totals a thousand
+ * times too small. The log keeps the value and unit as sent. No unit at all reads as metres.
+ */
+export function distanceM(p: Obj): number | undefined {
   const d = obj(p, "distance_travelled");
   const value = d && num(d, "value");
   if (!d || value === undefined) return undefined;
-  return round(value * (METRES_PER[(str(d, "unit") ?? "m").toLowerCase()] ?? 1));
+  const factor = METRES_PER.get((str(d, "unit") ?? "m").trim().toLowerCase());
+  return factor === undefined ? undefined : round(value * factor);
 }
 
-const SUMMED = ["steps", "walks", "walking_minutes", "active_minutes", "sedentary_minutes", "calories_total", "calories_active", "floors_climbed"] as const;
-
-const blankDay = (date: string) => (): ActivityDay => ({
-  date, entries: 0, steps: null, walks: null, walking_minutes: null, active_minutes: null, sedentary_minutes: null,
-  distance_m: null, calories_total: null, calories_active: null, floors_climbed: null, exercise_sessions: null,
-  time_at_home_percent: null,
-});
+function rollup(date: string, periods: PeriodPart<ActivityValues>[]): ActivityDay {
+  const day: ActivityDay = {
+    date, entries: periods.length, steps: null, walks: null, walking_minutes: null, active_minutes: null, sedentary_minutes: null,
+    distance_m: null, calories_total: null, calories_active: null, floors_climbed: null, exercise_sessions: null,
+    time_at_home_percent: null, periods,
+  };
+  for (const k of SUMMED) day[k] = sumOf(periods, k);
+  day.distance_m = sumOf(periods, "distance_m");
+  day.exercise_sessions = sumOf(periods, "exercise_sessions");
+  // A share, not a sum: the latest period that gave it (periods are in event-time order).
+  for (const x of periods) day.time_at_home_percent = x.values.time_at_home_percent ?? day.time_at_home_percent;
+  return day;
+}
 
 export const handles: readonly LogType[] = ["activity_data"];
 
 export const physicalActivity: ReadModel<"physical_activity", PhysicalActivityDoc> = {
   key: "physical_activity",
   kind: "event",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ days: [], recent: [] }),
@@ -77,19 +109,22 @@ export const physicalActivity: ReadModel<"physical_activity", PhysicalActivityDo
     const period = obj(p, "period") ?? null;
     const date = dayOf(str(p, "local_date"), (period && str(period, "start_datetime")) ?? log.timestamp, ctx.timezone);
     const distance = distanceM(p);
-    const sessions = Array.isArray(p.exercise_sessions) ? objs(p, "exercise_sessions").length : undefined;
-    const days = upsertDay(s.doc.days, date, blankDay(date), (d) => {
-      const next: ActivityDay = { ...d, entries: d.entries + 1 };
-      for (const k of SUMMED) next[k] = addNum(d[k], num(p, k));
-      next.distance_m = addNum(d.distance_m, distance);
-      next.exercise_sessions = addNum(d.exercise_sessions, sessions);
-      next.time_at_home_percent = num(p, "time_at_home_percent") ?? d.time_at_home_percent;
-      return next;
-    });
+    const values: ActivityValues = {};
+    for (const k of GIVEN) {
+      const v = num(p, k);
+      if (v !== undefined) values[k] = v;
+    }
+    if (distance !== undefined) values.distance_m = distance;
+    if (Array.isArray(p.exercise_sessions)) values.exercise_sessions = objs(p, "exercise_sessions").length;
+    const put = putPeriod(s.doc.days, date, { key: periodKey(p, log.id), timestamp: log.timestamp, log_id: log.id, values }, rollup, DAYS);
+    if (put === null) return s;
     const entry: ActivityEntry = {
       timestamp: log.timestamp, log_id: log.id, date, period, device_provider: str(p, "device_provider") ?? null,
       steps: num(p, "steps") ?? null, active_minutes: num(p, "active_minutes") ?? null, distance_m: distance ?? null,
+      distance_travelled: obj(p, "distance_travelled") ?? null,
     };
-    return withDoc(s, { days, recent: insertSorted(s.doc.recent, entry, RECENT) });
+    const replaced = put.replaced?.log_id;
+    const recent = replaced === undefined ? s.doc.recent : s.doc.recent.filter((r) => r.log_id !== replaced);
+    return withDoc(s, { days: put.days, recent: insertSorted(recent, entry, RECENT) });
   },
 };

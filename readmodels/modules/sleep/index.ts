@@ -1,20 +1,30 @@
 import type { LogType } from "../../../src/catalog/log-types.js";
-import { addNum, upsertDay } from "../../lib/daily.js";
-import { insertSorted, RECENT } from "../../lib/lists.js";
+import { DAYS, insertSorted, RECENT } from "../../lib/lists.js";
 import { num, obj, str, type Obj } from "../../lib/payload.js";
-import { cmpStamped, dayOf } from "../../lib/time.js";
+import { cmpTime, dayOf, utcInstant } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
+import { periodKey, putPeriod, sumOf, type PeriodPart } from "../physical_activity/periods.js";
 
-/** Sums over the sleep sessions attributed to one day (null: no session gave the field). */
+const MINUTES = ["total_sleep_minutes", "deep_sleep_minutes", "rem_sleep_minutes", "light_sleep_minutes", "awake_minutes"] as const;
+
+export type SleepValues = Partial<Record<(typeof MINUTES)[number], number>>;
+
+/**
+ * Sums over the sleep sessions attributed to one day (null: no session gave the field). A
+ * session re-sent (same device_provider and period start) replaces its earlier log.
+ */
 export interface SleepDay {
   /** YYYY-MM-DD: local_date when given, else the date the session ended (woke up) in the patient's timezone. */
   date: string;
+  /** Number of distinct sessions. */
   sessions: number;
   total_sleep_minutes: number | null;
   deep_sleep_minutes: number | null;
   rem_sleep_minutes: number | null;
   light_sleep_minutes: number | null;
   awake_minutes: number | null;
+  /** The latest log of each session of the day, by event time: what the sums are made of. */
+  periods: PeriodPart<SleepValues>[];
 }
 
 export interface SleepSession {
@@ -33,19 +43,33 @@ export interface SleepSession {
 export interface SleepDoc {
   /** Daily rollups, ascending by date, the last 90 days. */
   days: SleepDay[];
-  /** The last 50 sessions by event time. */
+  /** The last 50 sessions by event time; a re-sent session's earlier log is no longer listed. */
   recent: SleepSession[];
+  /** The session that ended last (period end, else start, else the log's timestamp); its own re-sent log replaces it. */
   latest: SleepSession | null;
 }
 
-const MINUTES = ["total_sleep_minutes", "deep_sleep_minutes", "rem_sleep_minutes", "light_sleep_minutes", "awake_minutes"] as const;
+function rollup(date: string, periods: PeriodPart<SleepValues>[]): SleepDay {
+  const day: SleepDay = {
+    date, sessions: periods.length, total_sleep_minutes: null, deep_sleep_minutes: null, rem_sleep_minutes: null,
+    light_sleep_minutes: null, awake_minutes: null, periods,
+  };
+  for (const k of MINUTES) day[k] = sumOf(periods, k);
+  return day;
+}
+
+/** When a session ended: a device re-sends old nights, so the log's timestamp says nothing of which night is the latest. */
+function endOf(x: SleepSession): string {
+  const given = x.period && (str(x.period, "end_datetime") ?? str(x.period, "start_datetime"));
+  return given === undefined || given === null ? x.timestamp : utcInstant(given);
+}
 
 export const handles: readonly LogType[] = ["sleep_data"];
 
 export const sleep: ReadModel<"sleep", SleepDoc> = {
   key: "sleep",
   kind: "event",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ days: [], recent: [], latest: null }),
@@ -54,21 +78,23 @@ export const sleep: ReadModel<"sleep", SleepDoc> = {
     const period = obj(p, "period") ?? null;
     // A night belongs to the day one wakes up on: a session from 23:00 to 07:00 is that morning's sleep.
     const date = dayOf(str(p, "local_date"), (period && str(period, "end_datetime")) ?? log.timestamp, ctx.timezone);
-    const days = upsertDay(
-      s.doc.days,
-      date,
-      () => ({ date, sessions: 0, total_sleep_minutes: null, deep_sleep_minutes: null, rem_sleep_minutes: null, light_sleep_minutes: null, awake_minutes: null }),
-      (d) => {
-        const next = { ...d, sessions: d.sessions + 1 };
-        for (const k of MINUTES) next[k] = addNum(d[k], num(p, k));
-        return next;
-      },
-    );
-    const session = {
+    const values: SleepValues = {};
+    for (const k of MINUTES) {
+      const v = num(p, k);
+      if (v !== undefined) values[k] = v;
+    }
+    const put = putPeriod(s.doc.days, date, { key: periodKey(p, log.id), timestamp: log.timestamp, log_id: log.id, values }, rollup, DAYS);
+    if (put === null) return s;
+    const session: SleepSession = {
       timestamp: log.timestamp, log_id: log.id, date, period, device_provider: str(p, "device_provider") ?? null,
-      ...(Object.fromEntries(MINUTES.map((k) => [k, num(p, k) ?? null])) as Record<(typeof MINUTES)[number], number | null>),
+      total_sleep_minutes: values.total_sleep_minutes ?? null, deep_sleep_minutes: values.deep_sleep_minutes ?? null,
+      rem_sleep_minutes: values.rem_sleep_minutes ?? null, light_sleep_minutes: values.light_sleep_minutes ?? null,
+      awake_minutes: values.awake_minutes ?? null,
     };
-    const latest = s.doc.latest && cmpStamped(s.doc.latest, session) > 0 ? s.doc.latest : session;
-    return withDoc(s, { days, recent: insertSorted(s.doc.recent, session, RECENT), latest });
+    const replaced = put.replaced?.log_id;
+    const prev = s.doc.latest;
+    const latest = prev && prev.log_id !== replaced && cmpTime(endOf(prev), endOf(session)) > 0 ? prev : session;
+    const recent = replaced === undefined ? s.doc.recent : s.doc.recent.filter((r) => r.log_id !== replaced);
+    return withDoc(s, { days: put.days, recent: insertSorted(recent, session, RECENT), latest });
   },
 };

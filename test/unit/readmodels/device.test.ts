@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { given, log, payload } from "./given.js";
+import { applyInArrivalOrder, given, log, payload } from "./given.js";
 
 describe("physical_activity", () => {
   it("rolls activity up by local_date when given, else by the date in the patient's timezone", () => {
@@ -89,5 +89,113 @@ describe("vitals", () => {
     });
     expect(d.history.map((h) => h.timestamp)).toEqual(["2025-03-01T09:00:00.000Z", "2025-03-02T10:00:00Z", "2025-03-03T07:00:00.000Z"]);
     expect(d.daily_weight.map((w) => [w.date, w.weight_kg?.mean])).toEqual([["2025-03-01", 70], ["2025-03-03", 69.5]]);
+  });
+});
+
+describe("re-sent device summaries", () => {
+  const day = { start_datetime: "2025-03-01T00:00:00Z", end_datetime: "2025-03-01T23:59:59Z" };
+
+  it("counts a re-sent daily activity summary once, the latest by event time, whatever the arrival order", () => {
+    const first = log("activity_data", "2025-03-01T18:00:00Z", { steps: 5000, active_minutes: 20, local_date: "2025-03-01", period: day });
+    const resent = log("activity_data", "2025-03-01T23:00:00Z", { steps: 9000, local_date: "2025-03-01", period: day });
+    for (const logs of [[first, resent], [resent, first]]) {
+      const d = payload(given(logs), "physical_activity");
+      expect(d.days.map((x) => [x.date, x.entries, x.steps, x.active_minutes])).toEqual([["2025-03-01", 1, 9000, null]]);
+      expect(d.recent.map((r) => r.steps)).toEqual([9000]);
+    }
+    // Applied out of order (no replay), the older log still loses.
+    expect(payload(applyInArrivalOrder([resent, first]), "physical_activity").days[0].steps).toBe(9000);
+  });
+
+  it("treats a growing summary (same start, later end) and a same-day summary without a period as the same measurement", () => {
+    const d = payload(given([
+      log("activity_data", "2025-03-01T12:00:00Z", { steps: 3000, period: { start_datetime: day.start_datetime, end_datetime: "2025-03-01T12:00:00Z" } }),
+      log("activity_data", "2025-03-01T20:00:00Z", { steps: 7000, period: { start_datetime: day.start_datetime, end_datetime: "2025-03-01T20:00:00Z" } }),
+      log("activity_data", "2025-03-02T10:00:00Z", { steps: 100, local_date: "2025-03-02" }),
+      log("activity_data", "2025-03-02T22:00:00Z", { steps: 8000, local_date: "2025-03-02" }),
+    ]), "physical_activity");
+    expect(d.days.map((x) => [x.date, x.entries, x.steps])).toEqual([["2025-03-01", 1, 7000], ["2025-03-02", 1, 8000]]);
+  });
+
+  it("keeps separate periods, and devices, apart", () => {
+    const d = payload(given([
+      log("activity_data", "2025-03-01T09:00:00Z", { steps: 1000, period: { start_datetime: "2025-03-01T08:00:00Z", end_datetime: "2025-03-01T08:30:00Z" } }),
+      log("activity_data", "2025-03-01T13:00:00Z", { steps: 2000, period: { start_datetime: "2025-03-01T12:00:00Z", end_datetime: "2025-03-01T12:40:00Z" } }),
+      log("activity_data", "2025-03-01T23:00:00Z", { steps: 4000, device_provider: "garmin", period: day }),
+      log("activity_data", "2025-03-01T23:00:00Z", { steps: 4500, device_provider: "fitbit", period: day }),
+    ]), "physical_activity");
+    expect(d.days.map((x) => [x.entries, x.steps])).toEqual([[4, 11500]]);
+  });
+
+  it("moves a re-sent period to its new day, leaving no empty day behind", () => {
+    const d = payload(given([
+      log("activity_data", "2025-03-01T23:00:00Z", { steps: 5000, local_date: "2025-03-01", period: day }),
+      log("activity_data", "2025-03-02T01:00:00Z", { steps: 5200, local_date: "2025-03-02", period: day }),
+    ]), "physical_activity");
+    expect(d.days.map((x) => [x.date, x.steps])).toEqual([["2025-03-02", 5200]]);
+  });
+
+  it("counts a re-sent sleep session once and keeps the latest night as latest when an older one is re-sent", () => {
+    const night = { start_datetime: "2025-03-01T23:00:00Z", end_datetime: "2025-03-02T07:00:00Z" };
+    const next = { start_datetime: "2025-03-02T23:00:00Z", end_datetime: "2025-03-03T06:30:00Z" };
+    const s = given([
+      log("sleep_data", "2025-03-02T07:10:00Z", { total_sleep_minutes: 400, period: night }),
+      log("sleep_data", "2025-03-03T06:40:00Z", { total_sleep_minutes: 380, period: next }),
+      log("sleep_data", "2025-03-03T09:00:00Z", { total_sleep_minutes: 410, deep_sleep_minutes: 70, period: night }),
+    ]);
+    const d = payload(s, "sleep");
+    expect(d.days.map((x) => [x.date, x.sessions, x.total_sleep_minutes, x.deep_sleep_minutes])).toEqual([
+      ["2025-03-02", 1, 410, 70], ["2025-03-03", 1, 380, null],
+    ]);
+    expect(d.recent.map((r) => r.total_sleep_minutes)).toEqual([380, 410]);
+    expect(d.latest?.total_sleep_minutes).toBe(380);
+    // The latest night re-sent replaces itself as latest.
+    const again = payload(given([
+      log("sleep_data", "2025-03-02T07:10:00Z", { total_sleep_minutes: 400, period: night }),
+      log("sleep_data", "2025-03-02T08:00:00Z", { total_sleep_minutes: 405, period: night }),
+    ]), "sleep");
+    expect([again.days[0].sessions, again.days[0].total_sleep_minutes, again.latest?.total_sleep_minutes]).toEqual([1, 405, 405]);
+  });
+});
+
+describe("distance units", () => {
+  const walk = (unit: unknown, value = 5) => log("activity_data", "2025-03-01T12:00:00Z", { distance_travelled: { value, unit } });
+
+  it("converts the common spellings of length units to metres, case-insensitively", () => {
+    const m = (unit: string, value = 5) => payload(given([walk(unit, value)]), "physical_activity").days[0].distance_m;
+    expect(["m", "Meter", "meters", "metre", "METRES"].map((u) => m(u))).toEqual([5, 5, 5, 5, 5]);
+    expect(["km", "kilometer", "Kilometers", "kilometre", "kilometres"].map((u) => m(u))).toEqual([5000, 5000, 5000, 5000, 5000]);
+    expect(["mi", "mile", "Miles"].map((u) => m(u, 1))).toEqual([1609.34, 1609.34, 1609.34]);
+    expect(["yd", "yard", "yards", "ft", "foot", "feet"].map((u) => m(u, 10))).toEqual([9.14, 9.14, 9.14, 3.05, 3.05, 3.05]);
+  });
+
+  it("does not read a unit it cannot convert as metres, keeping the value and unit as sent", () => {
+    const d = payload(given([walk("steps", 5), walk("furlong", 2), log("activity_data", "2025-03-01T13:00:00Z", { distance_travelled: { value: 1, unit: "km" } })]), "physical_activity");
+    expect(d.days[0].distance_m).toBe(1000);
+    expect(d.recent.map((r) => [r.distance_m, r.distance_travelled])).toEqual([
+      [null, { value: 5, unit: "steps" }], [null, { value: 2, unit: "furlong" }], [1000, { value: 1, unit: "km" }],
+    ]);
+    expect(payload(given([walk("steps")]), "physical_activity").days[0].distance_m).toBeNull();
+  });
+});
+
+describe("latest device readings", () => {
+  it("keeps the glucose reading taken last by sensor_timestamp, not the one logged last", () => {
+    const d = payload(given([
+      log("cgm_reading", "2025-03-01T15:00:00Z", { glucose_mg_dl: 250, sensor_timestamp: "2025-03-01T15:00:00Z" }),
+      log("cgm_reading", "2025-03-01T16:00:00Z", { glucose_mg_dl: 100, sensor_timestamp: "2025-03-01T10:00:00Z" }),
+    ]), "glucose");
+    expect(d.latest?.glucose_mg_dl).toBe(250);
+  });
+
+  it("keeps the SpO2 reading by sensor_timestamp and the heart-rate summary by period start", () => {
+    const d = payload(given([
+      log("spo2_reading", "2025-03-01T15:00:00Z", { spo2_percent: 97, sensor_timestamp: "2025-03-01T15:00:00Z" }),
+      log("spo2_reading", "2025-03-01T16:00:00Z", { spo2_percent: 88, sensor_timestamp: "2025-03-01T10:00:00+01:00" }),
+      log("heart_rate_data", "2025-03-03T08:00:00Z", { avg_bpm: 70, period: { start_datetime: "2025-03-02T00:00:00Z" } }),
+      log("heart_rate_data", "2025-03-03T09:00:00Z", { avg_bpm: 90, period: { start_datetime: "2025-03-01T00:00:00Z" } }),
+    ]), "heart");
+    expect(d.latest.spo2?.values.spo2_percent).toBe(97);
+    expect(d.latest.heart_rate?.values.avg_bpm).toBe(70);
   });
 });

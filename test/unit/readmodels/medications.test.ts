@@ -41,19 +41,22 @@ describe("adherence", () => {
   const setup = list([{ action: "add", medication_name: "Metformin", rxnorm_cui: "860975", schedule_times: ["09:00"], adherence_window_minutes: 30 }]);
   const dose = (t: string, d: Record<string, unknown>) => log("medication_adherence", t, { medication_adherence: [d] });
 
-  it("marks a dose on time within the medication's window and late outside it", () => {
+  it("marks a dose on time within the medication's window, and early or late outside it", () => {
     const s = given([
       setup,
       dose(at(1, 9, 25), { status: "taken", rxnorm_cui: "860975", scheduled_time: at(1, 9) }),
       dose(at(2, 8, 20), { status: "taken", rxnorm_cui: "860975", scheduled_time: at(2, 9) }),
       dose(at(3, 9), { status: "skipped", medication_name: "METFORMIN", scheduled_time: at(3, 9) }),
       dose(at(4, 14), { status: "taken", medication_name: "metformin" }),
+      dose(at(5, 11), { status: "taken", rxnorm_cui: "860975", scheduled_time: at(5, 9) }),
     ]);
     const a = payload(s, "adherence");
-    expect(a.recent.map((d) => [d.deviation_minutes, d.on_time])).toEqual([[25, true], [-40, false], [0, null], [null, null]]);
+    expect(a.recent.map((d) => [d.deviation_minutes, d.on_time, d.timing])).toEqual([
+      [25, true, "on_time"], [-40, false, "early"], [0, null, null], [null, null, null], [120, false, "late"],
+    ]);
     expect(a.medications).toEqual([{
-      medication_name: "Metformin", rxnorm_cui: "860975", taken: 3, skipped: 1, on_time: 1, late: 1,
-      last_status: "taken", last_event_at: at(4, 14), last_taken_at: at(4, 14),
+      medication_name: "Metformin", rxnorm_cui: "860975", taken: 4, skipped: 1, on_time: 1, early: 1, late: 1,
+      last_status: "taken", first_event_at: at(1, 9, 25), last_event_at: at(5, 11), last_taken_at: at(5, 11),
     }]);
   });
 
@@ -82,5 +85,65 @@ describe("adherence", () => {
   it("records adverse events against the listed medication they name", () => {
     const s = given([setup, log("medication_adverse_event", at(2), { events: [{ medication_identifier: "860975", description: "nausea", severity: "mild" }] })]);
     expect(payload(s, "adherence").adverse_events).toEqual([expect.objectContaining({ medication_name: "Metformin", rxnorm_cui: "860975", severity: "mild" })]);
+  });
+});
+
+describe("adherence schedule", () => {
+  const bid = (t = at(1, 7), extra: Record<string, unknown> = {}) =>
+    list([{ action: "add", medication_name: "Metformin", rxnorm_cui: "860975", schedule_times: ["08:00", "20:00"], ...extra }], t);
+  const dose = (t: string, d: Record<string, unknown>) => log("medication_adherence", t, { medication_adherence: [d] });
+  const other = (t: string) => dose(t, { status: "taken", medication_name: "Aspirin" });
+
+  it("counts a scheduled dose nobody reported as unreported, up to the latest log the fold has seen", () => {
+    const s = given([bid(), dose(at(1, 8, 5), { status: "taken", rxnorm_cui: "860975", scheduled_time: at(1, 8) }), other(at(6, 21, 30))]);
+    const [m] = payload(s, "adherence").schedule;
+    // Listed on the 1st at 07:00: 08:00 and 20:00 on days 1 to 6, all past their 60-minute window at 21:30 on the 6th.
+    expect(m).toMatchObject({
+      medication_name: "Metformin", rxnorm_cui: "860975", schedule_times: ["08:00", "20:00"], window_minutes: 60,
+      since: at(1, 7), until: at(6, 21, 30), expected: 12, taken: 1, skipped: 0, unreported: 11,
+    });
+    expect(m.doses[0]).toEqual({ scheduled_time: at(1, 8), status: "taken", log_id: expect.any(String) });
+    expect(m.doses.slice(1).every((d) => d.status === "unreported" && d.log_id === null)).toBe(true);
+  });
+
+  it("does not call a dose missed while its window is still open, nor past the latest log", () => {
+    const s = given([bid(), other(at(1, 8, 30))]);
+    expect(payload(s, "adherence").schedule[0]).toMatchObject({ expected: 0, unreported: 0, doses: [] });
+    const later = given([bid(), other(at(1, 9))]);
+    expect(payload(later, "adherence").schedule[0]).toMatchObject({ expected: 1, unreported: 1 });
+    // A dose reported ahead of its time is counted for it.
+    const ahead = given([bid(), dose(at(1, 7, 45), { status: "taken", medication_name: "Metformin", scheduled_time: at(1, 8) })]);
+    expect(payload(ahead, "adherence").schedule[0]).toMatchObject({ expected: 1, taken: 1, unreported: 0 });
+  });
+
+  it("gives a report without scheduled_time to the nearest scheduled time, the latest report of a time winning", () => {
+    const s = given([
+      bid(),
+      dose(at(1, 11), { status: "taken", medication_name: "metformin" }),
+      dose(at(1, 19), { status: "skipped", medication_name: "metformin" }),
+      dose(at(1, 21), { status: "taken", medication_name: "metformin" }),
+      other(at(2, 12)),
+    ]);
+    expect(payload(s, "adherence").schedule[0].doses.map((d) => [d.scheduled_time, d.status])).toEqual([
+      [at(1, 8), "taken"], [at(1, 20), "taken"], [at(2, 8), "unreported"],
+    ]);
+  });
+
+  it("tracks from start_date in the patient's timezone, over the last 7 days only", () => {
+    const s = given([bid(at(1, 7), { start_date: "2025-02-01" }), other(at(20, 12))], "America/New_York");
+    const [m] = payload(s, "adherence").schedule;
+    // 08:00 and 20:00 in New York (EDT from the 9th): 12:00Z and 00:00Z, after 13th 12:00Z up to 20th 12:00Z (still open).
+    expect(m).toMatchObject({ since: at(13, 12), expected: 13, unreported: 13 });
+    expect([m.doses[0].scheduled_time, m.doses[12].scheduled_time]).toEqual([at(14, 0), at(20, 0)]);
+  });
+
+  it("starts a medication without start_date at the scheduled time of a dose reported before it was listed", () => {
+    const s = given([dose(at(1, 8, 30), { status: "taken", medication_name: "Metformin" }), bid(at(1, 12)), other(at(2, 9))]);
+    expect(payload(s, "adherence").schedule[0]).toMatchObject({ since: at(1, 8), expected: 3, taken: 1, unreported: 2 });
+  });
+
+  it("does not track a medication without schedule_times", () => {
+    const s = given([list([{ action: "add", medication_name: "Aspirin" }]), other(at(3))]);
+    expect(payload(s, "adherence").schedule).toEqual([]);
   });
 });

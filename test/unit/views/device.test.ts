@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { renderView } from "../../../readmodels/views/index.js";
-import { given } from "../readmodels/given.js";
+import { given, log } from "../readmodels/given.js";
 import { blockOf, deviceLogs, shape } from "./fixtures.js";
 
 describe("device_snapshot", () => {
@@ -42,5 +42,17 @@ describe("device_snapshot", () => {
     expect(b.text).toBe("- 2025-03-18: glucose as low as 65 mg/dL and as high as 270 mg/dL\n- 2025-03-17: SpO2 as low as 88%");
     expect(b.refs).toEqual([f.spo2Low.id, f.cgmLow.id, f.cgmHigh.id].sort());
     expect(b.refs).not.toContain(f.cgmOld.id);
+  });
+
+  it("shows a re-sent night once and the glucose reading taken last", () => {
+    const night = { start_datetime: "2025-03-01T23:00:00Z", end_datetime: "2025-03-02T07:00:00Z" };
+    const view = renderView("device_snapshot", given([
+      log("sleep_data", "2025-03-02T07:05:00Z", { total_sleep_minutes: 400, period: night }),
+      log("sleep_data", "2025-03-02T09:00:00Z", { total_sleep_minutes: 410, period: night }),
+      log("cgm_reading", "2025-03-02T15:00:00Z", { glucose_mg_dl: 250, sensor_timestamp: "2025-03-02T15:00:00Z" }),
+      log("cgm_reading", "2025-03-02T16:00:00Z", { glucose_mg_dl: 100, sensor_timestamp: "2025-03-02T10:00:00Z" }),
+    ]));
+    expect(blockOf(view, "sleep_week").text).toBe("- 2025-03-02: 6 h 50 min");
+    expect(blockOf(view, "latest_readings").text).toBe("- **Sleep**: 6 h 50 min on 2025-03-02\n- **Glucose**: 250 mg/dL (high) on 2025-03-02");
   });
 });

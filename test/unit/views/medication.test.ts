@@ -23,13 +23,18 @@ describe("medication_snapshot", () => {
     expect(b.refs).toEqual([f.list.id]);
   });
 
-  it("counts the week's doses per medication, leaving out older ones", () => {
+  it("counts the week's doses per medication, leaving out older ones, and the scheduled doses nobody reported", () => {
     const b = blockOf(v, "adherence_week");
+    // Metformin BID from 13th 20:00 to 20th 08:00 (14 times, 3 reported); Lisinopril daily at 09:00 since listed (7, 1 reported).
     expect(b.text).toBe([
-      "- **Metformin**: 2 of 3 doses taken, 1 skipped; 1 on time, 1 late",
-      "- **Lisinopril**: 1 of 1 dose taken, 0 skipped; 1 on time, 0 late",
+      "- **Metformin**: 2 of 3 doses taken, 1 skipped; 1 on time, 0 early, 1 late; 11 of 14 scheduled doses not reported",
+      "- **Lisinopril**: 1 of 1 dose taken, 0 skipped; 1 on time, 0 early, 0 late; 6 of 7 scheduled doses not reported",
     ].join("\n"));
-    expect(b.refs).toEqual([f.onTime.id, f.skipped.id, f.late.id, f.lisinopril.id].sort());
+    // The listing that set the schedules is the source of the unreported counts.
+    expect(b.refs).toEqual([f.list.id, f.onTime.id, f.skipped.id, f.late.id, f.lisinopril.id].sort());
+    expect((b.data as { scheduled: unknown }).scheduled).toEqual([
+      { medication_name: "Metformin", expected: 14, unreported: 11 }, { medication_name: "Lisinopril", expected: 7, unreported: 6 },
+    ]);
     expect(b.refs).not.toContain(f.oldDose.id);
   });
 
@@ -38,8 +43,15 @@ describe("medication_snapshot", () => {
     expect(blockOf(v, "adverse_events")).toMatchObject({ segment: "long_term", refs: [f.oldAe.id], text: "- **Metformin**: nausea (mild), reported 2025-03-05" });
   });
 
-  it("lists the week's missed doses to follow up, under the listed medication's name", () => {
-    expect(blockOf(v, "missed_doses")).toMatchObject({ segment: "temp", refs: [f.skipped.id], text: "- **Metformin**: skipped, scheduled 2025-03-16 08:00" });
+  it("lists the week's missed doses to follow up, skipped or never reported, under the listed medication's name", () => {
+    expect(blockOf(v, "missed_doses")).toMatchObject({
+      segment: "temp", refs: [f.list.id, f.skipped.id],
+      text: [
+        "- **Metformin**: 11 scheduled doses not reported, 2025-03-13 20:00 to 2025-03-20 08:00",
+        "- **Lisinopril**: 6 scheduled doses not reported, 2025-03-14 09:00 to 2025-03-19 09:00",
+        "- **Metformin**: skipped, scheduled 2025-03-16 08:00",
+      ].join("\n"),
+    });
   });
 
   it("says so when a scheduled medication has no dose recorded in the week", () => {
@@ -49,6 +61,33 @@ describe("medication_snapshot", () => {
 
   it("shows scheduled times in the patient's timezone", () => {
     const s = given(f.logs, "America/New_York");
-    expect(blockOf(renderView("medication_snapshot", s), "missed_doses").text).toBe("- **Metformin**: skipped, scheduled 2025-03-16 04:00");
+    expect(blockOf(renderView("medication_snapshot", s), "missed_doses").text.split("\n")).toEqual([
+      // 08:00 and 20:00 in New York; the 20th's 08:00 (12:00Z, the as-of time) is still within its window.
+      "- **Metformin**: 10 scheduled doses not reported, 2025-03-13 20:00 to 2025-03-19 20:00",
+      "- **Lisinopril**: 7 scheduled doses not reported, 2025-03-13 09:00 to 2025-03-19 09:00",
+      "- **Metformin**: skipped, scheduled 2025-03-16 04:00",
+    ]);
+  });
+
+  it("shows a BID medication with one reported dose in six days as mostly unreported, not fully adherent", () => {
+    const s = given([
+      log("medication_list_update", at(1, 7), { medications: [{ action: "add", medication_name: "Metformin", schedule_times: ["08:00", "20:00"] }] }),
+      log("medication_adherence", at(1, 8, 5), { medication_adherence: [{ status: "taken", medication_name: "Metformin", scheduled_time: at(1, 8) }] }),
+      log("medication_adherence", at(6, 21, 30), { medication_adherence: [{ status: "taken", medication_name: "Aspirin" }] }),
+    ]);
+    const view = renderView("medication_snapshot", s);
+    expect(blockOf(view, "adherence_week").text).toContain("- **Metformin**: 1 of 1 dose taken, 0 skipped; 1 on time, 0 early, 0 late; 11 of 12 scheduled doses not reported");
+    expect(blockOf(view, "missed_doses").text).toBe("- **Metformin**: 11 scheduled doses not reported, 2025-03-01 20:00 to 2025-03-06 20:00");
+    expect(blockOf(view, "missed_doses").data).toEqual([{ medication: "Metformin", status: "unreported", scheduled_times: expect.any(Array) }]);
+  });
+
+  it("counts a dose taken before its window as early, not late", () => {
+    const s = given([
+      log("medication_list_update", at(2, 5), { medications: [{ action: "add", medication_name: "Metformin", schedule_times: ["08:00"] }] }),
+      log("medication_adherence", at(2, 6), { medication_adherence: [{ status: "taken", medication_name: "Metformin", scheduled_time: at(2, 8) }] }),
+    ]);
+    expect(blockOf(renderView("medication_snapshot", s), "adherence_week").text).toBe(
+      "- **Metformin**: 1 of 1 dose taken, 0 skipped; 0 on time, 1 early, 0 late",
+    );
   });
 });

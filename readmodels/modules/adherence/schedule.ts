@@ -1,0 +1,281 @@
+/**
+ * Scheduled-dose tracking: a listed medication's schedule_times, laid out over the last
+ * days up to the latest log the module has seen, each scheduled time matched with the
+ * dose report that names it. Without it a patient who reports one dose a week reads as
+ * fully adherent. Pure: "now" is the latest event time of the fold, never the clock, so
+ * the result is a function of the logs.
+ */
+import { maxTime, timeMs } from "../../lib/time.js";
+import type { Medication, MedicationsDoc } from "../medications/index.js";
+import { DEFAULT_ADHERENCE_WINDOW_MINUTES, findMedication } from "../medications/index.js";
+
+/** Days of schedule tracked, ending at the latest log. @default 7 */
+export const SCHEDULE_DAYS = 7;
+/** Scheduled doses listed per medication (the latest). @default 50 */
+export const SCHEDULED_DOSES = 50;
+
+const DAY_MS = 86_400_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+const TIME_RE = /^([01]\d|2[0-3]):([0-5]\d)$/;
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})/;
+
+/** One scheduled time and what was reported for it. */
+export interface ScheduledDose {
+  /** UTC instant of the schedule_times entry on that day, in the patient's timezone. */
+  scheduled_time: string;
+  /** unreported: no taken or skipped report by the end of its window. */
+  status: "taken" | "skipped" | "unreported";
+  /** The report's log (the latest one when several name this time). */
+  log_id: string | null;
+}
+
+/** A listed medication with schedule_times, tracked over [since, until]. */
+export interface MedicationSchedule {
+  medication_name: string | null;
+  rxnorm_cui: string | null;
+  schedule_times: string[];
+  window_minutes: number;
+  /**
+   * The latest of: start_date (local midnight), else when the medication was listed (or
+   * the scheduled time of an earlier first dose); `until` − 7 days (exclusive); the oldest
+   * dose still kept in `recent` once older ones were dropped.
+   */
+  since: string;
+  /** The latest event time the module has seen. */
+  until: string;
+  /** Scheduled times from `since` whose window closed by `until`, and any with a report (even one ahead of `until`): taken + skipped + unreported. */
+  expected: number;
+  taken: number;
+  skipped: number;
+  unreported: number;
+  /** The latest 50 expected doses, by scheduled time. */
+  doses: ScheduledDose[];
+}
+
+/** What tracking needs of a dose report (adherence's Dose). */
+export interface DoseRef {
+  timestamp: string;
+  log_id: string;
+  medication_name: string | null;
+  rxnorm_cui: string | null;
+  status: "taken" | "skipped";
+  scheduled_time: string | null;
+}
+
+// Wall-clock offsets of a zone, and scheduled instants: the caches hold no state that changes results.
+const wallClocks = new Map<string, Intl.DateTimeFormat>();
+const wallToUtc = new Map<string, Slot>();
+const nextDay = new Map<string, string>();
+const rangeCache = new Map<string, readonly Slot[]>();
+/** When each dose report was for (they stay in `recent` over many logs). */
+const doseTimes = new WeakMap<DoseRef, number>();
+const CACHE_MAX = 50_000;
+
+/** A scheduled instant: epoch ms and its ISO text (both wanted, and toISOString is costly enough to keep). */
+interface Slot {
+  ms: number;
+  iso: string;
+}
+
+function offsetAt(ms: number, tz: string): number {
+  let f = wallClocks.get(tz);
+  if (!f) {
+    const opts = { hourCycle: "h23", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric" } as const;
+    try {
+      f = new Intl.DateTimeFormat("en-US", { ...opts, timeZone: tz });
+    } catch {
+      // An unknown zone is refused at patient creation; read it as UTC, as lib/time does.
+      f = new Intl.DateTimeFormat("en-US", { ...opts, timeZone: "UTC" });
+    }
+    wallClocks.set(tz, f);
+  }
+  const at = Math.floor(ms / 60_000) * 60_000;
+  const p = f.formatToParts(new Date(at));
+  const n = (t: string) => Number(p.find((x) => x.type === t)?.value);
+  return Date.UTC(n("year"), n("month") - 1, n("day"), n("hour"), n("minute")) - at;
+}
+
+/**
+ * Epoch ms of a wall-clock time in a zone. A time the zone repeats (fall back) is its first
+ * occurrence; a time it skips (spring forward) reads with the offset before the jump
+ * (02:30 → 03:30 after the change).
+ */
+export function zonedMs(date: string, hhmm: string, tz: string): number {
+  return zoned(date, hhmm, tz)?.ms ?? NaN;
+}
+
+function zoned(date: string, hhmm: string, tz: string): Slot | undefined {
+  const key = `${tz} ${date} ${hhmm}`;
+  const hit = wallToUtc.get(key);
+  if (hit !== undefined) return hit;
+  const d = DATE_RE.exec(date);
+  const t = TIME_RE.exec(hhmm);
+  if (!d || !t) return undefined;
+  const wall = Date.UTC(Number(d[1]), Number(d[2]) - 1, Number(d[3]), Number(t[1]), Number(t[2]));
+  // The zone's offset at a first guess, then at the instant it gives; they differ only near a change.
+  const o1 = offsetAt(wall, tz);
+  const o2 = offsetAt(wall - o1, tz);
+  const ms = o1 === o2 || offsetAt(wall - o2, tz) === o2 ? wall - o2 : Math.max(wall - o1, wall - o2);
+  if (Number.isNaN(ms)) return undefined;
+  if (wallToUtc.size > CACHE_MAX) wallToUtc.clear();
+  const slot = { ms, iso: new Date(ms).toISOString() };
+  wallToUtc.set(key, slot);
+  return slot;
+}
+
+function dayAfter(date: string): string {
+  let next = nextDay.get(date);
+  if (next === undefined) {
+    next = new Date(Date.parse(`${date}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
+    if (nextDay.size > CACHE_MAX) nextDay.clear();
+    nextDay.set(date, next);
+  }
+  return next;
+}
+
+/** A day's scheduled instants, ascending (a day the zone changes on may give two times one instant). */
+function daySlots(date: string, times: readonly string[], tz: string): Slot[] {
+  return times.map((t) => zoned(date, t, tz)).filter((x): x is Slot => x !== undefined).sort((a, b) => a.ms - b.ms);
+}
+
+/**
+ * Scheduled instants (ascending, unique) of the days from the UTC date of `from` − 1 to
+ * that of `to` + 1: every local day that overlaps [from, to], whatever the zone. Kept per
+ * range, as consecutive logs mostly ask for the same one.
+ */
+function slotsBetween(times: readonly string[], from: number, to: number, tz: string): readonly Slot[] {
+  const first = iso(from - DAY_MS).slice(0, 10);
+  const last = iso(to + DAY_MS).slice(0, 10);
+  const key = `${tz} ${first} ${last} ${times.join(",")}`;
+  const hit = rangeCache.get(key);
+  if (hit) return hit;
+  const out: Slot[] = [];
+  for (let date = first; date <= last; date = dayAfter(date)) {
+    for (const slot of daySlots(date, times, tz)) if (out.length === 0 || slot.ms > out[out.length - 1].ms) out.push(slot);
+  }
+  if (rangeCache.size > 1000) rangeCache.clear();
+  rangeCache.set(key, out);
+  return out;
+}
+
+/** Index of the slot nearest `t` (-1 when none); halfway between two goes to the earlier (a late dose is likelier than a very early one). */
+function nearest(slots: readonly Slot[], t: number): number {
+  let lo = 0;
+  let hi = slots.length;
+  // The first slot at or after t.
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (slots[mid].ms < t) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo === slots.length) return lo - 1;
+  return lo > 0 && t - slots[lo - 1].ms <= slots[lo].ms - t ? lo - 1 : lo;
+}
+
+/** The smaller of two epoch ms, ignoring NaN (unknown); NaN when both are. */
+const minKnown = (a: number, b: number) => (Number.isNaN(a) ? b : Number.isNaN(b) ? a : Math.min(a, b));
+
+function doseTime(d: DoseRef): number {
+  let at = doseTimes.get(d);
+  if (at === undefined) {
+    const sched = d.scheduled_time === null ? NaN : timeMs(d.scheduled_time);
+    at = Number.isNaN(sched) ? timeMs(d.timestamp) : sched;
+    doseTimes.set(d, at);
+  }
+  return at;
+}
+
+/** A dose report with the instant it was for: its scheduled_time, else when it was reported. */
+interface TimedDose {
+  at: number;
+  dose: DoseRef;
+}
+
+function track(
+  m: Medication, doses: readonly TimedDose[], firstDoseAt: string | undefined, floor: number, until: string, tz: string,
+): MedicationSchedule | undefined {
+  const times = [...new Set((m.schedule_times ?? []).filter((t) => TIME_RE.test(t)))].sort();
+  const untilMs = timeMs(until);
+  const startDate = m.start_date === null ? undefined : DATE_RE.exec(m.start_date)?.[0];
+  const firstDose = timeMs(firstDoseAt ?? "");
+  // Without a start_date: from when it was listed (its oldest source kept), or an earlier first dose.
+  let start = startDate ? zonedMs(startDate, "00:00", tz) : minKnown(timeMs(m.sources[0]?.timestamp ?? ""), firstDose);
+  if (times.length === 0 || Number.isNaN(start) || Number.isNaN(untilMs)) return undefined;
+  // Times after (not at) until − 7 days, as a view's week counts them.
+  const weekStart = untilMs - SCHEDULE_DAYS * DAY_MS;
+  const from = Math.max(floor, weekStart);
+  // A day of margin each side (of the start too), so a dose near an edge goes to its own slot, not the edge one.
+  const slots = slotsBetween(times, Math.max(Math.min(from, start), from - DAY_MS) - DAY_MS, untilMs + DAY_MS, tz);
+  // The first dose counts for the scheduled time it was nearest, even one before the listing.
+  if (!startDate && !Number.isNaN(firstDose)) start = minKnown(start, slots[nearest(slots, firstDose)]?.ms ?? NaN);
+  const since = Math.max(from, start);
+  if (since > untilMs) return undefined;
+  const window = m.adherence_window_minutes ?? DEFAULT_ADHERENCE_WINDOW_MINUTES;
+  const reported = new Map<Slot, DoseRef>();
+  // In event-time order, so the latest report for a time wins.
+  for (const d of doses) {
+    const i = d.at < since - DAY_MS ? -1 : nearest(slots, d.at);
+    if (i >= 0) reported.set(slots[i], d.dose);
+  }
+  const out: ScheduledDose[] = [];
+  let taken = 0;
+  let skipped = 0;
+  for (const slot of slots) {
+    if (slot.ms < since || slot.ms <= weekStart) continue;
+    const r = reported.get(slot);
+    // Still inside its window (or to come) with no report yet: not missed so far. A dose reported ahead counts.
+    if (!r && slot.ms + window * 60_000 > untilMs) continue;
+    out.push({ scheduled_time: slot.iso, status: r ? r.status : "unreported", log_id: r ? r.log_id : null });
+    if (r?.status === "taken") taken++;
+    else if (r?.status === "skipped") skipped++;
+  }
+  return {
+    medication_name: m.medication_name, rxnorm_cui: m.rxnorm_cui, schedule_times: times, window_minutes: window,
+    since: iso(since), until, expected: out.length, taken, skipped, unreported: out.length - taken - skipped,
+    doses: out.length > SCHEDULED_DOSES ? out.slice(-SCHEDULED_DOSES) : out,
+  };
+}
+
+/**
+ * The schedule of every listed medication that has schedule_times and a start (its
+ * start_date, else when listed or first reported), up to `until`. `recent` holds the
+ * doses kept (in event-time order, `full` when older ones were dropped: times before its
+ * oldest are then not tracked, their reports being gone); `firstDoseAt` the first dose
+ * per medication.
+ */
+export function trackSchedules(
+  meds: Readonly<MedicationsDoc> | undefined,
+  recent: readonly DoseRef[],
+  full: boolean,
+  firstDoseAt: (m: Medication) => string | undefined,
+  until: string,
+  tz: string,
+): MedicationSchedule[] {
+  const scheduled = (meds?.medications ?? []).filter((m) => (m.schedule_times ?? []).length > 0);
+  if (scheduled.length === 0) return [];
+  const floor = full && recent.length > 0 ? timeMs(recent[0].timestamp) : -Infinity;
+  const byMed = new Map<Medication, TimedDose[]>();
+  // Doses of one medication name it alike: look each name up once.
+  const found = new Map<string, Medication | undefined>();
+  for (const d of recent) {
+    const key = `${d.rxnorm_cui ?? ""}\u0000${d.medication_name ?? ""}`;
+    let m = found.get(key);
+    if (m === undefined && !found.has(key)) found.set(key, (m = findMedication(meds, d)));
+    if (!m || !scheduled.includes(m)) continue;
+    const timed = { at: doseTime(d), dose: d };
+    const list = byMed.get(m);
+    if (list) list.push(timed);
+    else byMed.set(m, [timed]);
+  }
+  const out: MedicationSchedule[] = [];
+  for (const m of scheduled) {
+    const t = track(m, byMed.get(m) ?? [], firstDoseAt(m), floor, until, tz);
+    if (t) out.push(t);
+  }
+  return out;
+}
+
+/** The horizon: the latest event time among this log and what was tracked before it (the same as the log's in a sorted fold). */
+export function horizonOf(prev: readonly MedicationSchedule[], timestamp: string): string {
+  return prev.reduce((h, x) => maxTime(h, x.until), timestamp);
+}

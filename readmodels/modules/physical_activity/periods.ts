@@ -1,0 +1,114 @@
+/**
+ * Daily rollups of device summaries that a device re-sends. activity_data and sleep_data
+ * carry one measurement period per event, and devices re-sync the same period (a daily
+ * summary through the day, a session after re-scoring): summing every log would count it
+ * twice. So a day keeps the latest log of each period and is recomputed from them, which
+ * keeps it a function of the set of logs. (Shared by physical_activity and sleep; it would
+ * sit in lib/daily.ts.)
+ */
+import { insertSorted } from "../../lib/lists.js";
+import { obj, str, type Obj } from "../../lib/payload.js";
+import { cmpTime, utcInstant } from "../../lib/time.js";
+
+/** The part one log contributes to a day: its measurement period's key and values. */
+export interface PeriodPart<V> {
+  /** device_provider and the period's start (else its end, else the local_date); see periodKey. */
+  key: string;
+  timestamp: string;
+  log_id: string;
+  /** The numbers the log gave, by field; fields it left out are absent. */
+  values: V;
+}
+
+const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * Which measurement a log describes: its device_provider and where its period starts. A
+ * device re-syncs a period that is still open with a later end (a daily summary during
+ * the day), never a different start. A period without a start goes by its end, and a log
+ * without a period but with a local_date is that day's summary. A log with none of them
+ * cannot be told apart from another, so it is a measurement of its own.
+ */
+export function periodKey(p: Obj, logId: string): string {
+  const provider = str(p, "device_provider") ?? "";
+  const period = obj(p, "period");
+  const start = period && str(period, "start_datetime");
+  if (start !== undefined) return `${provider}|start:${utcInstant(start)}`;
+  const end = period && str(period, "end_datetime");
+  if (end !== undefined) return `${provider}|end:${utcInstant(end)}`;
+  const localDate = str(p, "local_date");
+  if (localDate !== undefined && DATE_RE.test(localDate)) return `${provider}|date:${localDate}`;
+  return `log:${logId}`;
+}
+
+export interface PeriodDay<V> {
+  date: string;
+  periods: PeriodPart<V>[];
+}
+
+export interface PeriodUpdate<D> {
+  days: D[];
+  /** The earlier log of the same period that this one replaced, if any. */
+  replaced: PeriodPart<unknown> | null;
+}
+
+/**
+ * How far a re-sent period's day can move: its instant stays, only its local_date (or,
+ * for sleep, its end) can change, and a local date is within a day of the UTC date.
+ */
+const MOVE_DAYS = 2;
+
+const shiftDate = (date: string, days: number): string => {
+  const ms = Date.parse(`${date}T00:00:00Z`);
+  return Number.isNaN(ms) ? date : new Date(ms + days * 86_400_000).toISOString().slice(0, 10);
+};
+
+/**
+ * Puts `part` in the day `date`, replacing the part of the same key within two days of it
+ * (a re-sent period moves to another day when its local_date or end changed), and
+ * recomputes the days it touched with `rollup`. A part older than the one it would
+ * replace changes nothing (null): the latest log of a period wins, whatever the order.
+ * Equal timestamps: the part applied later wins, which is fold order. Days stay sorted by
+ * date, the last `max` kept.
+ */
+export function putPeriod<V, D extends PeriodDay<V>>(
+  days: readonly D[],
+  date: string,
+  part: PeriodPart<V>,
+  rollup: (date: string, periods: PeriodPart<V>[]) => D,
+  max: number,
+): PeriodUpdate<D> | null {
+  let out = [...days];
+  let replaced: PeriodPart<V> | null = null;
+  const lo = shiftDate(date, -MOVE_DAYS);
+  const hi = shiftDate(date, MOVE_DAYS);
+  for (let i = out.length - 1; i >= 0 && replaced === null && out[i].date >= lo; i--) {
+    if (out[i].date > hi) continue;
+    const j = out[i].periods.findIndex((x) => x.key === part.key);
+    if (j < 0) continue;
+    replaced = out[i].periods[j];
+    if (cmpTime(replaced.timestamp, part.timestamp) > 0) return null;
+    const rest = out[i].periods.filter((_, k) => k !== j);
+    if (rest.length === 0) out.splice(i, 1);
+    else out[i] = rollup(out[i].date, rest);
+  }
+  const i = out.findIndex((d) => d.date === date);
+  if (i >= 0) out[i] = rollup(date, insertSorted(out[i].periods, part, Infinity));
+  else {
+    let at = out.length;
+    while (at > 0 && out[at - 1].date > date) at--;
+    out.splice(at, 0, rollup(date, [part]));
+  }
+  if (out.length > max) out = out.slice(out.length - max);
+  return { days: out, replaced };
+}
+
+/** The sum of a field over the parts that gave it; null when none did. */
+export function sumOf<V extends Partial<Record<string, number>>>(periods: readonly PeriodPart<V>[], k: keyof V): number | null {
+  let s: number | null = null;
+  for (const x of periods) {
+    const v = x.values[k];
+    if (v !== undefined) s = (s ?? 0) + (v as number);
+  }
+  return s;
+}
