@@ -23,7 +23,8 @@ ${COMMANDS.map((c) => `  ${c.name.padEnd(w)}  ${c.summary}`).join("\n")}
 ${GLOBAL_HELP}
 
 Run \`pss COMMAND --help\` for a command's arguments and examples.
-Exit codes: 0 success, 1 failure (the error on stderr), 2 usage error.
+Exit codes: 0 success, 1 failure (the error on stderr), 2 usage error,
+3 an ingestion job completed with errors (ingest, jobs wait).
 
 Example session:
   export PSS_URL=http://127.0.0.1:8080 PSS_API_KEY=...

@@ -23,6 +23,9 @@ export interface LogsApi {
   /**
    * Sends logs in one request (at most 5,000 by default). Each is validated on its own;
    * with `atomic`, any invalid log makes it a ValidationError and nothing is stored.
+   * Retried after a lost answer or a 5xx only when every log has an idempotency_key (a
+   * retry then reports the logs the lost attempt stored as duplicates); otherwise only
+   * after failures that prove nothing was stored (429, refused connection, ...).
    */
   batch(logs: LogInput[], o?: { atomic?: boolean }): Promise<BatchAnswer>;
   /** A buffered logger that sends in the background; `close()` it before exit. */
@@ -31,7 +34,8 @@ export interface LogsApi {
 
 /**
  * The Patient State Service client: the same reads and writes as REST and MCP, with
- * retries (5xx, 429, network) and typed errors.
+ * retries (5xx, 429, network; writes only when a second send cannot apply them twice)
+ * and typed errors.
  *
  *     const pss = new PatientStateClient({ baseUrl, apiKey, project: "default" });
  *     const p = await pss.patients.create({ first_name: "Ada" });
@@ -63,7 +67,11 @@ export class PatientStateClient {
     this.patientTokens = new PatientTokensApi(t);
     this.admin = new AdminApi(t);
     const batch = (logs: LogInput[], b: { atomic?: boolean } = {}) =>
-      t.request<BatchAnswer>("POST", "/v1/logs/batch", { body: { logs, ...(b.atomic ? { atomic: true } : {}) } });
+      t.request<BatchAnswer>("POST", "/v1/logs/batch", {
+        body: { logs, ...(b.atomic ? { atomic: true } : {}) },
+        // Keyed logs make a second send store nothing new.
+        idempotent: logs.every((l) => typeof l.idempotency_key === "string" && l.idempotency_key !== ""),
+      });
     this.logs = Object.assign((patientId?: string, body?: QueryBody) => new LogQuery(t, patientId !== undefined ? { patientId } : {}, body), {
       batch,
       logger: (lo?: LoggerOptions) => new BufferedLogger((logs) => batch(logs), lo),

@@ -9,7 +9,7 @@ export interface TransportOptions {
   credential?: string;
   /** Project id or slug sent as X-Project (org-wide keys only). */
   project?: string;
-  /** Retries after the first attempt for 5xx, 429 and network failures. @default 3 */
+  /** Retries after the first attempt for 5xx, 429 and network failures (for writes, see RequestOptions.idempotent). @default 3 */
   retries?: number;
   /** Time limit of one attempt, answer body included. @default 30_000 (30 s) */
   timeoutMs?: number;
@@ -21,7 +21,7 @@ export interface TransportOptions {
   fetch?: typeof fetch;
 }
 
-export interface RequestOptions {
+export interface RequestOptions<T = unknown> {
   query?: Record<string, QueryValue>;
   /** A JSON body. */
   body?: unknown;
@@ -37,6 +37,21 @@ export interface RequestOptions {
   /** Send the bearer credential and X-Project. @default true */
   auth?: boolean;
   signal?: AbortSignal;
+  /**
+   * Sending the request twice has the effect of sending it once, so it may be retried
+   * after a failure that leaves unknown whether the service applied it (a 5xx, a time-out,
+   * a connection lost after sending). Other requests are retried only after failures
+   * that prove nothing was applied (429, refused connection, ...; see `provedNotApplied`).
+   * @default true for GET, HEAD, PUT, DELETE and OPTIONS; false otherwise
+   */
+  idempotent?: boolean;
+  /**
+   * Called with the final error when an earlier attempt may have been applied: the
+   * retry's error may be that attempt's doing (a 409 for a confirm that took effect, a
+   * 404 for a delete that did). Resolves to the answer the call should give, or
+   * undefined to throw the error.
+   */
+  afterUncertainRetry?: (err: PssError) => Promise<T | undefined>;
 }
 
 export interface Answer<T> {
@@ -44,6 +59,21 @@ export interface Answer<T> {
   headers: Headers;
   data: T;
 }
+
+const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"]);
+
+/** Connection failures before any byte of the request went out. */
+const NOT_SENT_CODES: ReadonlySet<string> = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"]);
+
+/** Failures the transport knows were not applied by the service (so a write may be sent again). */
+const notApplied = new WeakSet<PssError>();
+
+/**
+ * Whether the service certainly did not apply the failed request: a 429 (the limit is
+ * checked before the route runs), a 503 with Retry-After or the batch route's "nothing
+ * was stored" 503, or a connection that failed before the request was sent.
+ */
+export const provedNotApplied = (err: unknown): boolean => err instanceof PssError && notApplied.has(err);
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
@@ -54,8 +84,10 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 /**
  * HTTP with the client's retry rules: 5xx, 429 and connection failures are retried with
  * exponential backoff and jitter (a Retry-After wins over the backoff); anything else
- * fails at once as a typed error. Retrying a POST is safe for the service's writes when
- * they carry idempotency keys, which is why the buffered logger adds them.
+ * fails at once as a typed error. As in Stripe's clients, a request that is not
+ * idempotent (a POST that creates something) is retried only when the failure proves it
+ * was not applied: sending it again after a lost answer could apply it twice, or answer
+ * a 409 for a write that succeeded.
  */
 export class Transport {
   readonly baseUrl: string;
@@ -90,28 +122,42 @@ export class Transport {
   }
 
   /** The answer's body, or a typed error. */
-  async request<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
+  async request<T>(method: string, path: string, o: RequestOptions<T> = {}): Promise<T> {
     return (await this.send<T>(method, path, o)).data;
   }
 
   /** Status, headers and body (for callers that read headers such as x-pss-stale). */
-  async send<T>(method: string, path: string, o: RequestOptions = {}): Promise<Answer<T>> {
+  async send<T>(method: string, path: string, o: RequestOptions<T> = {}): Promise<Answer<T>> {
     const url = this.url(path, o.query);
     const retries = o.retries ?? this.retries;
+    const idempotent = o.idempotent ?? IDEMPOTENT_METHODS.has(method.toUpperCase());
+    // Set once a retried attempt may have been applied (its answer was lost or a 5xx).
+    let uncertain = false;
     for (let attempt = 0; ; attempt++) {
       const r = await this.once<T>(method, url, o);
       if (!("failure" in r)) return r;
-      if (attempt >= retries) throw r.failure;
-      const backoff = Math.min(this.maxRetryDelayMs, this.retryBaseMs * 2 ** attempt);
-      // Jitter in [backoff/2, backoff): many clients failing together do not retry together.
-      const delay = r.retryAfterMs ?? backoff / 2 + Math.random() * (backoff / 2);
-      if (delay > this.maxRetryDelayMs) throw r.failure;
+      const again = r.retryable && attempt < retries && (idempotent || r.notApplied);
+      const delay = again ? this.retryDelay(attempt, r.retryAfterMs) : undefined;
+      if (delay === undefined) {
+        const data = uncertain && o.afterUncertainRetry ? await o.afterUncertainRetry(r.failure) : undefined;
+        if (data !== undefined) return { status: 200, headers: new Headers(), data };
+        throw r.failure;
+      }
+      if (!r.notApplied) uncertain = true;
       await sleep(delay, o.signal);
     }
   }
 
-  /** One attempt: the answer, a retryable failure, or a thrown final error. */
-  private async once<T>(method: string, url: URL, o: RequestOptions): Promise<Answer<T> | { failure: PssError; retryAfterMs?: number }> {
+  /** The wait before retry number `attempt` (from 0), or undefined when a Retry-After is over maxRetryDelayMs. */
+  retryDelay(attempt: number, retryAfterMs?: number): number | undefined {
+    const backoff = Math.min(this.maxRetryDelayMs, this.retryBaseMs * 2 ** attempt);
+    // Jitter in [backoff/2, backoff): many clients failing together do not retry together.
+    const delay = retryAfterMs ?? backoff / 2 + Math.random() * (backoff / 2);
+    return delay > this.maxRetryDelayMs ? undefined : delay;
+  }
+
+  /** One attempt: the answer, or a failure saying whether it may be retried and whether it was certainly not applied. */
+  private async once<T>(method: string, url: URL, o: RequestOptions<T>): Promise<Answer<T> | { failure: PssError; retryable: boolean; notApplied: boolean; retryAfterMs?: number }> {
     let res: Response;
     let data: unknown;
     try {
@@ -119,16 +165,21 @@ export class Transport {
       data = await readBody(res, res.ok ? (o.as ?? "json") : "json");
     } catch (err) {
       if (o.signal?.aborted) throw err; // The caller's own abort is not a failure to retry.
-      return { failure: networkError(err, method, url, o.timeoutMs ?? this.timeoutMs) };
+      const failure = networkError(err, method, url, o.timeoutMs ?? this.timeoutMs);
+      const unsent = notSent(err);
+      if (unsent) notApplied.add(failure);
+      return { failure, retryable: true, notApplied: unsent };
     }
     if (res.ok) return { status: res.status, headers: res.headers, data: data as T };
     const failure = errorFromResponse(res.status, data, res.headers);
-    if (res.status !== 429 && res.status < 500) throw failure;
+    if (res.status !== 429 && res.status < 500) return { failure, retryable: false, notApplied: false };
     const ra = failure instanceof RateLimitError ? failure.retryAfter : parseRetryAfter(res.headers.get("retry-after"));
-    return ra === undefined ? { failure } : { failure, retryAfterMs: ra * 1000 };
+    const unapplied = res.status === 429 || (res.status === 503 && (ra !== undefined || failure.details.some((d) => d.type === "storage_error")));
+    if (unapplied) notApplied.add(failure);
+    return { failure, retryable: true, notApplied: unapplied, ...(ra === undefined ? {} : { retryAfterMs: ra * 1000 }) };
   }
 
-  private async attempt(method: string, url: URL, o: RequestOptions): Promise<Response> {
+  private async attempt(method: string, url: URL, o: RequestOptions<unknown>): Promise<Response> {
     const headers: Record<string, string> = { accept: "application/json, text/markdown;q=0.9, */*;q=0.5", ...o.headers };
     if (o.auth !== false) {
       if (this.credential !== undefined) headers.authorization = `Bearer ${this.credential}`;
@@ -161,6 +212,13 @@ async function readBody(res: Response, as: "json" | "text"): Promise<unknown> {
   } catch {
     return text;
   }
+}
+
+/** Whether fetch failed before sending: undici puts the socket error (or several, one per address) in `cause`. */
+function notSent(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: string; errors?: { code?: string }[] } })?.cause;
+  if (cause?.code !== undefined) return NOT_SENT_CODES.has(cause.code);
+  return Array.isArray(cause?.errors) && cause.errors.length > 0 && cause.errors.every((e) => e?.code !== undefined && NOT_SENT_CODES.has(e.code));
 }
 
 function networkError(err: unknown, method: string, url: URL, timeoutMs: number): NetworkError {

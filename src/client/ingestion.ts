@@ -1,7 +1,7 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { Readable } from "node:stream";
-import { isRetryable, PssError } from "./errors.js";
+import { ConflictError, isRetryable, PssError, RateLimitError } from "./errors.js";
 import type { Transport } from "./http.js";
 import type { IngestionJob, JobInput, JobStatus } from "./types.js";
 
@@ -16,7 +16,11 @@ export interface UploadOptions {
   onProgress?: (p: UploadProgress) => void;
   /** Content type of the PUT. @default "application/x-ndjson" */
   contentType?: string;
-  /** Whole uploads tried (each with a fresh one-time URL) on network failures, 429 and 5xx. @default 3 */
+  /**
+   * Whole uploads tried, each with a fresh one-time URL, on network failures and 5xx. A
+   * 429 (and a refused connection) is retried on the same URL by the transport, after
+   * the Retry-After, as every call is. @default 3
+   */
   attempts?: number;
   signal?: AbortSignal;
 }
@@ -26,6 +30,9 @@ export const FINAL_JOB_STATUSES: readonly string[] = ["completed", "completed_wi
 
 const seg = encodeURIComponent;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Stages a job reaches only after it was confirmed (or needed no confirmation). */
+const AFTER_CONFIRMATION: ReadonlySet<string> = new Set(["REPLAYING", "BACKFILLING"]);
 
 /** Historical ingestion (scope sdk:historical-ingest): upload a JSONL file, run it as a job, confirm it. */
 export class IngestionApi {
@@ -40,8 +47,10 @@ export class IngestionApi {
     const attempts = o.attempts ?? 3;
     for (let attempt = 1; ; attempt++) {
       try {
+        // A second one-time URL costs nothing: asking again is safe.
         const { upload_url, s3_key } = await this.t.request<{ upload_url: string; s3_key: string; expires_in: number }>("POST", "/v1/ingestion/upload-url", {
           body: {},
+          idempotent: true,
           ...(o.signal ? { signal: o.signal } : {}),
         });
         const target = new URL(upload_url, this.t.baseUrl + "/");
@@ -51,21 +60,36 @@ export class IngestionApi {
           rawBody: () => countingStream(path, total, o.onProgress),
           headers: { "content-type": o.contentType ?? "application/x-ndjson" },
           auth: sameOrigin,
-          retries: 0,
+          // The URL takes one upload: after a lost answer a second PUT would be refused, so
+          // only failures that prove nothing was received retry it (a 429, after its Retry-After).
+          idempotent: false,
           timeoutMs: 0,
           ...(o.signal ? { signal: o.signal } : {}),
         });
         return { s3_key, bytes: total };
       } catch (err) {
-        if (attempt >= attempts || !isRetryable(err)) throw err;
+        // A 429 the transport gave up on waited its Retry-After already, or asked for longer than allowed.
+        if (attempt >= attempts || !isRetryable(err) || err instanceof RateLimitError) throw err;
         await sleep(500 * 2 ** attempt);
       }
     }
   }
 
-  /** Starts a job from an uploaded file (`s3_key`) or inline `records`. ConflictError for a used idempotency_key. */
+  /**
+   * Starts a job from an uploaded file (`s3_key`) or inline `records`. ConflictError for a
+   * used idempotency_key. Retried after a lost answer only with an idempotency_key: the
+   * retry's 409 then names the job the first attempt created, which is returned.
+   */
   createJob(input: JobInput): Promise<IngestionJob> {
-    return this.t.request("POST", "/v1/ingestion/jobs", { body: input });
+    const keyed = input.idempotency_key !== undefined;
+    return this.t.request<IngestionJob>("POST", "/v1/ingestion/jobs", {
+      body: input,
+      idempotent: keyed,
+      afterUncertainRetry: async (err) => {
+        const holder = err instanceof ConflictError ? err.details.find((d) => d.type === "duplicate_idempotency_key")?.job_id : undefined;
+        return typeof holder === "string" ? this.getJob(holder) : undefined;
+      },
+    });
   }
   /** Uploads a file and starts its job. */
   async ingestFile(path: string, input: Omit<JobInput, "s3_key" | "records"> = {}, o: UploadOptions = {}): Promise<IngestionJob> {
@@ -79,17 +103,49 @@ export class IngestionApi {
   listJobs(o: { status?: string; limit?: number } = {}): Promise<{ total: number; jobs: IngestionJob[] }> {
     return this.t.request("GET", "/v1/ingestion/jobs", { query: o });
   }
-  /** Resumes a job in AWAITING_CONFIRMATION: replay into patient state, then backfill the views named (or the job's). */
+  /**
+   * Resumes a job in AWAITING_CONFIRMATION: replay into patient state, then backfill the
+   * views named (or the job's). Retried like a read: when a retry's 409 finds the job
+   * replaying or beyond, the lost first attempt confirmed it and the job is returned.
+   */
   confirm(jobId: string, o: { summaryTypes?: string[] } = {}): Promise<IngestionJob> {
-    return this.t.request("POST", `/v1/ingestion/jobs/${seg(jobId)}/confirm`, { body: o.summaryTypes ? { summary_types: o.summaryTypes } : {} });
+    return this.t.request<IngestionJob>("POST", `/v1/ingestion/jobs/${seg(jobId)}/confirm`, {
+      body: o.summaryTypes ? { summary_types: o.summaryTypes } : {},
+      idempotent: true,
+      afterUncertainRetry: async (err) => {
+        if (!(err instanceof ConflictError)) return undefined;
+        const job = await this.getJob(jobId);
+        return AFTER_CONFIRMATION.has(job.stage) ? job : undefined;
+      },
+    });
   }
-  /** Cancels a job; with rollback_on_cancel the patients it created go too. */
+  /** Cancels a job; with rollback_on_cancel the patients it created go too. Cancelling a cancelled job returns it. */
   cancel(jobId: string): Promise<IngestionJob> {
-    return this.t.request("POST", `/v1/ingestion/jobs/${seg(jobId)}/cancel`, { body: {} });
+    return this.t.request<IngestionJob>("POST", `/v1/ingestion/jobs/${seg(jobId)}/cancel`, {
+      body: {},
+      idempotent: true,
+      afterUncertainRetry: async (err) => {
+        if (!(err instanceof ConflictError)) return undefined;
+        // A 409 before replay means the lost attempt's cancel is still under way.
+        let job = await this.getJob(jobId);
+        if (!FINAL_JOB_STATUSES.includes(job.status) && !AFTER_CONFIRMATION.has(job.stage)) {
+          job = await this.waitForJob(jobId, { stopAtConfirmation: false, intervalMs: 250, timeoutMs: 30_000 }).catch(() => job);
+        }
+        return job.status === "cancelled" ? job : undefined;
+      },
+    });
   }
-  /** Runs a failed or deferred view backfill again. */
+  /** Runs a failed or deferred view backfill again. A retry's "already running" 409 after a lost answer returns the job. */
   retryBackfill(jobId: string): Promise<IngestionJob> {
-    return this.t.request("POST", `/v1/ingestion/jobs/${seg(jobId)}/retry-backfill`, { body: {} });
+    return this.t.request<IngestionJob>("POST", `/v1/ingestion/jobs/${seg(jobId)}/retry-backfill`, {
+      body: {},
+      idempotent: true,
+      afterUncertainRetry: async (err) => {
+        if (!(err instanceof ConflictError)) return undefined;
+        const job = await this.getJob(jobId);
+        return job.backfill_status === "running" ? job : undefined;
+      },
+    });
   }
 
   /**

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { isRetryable, type PssError } from "./errors.js";
+import { provedNotApplied } from "./http.js";
 import type { BatchAnswer, LogInput } from "./types.js";
 
 export interface LoggerOptions {
@@ -11,7 +12,10 @@ export interface LoggerOptions {
   maxQueue?: number;
   /**
    * Give each log without an idempotency_key a random one, so the transport's retries
-   * (and the logger's own re-sends) never store a log twice. @default true
+   * (and the logger's own re-sends) never store a log twice. @default true. With false, a
+   * batch holding a log without a key is sent again only after failures that prove it
+   * was not stored (429, refused connection); after a lost answer or a 5xx it goes to
+   * onError, stored or not.
    */
   idempotencyKeys?: boolean;
   /**
@@ -109,8 +113,10 @@ export class BufferedLogger {
         if (a.errors.length > 0) this.report({ logs: a.errors.map((x) => batch[x.index]!), reason: a.errors.map(({ index, code, message }) => ({ index, code, message })) });
       } catch (err) {
         const e = err as PssError;
-        // Retryable: keep the batch at the head and try again on the next flush.
-        if (isRetryable(e) && ++this.attempts < this.o.maxAttempts) return;
+        // Retryable: keep the batch at the head and try again on the next flush, unless
+        // the failed send may have stored logs that a second send would store again.
+        const resendable = provedNotApplied(e) || batch.every((l) => typeof l.idempotency_key === "string" && l.idempotency_key !== "");
+        if (isRetryable(e) && resendable && ++this.attempts < this.o.maxAttempts) return;
         this.take(batch.length);
         this.stats.failed += batch.length;
         this.report({ logs: batch, reason: e });

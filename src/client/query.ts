@@ -69,13 +69,16 @@ export class QueryResult<T> extends Array<T> {
   hasMore = false;
   organizationId: string | undefined;
   patientId: string | null | undefined;
+  /** The service's wait for your own earlier writes ran out (x-pss-stale): rows may miss them. */
+  stale = false;
 
   static override get [Symbol.species](): ArrayConstructor {
     return Array;
   }
 
-  static fromAnswer<T>(a: QueryAnswer, rows: T[]): QueryResult<T> {
+  static fromAnswer<T>(a: QueryAnswer, rows: T[], stale = false): QueryResult<T> {
     const r = new QueryResult<T>();
+    r.stale = stale;
     for (const row of rows) r.push(row);
     r.totalCount = a.total_count ?? null;
     r.hasMore = a.has_more ?? false;
@@ -210,7 +213,7 @@ export class LogQuery<Row = LogEntry> implements PromiseLike<QueryResult<Row>> {
   count(): Promise<number>;
   count(alias?: string): unknown {
     if (alias !== undefined) return this.agg("count", alias);
-    return this.with({ count: true }).execute().then((a) => a.count);
+    return this.with({ count: true }).execute().then(({ answer }) => answer.count);
   }
 
   /** Rows as typed log entries (log type narrowed, timestamp a Date); not with select or group_by. */
@@ -220,14 +223,14 @@ export class LogQuery<Row = LogEntry> implements PromiseLike<QueryResult<Row>> {
 
   /** Exactly one row; the service answers 422 (ValidationError) for none or more. */
   async single(): Promise<Row> {
-    const a = await this.with({ single: true }).execute();
-    return this.rows(a)[0]!;
+    const { answer } = await this.with({ single: true }).execute();
+    return this.rows(answer)[0]!;
   }
 
   /** Zero or one row (null for none); more than one is a ValidationError. */
   async maybeSingle(): Promise<Row | null> {
-    const a = await this.with({ maybe_single: true }).execute();
-    return this.rows(a)[0] ?? null;
+    const { answer } = await this.with({ maybe_single: true }).execute();
+    return this.rows(answer)[0] ?? null;
   }
 
   /** The wire body this query sends. */
@@ -237,8 +240,8 @@ export class LogQuery<Row = LogEntry> implements PromiseLike<QueryResult<Row>> {
 
   /** Runs the query. */
   async run(): Promise<QueryResult<Row>> {
-    const a = await this.execute();
-    return QueryResult.fromAnswer(a, this.rows(a));
+    const { answer, stale } = await this.execute();
+    return QueryResult.fromAnswer(answer, this.rows(answer), stale);
   }
 
   then<A = QueryResult<Row>, B = never>(onfulfilled?: ((v: QueryResult<Row>) => A | PromiseLike<A>) | null, onrejected?: ((e: unknown) => B | PromiseLike<B>) | null): Promise<A | B> {
@@ -253,9 +256,11 @@ export class LogQuery<Row = LogEntry> implements PromiseLike<QueryResult<Row>> {
     return this.run().finally(onfinally);
   }
 
-  private execute(): Promise<QueryAnswer> {
+  private async execute(): Promise<{ answer: QueryAnswer; stale: boolean }> {
     const path = this.scope.patientId !== undefined ? `/v1/state/${encodeURIComponent(this.scope.patientId)}/logs/query` : "/v1/state/logs/query";
-    return this.transport.request<QueryAnswer>("POST", path, { body: this.toBody() });
+    // A read sent as POST (for its body): safe to retry.
+    const a = await this.transport.send<QueryAnswer>("POST", path, { body: this.toBody(), idempotent: true });
+    return { answer: a.data, stale: a.headers.get("x-pss-stale") === "true" };
   }
 
   private rows(a: QueryAnswer): Row[] {

@@ -11,7 +11,11 @@ const seg = encodeURIComponent;
 export class PatientsApi {
   constructor(private readonly t: Transport) {}
 
-  /** Creates a patient; the service assigns the id. ConflictError when an external identifier belongs to another patient. */
+  /**
+   * Creates a patient; the service assigns the id. ConflictError when an external identifier
+   * belongs to another patient. Not retried after a lost answer or a 5xx (it could create
+   * the patient twice): such a NetworkError or ServerError leaves open whether it was created.
+   */
   create(input: PatientInput = {}): Promise<Patient> {
     return this.t.request("POST", "/v1/patients", { body: input });
   }
@@ -32,13 +36,16 @@ export class PatientsApi {
     const r = await this.list({ value, limit: 1, ...(system !== undefined ? { system } : {}) });
     return r.patients[0] ?? null;
   }
-  /** Creates up to 1000 patients; each succeeds or fails on its own (see `errors`). */
+  /** Creates up to 1000 patients; each succeeds or fails on its own (see `errors`). Retried only as `create` is. */
   batchCreate(patients: PatientInput[]): Promise<PatientBatchAnswer> {
     return this.t.request("POST", "/v1/patients/batch", { body: { patients } });
   }
-  /** Adds identifiers (ConflictError if another patient holds one); present ones are `skipped`. */
+  /**
+   * Adds identifiers (ConflictError if another patient holds one); present ones are `skipped`,
+   * which makes it safe to retry (a retry may list as skipped what a lost attempt added).
+   */
   addIdentifiers(id: string, identifiers: ExternalIdentifier[]): Promise<IdentifiersAnswer> {
-    return this.t.request("POST", `/v1/patients/${seg(id)}/external-identifiers`, { body: { external_identifiers: identifiers } });
+    return this.t.request("POST", `/v1/patients/${seg(id)}/external-identifiers`, { body: { external_identifiers: identifiers }, idempotent: true });
   }
   /** Removes identifiers (freeing them for other patients); absent ones are `skipped`. */
   removeIdentifiers(id: string, identifiers: ExternalIdentifier[]): Promise<IdentifiersAnswer> {
@@ -46,7 +53,11 @@ export class PatientsApi {
   }
   /** Soft-deletes (the patient then answers 404); `permanent` also erases its logs and state. */
   delete(id: string, o: { permanent?: boolean } = {}): Promise<{ id: string; status: "deleted"; permanent: boolean }> {
-    return this.t.request("DELETE", `/v1/patients/${seg(id)}`, { query: { permanent: o.permanent } });
+    return this.t.request("DELETE", `/v1/patients/${seg(id)}`, {
+      query: { permanent: o.permanent },
+      // A retry answers 404 when the attempt whose answer was lost deleted the patient.
+      afterUncertainRetry: async (err) => (err instanceof NotFoundError ? { id, status: "deleted" as const, permanent: o.permanent === true } : undefined),
+    });
   }
 }
 
@@ -61,7 +72,7 @@ export class ProjectsApi {
   get(idOrSlug: string): Promise<Project> {
     return this.t.request("GET", `/v1/projects/${seg(idOrSlug)}`);
   }
-  /** The slug defaults to one made from the name; ConflictError when the organization has it. */
+  /** The slug defaults to one made from the name; ConflictError when the organization has it. Retried only as `patients.create` is. */
   create(input: { name: string; slug?: string }): Promise<Project> {
     return this.t.request("POST", "/v1/projects", { body: input });
   }
@@ -70,10 +81,10 @@ export class ProjectsApi {
   }
   /** Soft-deletes: data kept, reads answer 404 until restored. ConflictError for the default or last active project. */
   deprecate(idOrSlug: string): Promise<Project> {
-    return this.t.request("POST", `/v1/projects/${seg(idOrSlug)}/deprecate`);
+    return this.t.request("POST", `/v1/projects/${seg(idOrSlug)}/deprecate`, { idempotent: true });
   }
   restore(idOrSlug: string): Promise<Project> {
-    return this.t.request("POST", `/v1/projects/${seg(idOrSlug)}/restore`);
+    return this.t.request("POST", `/v1/projects/${seg(idOrSlug)}/restore`, { idempotent: true });
   }
 }
 
@@ -81,7 +92,10 @@ export class ProjectsApi {
 export class ApiKeysApi {
   constructor(private readonly t: Transport) {}
 
-  /** The secret is in `key` of this answer only. Without `project`, an org-wide key. */
+  /**
+   * The secret is in `key` of this answer only. Without `project`, an org-wide key. Not
+   * retried after a lost answer (a second key would be made, the first one's secret lost).
+   */
   create(input: { name: string; scopes: string[]; project?: string }): Promise<CreatedApiKey> {
     return this.t.request("POST", "/v1/api-keys", { body: input });
   }
@@ -101,7 +115,8 @@ export class AuthApi {
   /** Exchanges an API key (@default the client's) for a short-lived JWT (lifetime in `expires_in`, seconds). */
   async token(apiKey = this.apiKey): Promise<AccessToken> {
     if (apiKey === undefined) throw new TypeError("auth.token needs an API key: pass one or construct the client with apiKey");
-    return this.t.request("POST", "/auth/token", { body: { api_key: apiKey }, auth: false });
+    // Another token is as good as the one whose answer was lost: safe to retry.
+    return this.t.request("POST", "/auth/token", { body: { api_key: apiKey }, auth: false, idempotent: true });
   }
 }
 
@@ -110,7 +125,7 @@ export class PatientTokensApi {
 
   /** Mints a token bound to one patient (scope sdk:patient-token). expiresIn in seconds, @default 900, at most 86,400. */
   create(patientId: string, o: { expiresIn?: number } = {}): Promise<PatientToken> {
-    return this.t.request("POST", "/v1/auth/token", { body: { patient_id: patientId, ...(o.expiresIn !== undefined ? { expires_in: o.expiresIn } : {}) } });
+    return this.t.request("POST", "/v1/auth/token", { body: { patient_id: patientId, ...(o.expiresIn !== undefined ? { expires_in: o.expiresIn } : {}) }, idempotent: true });
   }
 }
 

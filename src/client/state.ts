@@ -1,6 +1,6 @@
 import type { Transport } from "./http.js";
 import type {
-  Block, BlockList, EventModuleList, EventPage, EventRow, LogPage, LogRow, ModuleRead, RecentEntries, StableAnswer, View, ViewList,
+  Block, BlockList, EventModuleList, EventPage, EventRow, Freshness, LogPage, LogRow, ModuleRead, RecentEntries, StableAnswer, View, ViewList,
 } from "./types.js";
 
 const seg = encodeURIComponent;
@@ -50,57 +50,69 @@ export interface LogReadOptions {
   order?: "asc" | "desc";
 }
 
-/** Compiled patient state: the REST twins of the MCP tools (scope sdk:state-read). Reads see your own earlier writes. */
+/**
+ * Compiled patient state: the REST twins of the MCP tools (scope sdk:state-read). Reads
+ * see your own earlier writes, unless waiting for them ran out: then the answer's
+ * `stale` (see Freshness) is true.
+ */
 export class StateApi {
   constructor(private readonly t: Transport) {}
 
-  private get<T>(pid: string, rest: string, query?: Record<string, string | number | string[] | undefined>, as?: "text"): Promise<T> {
-    return this.t.request<T>("GET", `/v1/state/${seg(pid)}${rest}`, { query, ...(as ? { as } : {}) });
+  private get<T>(pid: string, rest: string, query?: Record<string, string | number | string[] | undefined>): Promise<T & Freshness> {
+    return this.t.send<T>("GET", `/v1/state/${seg(pid)}${rest}`, { query }).then((a) => withFreshness(a.data, a.headers));
   }
 
   /** Stable modules (demographics, medications, ...), all or those named. */
-  stable(patientId: string, o: { modules?: string[] } = {}): Promise<StableAnswer> {
+  stable(patientId: string, o: { modules?: string[] } = {}): Promise<StableAnswer & Freshness> {
     return this.get(patientId, "/stable", { modules: o.modules });
   }
   /** Event-state modules that hold data. */
-  eventModules(patientId: string): Promise<EventModuleList> {
+  eventModules(patientId: string): Promise<EventModuleList & Freshness> {
     return this.get(patientId, "/event-modules");
   }
   /** One event-state module (symptoms, lab_results, vitals, ...); NotFoundError for an unknown module type. */
-  eventModule(patientId: string, moduleType: string): Promise<ModuleRead & { patient_id: string }> {
+  eventModule(patientId: string, moduleType: string): Promise<ModuleRead & { patient_id: string } & Freshness> {
     return this.get(patientId, `/event-modules/${seg(moduleType)}`);
   }
   /** Every view type with whether it has blocks and temporary items. */
-  views(patientId: string): Promise<ViewList> {
+  views(patientId: string): Promise<ViewList & Freshness> {
     return this.get(patientId, "/views");
   }
-  /** One view as JSON blocks (@default format "raw"), or as one markdown document (a string). */
-  view(patientId: string, viewType: string, o?: { format?: "raw" }): Promise<View>;
+  /** One view as JSON blocks (@default format "raw"), or as one markdown document (a plain string, without `stale`). */
+  view(patientId: string, viewType: string, o?: { format?: "raw" }): Promise<View & Freshness>;
   view(patientId: string, viewType: string, o: { format: "markdown" }): Promise<string>;
-  view(patientId: string, viewType: string, o: { format?: "raw" | "markdown" } = {}): Promise<View | string> {
+  view(patientId: string, viewType: string, o: { format?: "raw" | "markdown" } = {}): Promise<(View & Freshness) | string> {
     const format = o.format ?? "raw";
-    return this.get(patientId, `/views/${seg(viewType)}`, { format }, format === "markdown" ? "text" : undefined);
+    if (format === "markdown") return this.t.request<string>("GET", `/v1/state/${seg(patientId)}/views/${seg(viewType)}`, { query: { format }, as: "text" });
+    return this.get<View>(patientId, `/views/${seg(viewType)}`, { format });
   }
   /** The blocks of one view. */
-  blocks(patientId: string, viewType: string): Promise<BlockList> {
+  blocks(patientId: string, viewType: string): Promise<BlockList & Freshness> {
     return this.get(patientId, `/views/${seg(viewType)}/blocks`);
   }
   /** One block, with `refs`: the ids of the logs behind it. */
-  block(patientId: string, viewType: string, blockId: string): Promise<Block> {
+  block(patientId: string, viewType: string, blockId: string): Promise<Block & Freshness> {
     return this.get(patientId, `/views/${seg(viewType)}/blocks/${seg(blockId)}`);
   }
   /** The recent dated entries behind a view, newest first. limit 1-200, @default 20. */
-  recent(patientId: string, viewType: string, o: { limit?: number } = {}): Promise<RecentEntries> {
+  recent(patientId: string, viewType: string, o: { limit?: number } = {}): Promise<RecentEntries & Freshness> {
     return this.get(patientId, `/views/${seg(viewType)}/recent`, { limit: o.limit });
   }
   /** The patient's raw logs, newest first unless `order: "asc"`; await for one page or iterate. */
-  logs(patientId: string, o: LogReadOptions = {}): Paged<LogPage, LogRow> {
+  logs(patientId: string, o: LogReadOptions = {}): Paged<LogPage & Freshness, LogRow> {
     const query = { since: o.since, until: o.until, log_types: o.logTypes, trace: o.trace, limit: o.limit, order: o.order };
     return new Paged((cursor) => this.get<LogPage>(patientId, "/logs", { ...query, cursor }), (p) => p.logs, o.cursor);
   }
   /** The audit of what each applied log changed, oldest first; await for one page or iterate. */
-  events(patientId: string, o: { since?: string; until?: string; limit?: number; cursor?: string } = {}): Paged<EventPage, EventRow> {
+  events(patientId: string, o: { since?: string; until?: string; limit?: number; cursor?: string } = {}): Paged<EventPage & Freshness, EventRow> {
     const query = { since: o.since, until: o.until, limit: o.limit };
     return new Paged((cursor) => this.get<EventPage>(patientId, "/events", { ...query, cursor }), (p) => p.events, o.cursor);
   }
+}
+
+/** The answer with its non-enumerable `stale` flag from the x-pss-stale header. */
+function withFreshness<T>(data: T, headers: Headers): T & Freshness {
+  const stale = headers.get("x-pss-stale") === "true";
+  if (typeof data === "object" && data !== null) Object.defineProperty(data, "stale", { value: stale, enumerable: false, configurable: true });
+  return data as T & Freshness;
 }

@@ -87,6 +87,16 @@ export interface BatchAnswer {
   results: { index: number; id: string | null; status: "accepted" | "duplicate" | "failed" }[];
 }
 
+/**
+ * State reads carry `stale`: true when the service's wait for the caller's own earlier
+ * writes ran out (it answered `x-pss-stale: true`), so the answer may not show them yet.
+ * Non-enumerable, as it is not part of the wire body: JSON.stringify, spreads and toEqual
+ * leave it out.
+ */
+export interface Freshness {
+  readonly stale: boolean;
+}
+
 export interface LogTypeInfo {
   log_type: string;
   group: string;

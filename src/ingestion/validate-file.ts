@@ -25,7 +25,8 @@ const SERVICE_ID = /^pat_[0-9A-Za-z]{6,60}$/;
  * Checks a JSONL ingestion file offline, with the catalog and patient rules the service
  * applies, streaming it (any size, constant memory). Without a server, a log may name a
  * patient only as declared above it in the file, or by a service id (`pat_...`), which
- * is accepted unchecked; any other reference is reported as unresolvable.
+ * is accepted unchecked; any other reference is reported as `unknown_patient`, the code
+ * a job would give if no existing patient holds it.
  */
 export async function validateJsonlFile(path: string): Promise<FileValidation> {
   const checker = new FileChecker({
@@ -48,9 +49,9 @@ export async function validateJsonlFile(path: string): Promise<FileValidation> {
         const out = r instanceof Promise ? await r : r;
         if (out.kind === "error") {
           if (out.code === "unknown_patient") {
-            // Offline, an existing patient's identifier cannot be looked up: say so rather than "unknown".
+            // Offline, an existing patient's identifier cannot be looked up: the message says so.
             const message = `${out.message} (offline, only patients declared in the file and service ids pat_... can be checked)`;
-            record({ line, code: "unresolvable_patient", message }, true);
+            record({ line, code: out.code, message }, true);
           } else record({ line, code: out.code, message: out.message }, out.structural);
         }
       }
@@ -59,6 +60,10 @@ export async function validateJsonlFile(path: string): Promise<FileValidation> {
   } catch (err) {
     if (!(err instanceof LineTooLongError)) throw err;
     record({ line: err.line, code: "line_too_long", message: err.message }, true);
+  }
+  // As the job's VALIDATING stage: a file without a single row fails, reported at line 0.
+  if (checker.patients === 0 && checker.logs === 0 && structural === 0) {
+    record({ line: 0, code: "empty_file", message: "the file holds no patient or log row" }, true);
   }
   return {
     valid: total === 0,

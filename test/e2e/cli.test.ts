@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PatientStateClient } from "../../src/client/index.js";
+import { lossyProxy } from "../support/lossy-proxy.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -70,6 +71,15 @@ describe("pss command-line tool", () => {
     expect(badOpt.stderr).toMatch(/Unknown option '--bogus'/);
   });
 
+  it("documents exit code 3 and the order of state pages in --help", async () => {
+    const [main, jobs, state] = await Promise.all([cli(["--help"]), cli(["jobs", "--help"]), cli(["state", "--help"])]);
+    expect(main.stdout).toMatch(/3 an ingestion job completed with errors/);
+    expect(jobs.stdout).toMatch(/jobs wait: .*\n?.*3 completed with errors/);
+    expect(state.stdout).toMatch(/logs newest first, events \(what each applied log changed\) oldest first/);
+    expect(state.stdout).toContain("--cursor C");
+    expect(state.stdout).not.toContain("per page (newest first)");
+  });
+
   it("validates a JSONL file offline: exit 0 when valid, 1 with each bad line", async () => {
     const good = join(dir, "good.jsonl");
     const bad = join(dir, "bad.jsonl");
@@ -87,6 +97,22 @@ describe("pss command-line tool", () => {
     expect(missing.code).toBe(2);
   });
 
+  it("validates as the service would: an empty file fails with empty_file, an undeclared patient is unknown_patient", async () => {
+    const empty = join(dir, "empty.jsonl");
+    const blank = join(dir, "blank.jsonl");
+    const orphan = join(dir, "orphan.jsonl");
+    writeFileSync(empty, "");
+    writeFileSync(blank, "\n\n  \n");
+    writeFileSync(orphan, JSON.stringify({ type: "log", data: { event_type: "user_login", patient_id: "MRN-NOBODY", timestamp: "2026-01-01T10:00:00Z", payload: {} } }) + "\n");
+    const [e, b, o] = await Promise.all([cli(["validate", empty, "--json"]), cli(["validate", blank]), cli(["validate", orphan])]);
+    expect(e.code).toBe(1);
+    expect(JSON.parse(e.stdout).errors).toEqual([{ line: 0, code: "empty_file", message: "the file holds no patient or log row" }]);
+    expect(b.code).toBe(1);
+    expect(b.stderr).toContain("line 0: empty_file");
+    expect(o.code).toBe(1);
+    expect(o.stderr).toMatch(/line 1: unknown_patient: .*offline/);
+  });
+
   it("sends logs from a file and from stdin, failing when a log is rejected", async () => {
     const file = join(dir, "logs.json");
     writeFileSync(file, JSON.stringify([symptom(pid, 1, 8), symptom(pid, 3, 4), { log_type: "medication_list_update", patient_id: pid, timestamp: "2026-07-01T09:00:00Z", payload: { medications: [{ action: "add", medication_name: "Metformin", rxnorm_cui: "860975" }] } }]));
@@ -96,6 +122,16 @@ describe("pss command-line tool", () => {
     const mixed = await cli(["logs", "send", "-", "--json"], { input: jsonl });
     expect(mixed.code).toBe(1);
     expect(JSON.parse(mixed.stdout)).toMatchObject({ accepted: 1, failed: 1, errors: [{ index: 1, code: "validation_error" }] });
+  });
+
+  it("logs send --batch-size: each error's index, message and details name its place in the whole file", async () => {
+    const own = (await pss.patients.create()).id;
+    const jsonl = [{ log_type: "user_login", patient_id: own, timestamp: "2026-07-06T08:00:00Z", payload: {} }, symptom(own, 7, 42)].map((l) => JSON.stringify(l)).join("\n");
+    const r = await cli(["logs", "send", "-", "--batch-size", "1", "--json"], { input: jsonl });
+    expect(r.code).toBe(1);
+    const [e] = JSON.parse(r.stdout).errors;
+    expect(e).toMatchObject({ index: 1, message: expect.stringMatching(/^logs\.1\.payload/) });
+    expect(e.details[0]).toMatchObject({ field: expect.stringMatching(/^logs\.1\.payload/), location: ["body", "logs", 1, "payload", "symptoms", 0, "score"] });
   });
 
   it("reads state: a module as JSON, a view as markdown, and fails with the service's message on an unknown patient", async () => {
@@ -113,6 +149,21 @@ describe("pss command-line tool", () => {
     // A stable module without data prints null (valid JSON), not "undefined".
     const empty = await cli(["state", "get", pid, "--module", "allergies"]);
     expect(empty).toMatchObject({ code: 0, stdout: "null\n" });
+  });
+
+  it("pages state logs and events in table mode: the next page's cursor is printed, and --cursor reads it", async () => {
+    const first = await cli(["state", "logs", pid, "--limit", "1"]);
+    expect(first.code).toBe(0);
+    const more = /more: (pss state logs \S+ --limit 1 --cursor (\S+))/.exec(first.stderr);
+    expect(more).not.toBeNull();
+    const second = await cli(["state", "logs", pid, "--limit", "1", "--cursor", more![2]!]);
+    expect(second.code).toBe(0);
+    const idOf = (out: string) => out.split("\n")[2]!.split(/\s+/)[0];
+    expect(idOf(second.stdout)).not.toBe(idOf(first.stdout));
+    const events = await cli(["state", "events", pid, "--limit", "1"]);
+    expect(events.stderr).toMatch(/more: pss state events \S+ --limit 1 --cursor \S+/);
+    const all = await cli(["state", "events", pid, "--limit", "500"]);
+    expect(all.stderr).not.toContain("more:");
   });
 
   it("queries logs with flags, as JSON, a count or a table", async () => {
@@ -201,5 +252,27 @@ describe("pss command-line tool", () => {
     expect(listed.stdout).toMatch(new RegExp(`${jobId}\\s+awaiting_confirmation`));
     expect(cancelled.code).toBe(0);
     expect(JSON.parse(cancelled.stdout).job_id).toBe(jobId);
+  });
+
+  it("ingest --yes survives lost answers to its job create and its confirm: one job, completed, exit 0", async (ctx) => {
+    if (!t.app.hasRoute({ method: "POST", url: "/v1/ingestion/jobs" })) ctx.skip();
+    const file = join(dir, "lossy.jsonl");
+    const rows = [
+      { type: "patient", data: { first_name: "Lossy", external_identifiers: [{ system: "mrn", value: "CLI-L1" }] } },
+      { type: "log", data: { event_type: "user_login", patient_id: "CLI-L1", timestamp: "2026-01-03T10:00:00Z", payload: {} } },
+    ];
+    writeFileSync(file, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    await pss.projects.create({ name: "Cli lossy", slug: "cli-lossy" });
+    const proxy = await lossyProxy(base, (m, p, seen) => (m === "POST" && (p === "/v1/ingestion/jobs" || p.endsWith("/confirm")) && seen === 0 ? "lose-answer" : "pass"));
+    try {
+      const r = await cli(["ingest", file, "--yes", "--interval-ms", "100", "--project", "cli-lossy"], { env: { PSS_URL: proxy.url } });
+      expect(r).toMatchObject({ code: 0, stdout: expect.stringMatching(/ completed\n$/) });
+      expect(proxy.count("POST", "/v1/ingestion/jobs")).toBeGreaterThanOrEqual(4);
+      const jobs = (await new PatientStateClient({ baseUrl: base, apiKey: t.adminKey, project: "cli-lossy" }).ingestion.listJobs()).jobs;
+      expect(jobs).toHaveLength(1);
+      expect(jobs[0]).toMatchObject({ status: "completed", idempotency_key: expect.stringMatching(/^pss-ingest-/) });
+    } finally {
+      await proxy.close();
+    }
   });
 });

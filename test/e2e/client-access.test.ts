@@ -61,9 +61,10 @@ const specError = (status: number, error_type: string, extra: Record<string, str
 
 describe("client: retries and network failures", () => {
   it("retries 5xx with backoff and succeeds when the service recovers", async () => {
+    const created = await pss.patients.create({ first_name: "Before" });
     const front = await frontServer([specError(503, "server_error"), specError(503, "server_error")]);
     const c = new PatientStateClient({ baseUrl: front.url, apiKey: t.adminKey, retryBaseMs: 20 });
-    const p = await c.patients.create({ first_name: "Retry" });
+    const p = await c.patients.update(created.id, { first_name: "Retry" });
     expect(front.hits()).toBe(3);
     expect((await pss.patients.get(p.id)).first_name).toBe("Retry");
     await front.close();

@@ -45,14 +45,14 @@ describe("validateJsonlFile (pss validate)", () => {
     );
     expect(r.valid).toBe(false);
     expect(r.errors.map((e) => [e.line, e.code])).toEqual([
-      [1, "unresolvable_patient"],
+      [1, "unknown_patient"],
       [3, "invalid_json"],
       [4, "unknown_row_type"],
       [5, "invalid_patient"],
       [6, "duplicate_patient"],
       [7, "validation_error"],
       [8, "unknown_log_type"],
-      [9, "unresolvable_patient"],
+      [9, "unknown_patient"],
     ]);
     expect(r.errors[3]!.message).toMatch(/timezone/);
     expect(r.errors[5]!.message).toMatch(/symptoms\.0\.score/);

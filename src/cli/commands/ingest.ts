@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { IngestionJob, PatientStateClient } from "../../client/index.js";
 import { arg, int, list, str, UsageError, type Command, type Io, type Values } from "../command.js";
 import { bytes, confirm, json, ProgressBar, record, table } from "../output.js";
@@ -60,6 +61,8 @@ AWAITING_CONFIRMATION, its counts and line errors are shown and you are asked to
   --yes                 Confirm without asking
   --no-confirm          Do not confirm: leave the job awaiting (pss jobs confirm ID later)
   --idempotency-key K   A job-level key: the same key cannot start a second job
+                        (default: a new random key, so a create retried after a lost
+                        answer cannot start the job twice)
   --summary-types V,..  View types to backfill
   --rollback-on-cancel  Cancelling the job also removes the patients it created
   --interval-ms N       Poll interval (default 1000)
@@ -77,11 +80,12 @@ Exit code: 0 completed (or left awaiting), 3 completed with errors, 1 failed or 
     const up = new ProgressBar(io, "upload");
     const { s3_key, bytes: size } = await c.ingestion.uploadFile(file, { onProgress: (p) => up.update(p.loaded, p.total, `${bytes(p.loaded)}/${bytes(p.total)}`) });
     up.done();
-    const key = str(values["idempotency-key"]);
+    // Always keyed: the client retries a keyed create, and the key makes that safe.
+    const key = str(values["idempotency-key"]) || `pss-ingest-${randomUUID()}`;
     const summaryTypes = list(values["summary-types"]);
     const created = await c.ingestion.createJob({
       s3_key,
-      ...(key ? { idempotency_key: key } : {}),
+      idempotency_key: key,
       ...(values["rollback-on-cancel"] ? { rollback_on_cancel: true } : {}),
       ...(summaryTypes.length > 0 ? { summary_types: summaryTypes } : {}),
     });
@@ -110,7 +114,10 @@ export const jobsCommand: Command = {
        pss jobs wait JOB_ID            Follow until finished or awaiting confirmation
        pss jobs confirm JOB_ID [--summary-types V,...]
        pss jobs cancel JOB_ID
-       pss jobs retry-backfill JOB_ID`,
+       pss jobs retry-backfill JOB_ID
+
+Exit code: 0 success, 1 failure; jobs wait: 0 completed (or awaiting confirmation),
+3 completed with errors, 1 failed or cancelled.`,
   options: { status: { type: "string" }, limit: { type: "string" }, "summary-types": { type: "string", multiple: true } },
   async run({ args, values, io, client }) {
     const sub = arg(args, 0, "subcommand (list, get, wait, confirm, cancel, retry-backfill)");

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import type { BatchAnswer, LogInput } from "../../client/index.js";
+import { ValidationError, type BatchAnswer, type ErrorDetail, type LogInput } from "../../client/index.js";
 import { arg, int, UsageError, type Command, type Io } from "../command.js";
 import { json, readStdin } from "../output.js";
 
@@ -23,6 +23,32 @@ export function parseLogs(text: string, source: string): LogInput[] {
       throw new UsageError(`${source} line ${i + 1} is not JSON: ${(err as Error).message}`);
     }
   });
+}
+
+/** A path or message that starts with a log's place in its request ("logs.3.payload…"), placed `offset` logs later. */
+function renumber(s: string, from: number, to: number): string {
+  const head = `logs.${from}`;
+  return s.startsWith(head) && !/\d/.test(s.charAt(head.length)) ? `logs.${to}${s.slice(head.length)}` : s;
+}
+
+/** A detail located in a sub-batch (["body","logs",i,...], field "logs.i...."), located in the whole input instead. */
+function shiftDetail<D extends Record<string, unknown>>(d: D, offset: number): D {
+  const loc = d.location;
+  if (offset === 0 || !Array.isArray(loc) || loc[0] !== "body" || loc[1] !== "logs" || typeof loc[2] !== "number") return d;
+  const from = loc[2];
+  const to = from + offset;
+  return {
+    ...d,
+    location: ["body", "logs", to, ...loc.slice(3)],
+    ...(typeof d.field === "string" ? { field: renumber(d.field, from, to) } : {}),
+    ...(typeof d.message === "string" ? { message: renumber(d.message, from, to) } : {}),
+  };
+}
+
+/** A sub-batch's error at its position in the whole input: index, message and details agree. */
+export function shiftError(e: BatchAnswer["errors"][number], offset: number): BatchAnswer["errors"][number] {
+  if (offset === 0) return e;
+  return { ...e, index: e.index + offset, message: renumber(e.message, e.index, e.index + offset), details: e.details.map((d) => shiftDetail(d, offset)) };
 }
 
 async function readSource(file: string, io: Io): Promise<string> {
@@ -58,11 +84,22 @@ Example:
     const c = await client();
     const total: BatchAnswer = { accepted: 0, failed: 0, duplicates: 0, errors: [], results: [] };
     for (let at = 0; at < logs.length; at += size) {
-      const a = await c.logs.batch(logs.slice(at, at + size), { atomic: values.atomic === true });
+      const end = Math.min(logs.length, at + size);
+      const a = await c.logs.batch(logs.slice(at, end), { atomic: values.atomic === true }).catch((err: unknown) => {
+        // An atomic batch's 422 locates its logs within the batch: locate them in the input.
+        if (!(err instanceof ValidationError) || at === 0) throw err;
+        throw new ValidationError(`${err.message} (in the batch of logs ${at}-${end - 1}; the ${at} logs before it were sent)`, {
+          status_code: err.status_code,
+          error_type: err.error_type,
+          details: err.details.map((d) => shiftDetail<ErrorDetail>(d, at)),
+          body: err.body,
+          ...(err.request_id !== undefined ? { request_id: err.request_id } : {}),
+        });
+      });
       total.accepted += a.accepted;
       total.failed += a.failed;
       total.duplicates += a.duplicates;
-      total.errors.push(...a.errors.map((e) => ({ ...e, index: e.index + at })));
+      total.errors.push(...a.errors.map((e) => shiftError(e, at)));
       total.results.push(...a.results.map((r) => ({ ...r, index: r.index + at })));
     }
     if (values.json) io.out(`${json(total)}\n`);

@@ -10,7 +10,9 @@ Checks a historical ingestion file without contacting the service: each line mus
 {"type":"patient"|"log","data":{...}}; patient rows follow POST /v1/patients, log rows
 the log catalog (event_type, patient_id, timestamp, payload). A log's patient_id must be
 a patient declared above it in the file (external identifier value, or system|value) or
-a service id (pat_...), which cannot be checked offline.
+a service id (pat_...), which cannot be checked offline; any other is unknown_patient.
+A file without a single patient or log row is invalid (empty_file, line 0), as a job
+would fail it.
 
 Exit code: 0 valid, 1 invalid (each bad line is listed), 2 usage error.
 
