@@ -63,10 +63,15 @@ export class JsonKv<T> {
     await this.kv.delete(key, revision === undefined ? undefined : { previousSeq: revision });
   }
 
+  /**
+   * The keys, each once. nats.js lists keys from a consumer of the bucket's stream, and a
+   * key written while the listing runs comes again with its new revision (a job that moved
+   * on was listed twice).
+   */
   async keys(filter?: string): Promise<string[]> {
-    const out: string[] = [];
-    for await (const k of await this.kv.keys(filter)) out.push(k);
-    return out;
+    const out = new Set<string>();
+    for await (const k of await this.kv.keys(filter)) out.add(k);
+    return [...out];
   }
 
   /**
