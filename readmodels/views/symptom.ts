@@ -74,9 +74,10 @@ function change(s: Symptom, w: Window): { line: string; ids: string[]; data: unk
   const ref = baseline ?? wk[0];
   const latest = wk[wk.length - 1];
   const isNew = inWeek(w, s.first_reported_at) && !baseline;
-  const kind: Change = ref.instrument !== latest.instrument ? "changed instrument"
-    : latest.score === 0 && ref.score > 0 ? "resolved"
+  // Resolving (a 0) or returning says more than which instrument measured it.
+  const kind: Change = latest.score === 0 && ref.score > 0 ? "resolved"
     : ref.score === 0 && latest.score > 0 && !isNew ? "returned"
+    : ref.instrument !== latest.instrument ? "changed instrument"
     : isNew ? "new"
     : latest.score > ref.score ? "worsened" : latest.score < ref.score ? "improved" : "stable";
   const from = ref === latest ? "" : `${score(s, ref)} on ${day(ref.timestamp, w.tz)} → `;

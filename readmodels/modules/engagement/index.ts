@@ -1,7 +1,7 @@
 import type { LogType } from "../../../src/catalog/log-types.js";
 import { insertSorted, RECENT, replaceAt } from "../../lib/lists.js";
-import { num, str } from "../../lib/payload.js";
-import { maxTime } from "../../lib/time.js";
+import { normName, num, str } from "../../lib/payload.js";
+import { cmpTime, maxTime } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
 export const ENGAGEMENT_TYPES = [
@@ -55,7 +55,7 @@ export const handles: readonly LogType[] = ENGAGEMENT_TYPES;
 export const engagement: ReadModel<"engagement", EngagementDoc> = {
   key: "engagement",
   kind: "event",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({
@@ -79,10 +79,13 @@ export const engagement: ReadModel<"engagement", EngagementDoc> = {
     let features = s.doc.features;
     const feature = type === "feature_usage" ? str(p, "feature_name") : undefined;
     if (feature !== undefined) {
-      const at = features.findIndex((f) => f.feature_name === feature);
+      // "chat" and "Chat" are one feature; it is named as its latest use spelled it.
+      const key = normName(feature);
+      const at = features.findIndex((f) => normName(f.feature_name) === key);
       const f = at >= 0 ? features[at] : { feature_name: feature, uses: 0, total_dwell_seconds: 0, last_used_at: log.timestamp };
       features = replaceAt(features, at, {
-        ...f, uses: f.uses + 1, total_dwell_seconds: f.total_dwell_seconds + (num(p, "dwell_time_seconds") ?? 0),
+        ...f, feature_name: cmpTime(log.timestamp, f.last_used_at) >= 0 ? feature : f.feature_name,
+        uses: f.uses + 1, total_dwell_seconds: f.total_dwell_seconds + (num(p, "dwell_time_seconds") ?? 0),
         last_used_at: maxTime(f.last_used_at, log.timestamp),
       });
     }

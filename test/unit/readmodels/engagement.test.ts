@@ -21,6 +21,13 @@ describe("engagement", () => {
     expect(d.features).toEqual([{ feature_name: "diary", uses: 2, total_dwell_seconds: 60, last_used_at: at(2, 12) }]);
     expect(d.recent.map((e) => e.subject)).toEqual([null, "article", "video", "video", "diary", "diary", "medication_reminder", null]);
   });
+
+  it("counts one feature whatever its case or spacing, named as its latest use spelled it", () => {
+    const uses = [log("feature_usage", at(1, 12), { feature_name: "chat" }), log("feature_usage", at(2, 12), { feature_name: " Chat " })];
+    for (const order of [uses, [...uses].reverse()]) {
+      expect(payload(given(order), "engagement").features).toEqual([{ feature_name: " Chat ", uses: 2, total_dwell_seconds: 0, last_used_at: at(2, 12) }]);
+    }
+  });
 });
 
 describe("conversations", () => {

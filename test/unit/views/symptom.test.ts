@@ -25,6 +25,15 @@ describe("symptom_snapshot", () => {
     expect(b.refs).toEqual([f.first.id, f.painBefore.id, f.painWorse.id, f.diarrhea.id, f.painDetail.id].sort());
   });
 
+  it("calls a symptom that went to 0 resolved even when another instrument reported the 0", () => {
+    const logs = [
+      log("symptom_report", at(1), { instrument: "esas_r", symptoms: [{ name: "nausea", score: 4 }] }),
+      log("symptom_report", at(20), { instrument: "pro_ctcae", symptoms: [{ name: "nausea", score: 0 }] }),
+    ];
+    const b = blockOf(renderView("symptom_snapshot", given(logs)), "week_changes");
+    expect((b.data as { name: string; change: string }[]).map((x) => [x.name, x.change])).toEqual([["nausea", "resolved"]]);
+  });
+
   it("classifies the week's changes against the last report before the week", () => {
     const b = blockOf(v, "week_changes");
     expect((b.data as { name: string; change: string }[]).map((x) => [x.name, x.change])).toEqual([["pain", "worsened"], ["fatigue", "resolved"], ["Diarrhea", "new"]]);
