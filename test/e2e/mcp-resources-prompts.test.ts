@@ -111,6 +111,18 @@ describe("MCP prompts", () => {
     expect(later).toContain("Nothing");
   });
 
+  it("provider_alert counts scheduled doses that were never reported, citing the listing", async () => {
+    const who = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id;
+    const logs = [
+      { log_type: "medication_list_update", patient_id: who, timestamp: "2026-07-01T07:00:00Z", payload: { medications: [{ action: "add", medication_name: "Metformin", rxnorm_cui: "860975", schedule_times: ["08:00", "20:00"] }] } },
+      { log_type: "medication_adherence", patient_id: who, timestamp: "2026-07-03T08:05:00Z", payload: { medication_adherence: [{ status: "taken", rxnorm_cui: "860975", scheduled_time: "2026-07-03T08:00:00Z" }] } },
+    ];
+    const sent = (await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs } })).json();
+    const p = promptText(await client.getPrompt({ name: "provider_alert", arguments: { patient_id: who } }));
+    expect(p).toMatch(/Metformin: not reported \(4 scheduled doses, 2026-07-01T08:00:00\.000Z to 2026-07-02T20:00:00\.000Z\)/);
+    expect(p).toContain(`[${sent.results[0].id}]`);
+  });
+
   it("visit_prep_summary is resolved from the views, with their sources", async () => {
     const p = promptText(await client.getPrompt({ name: "visit_prep_summary", arguments: { patient_id: pid } }));
     expect(p).toContain("# Symptom snapshot");

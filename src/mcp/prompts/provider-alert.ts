@@ -1,7 +1,8 @@
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { moduleEntry, type PatientState } from "../../../readmodels/patient-state.js";
-import { doc } from "../../../readmodels/views/lib.js";
+import { doc, sourceIds } from "../../../readmodels/views/lib.js";
+import { findMedication } from "../../../readmodels/modules/medications/index.js";
 import { isSevere } from "../../../readmodels/views/symptom.js";
 import { AppError } from "../../errors.js";
 import { patientIdArg, type McpContext } from "../context.js";
@@ -41,6 +42,15 @@ function findings(state: PatientState, since: string) {
     line: `${d.medication_name ?? d.rxnorm_cui ?? "medication"}: dose skipped${d.scheduled_time ? ` (scheduled ${d.scheduled_time})` : ""}`,
     log_ids: [d.log_id],
   }));
+  // Scheduled doses with no report at all: a patient who stops reporting is not adherent.
+  const medications = doc(state, "medications") ?? undefined;
+  for (const sch of doc(state, "adherence")?.schedule ?? []) {
+    const times = sch.doses.filter((d) => d.status === "unreported" && d.scheduled_time >= since).map((d) => d.scheduled_time);
+    if (times.length === 0) continue;
+    const name = sch.medication_name ?? sch.rxnorm_cui ?? "medication";
+    const span = times.length === 1 ? `scheduled ${times[0]}` : `${times.length} scheduled doses, ${times[0]} to ${times[times.length - 1]}`;
+    missed.push({ timestamp: times[times.length - 1]!, line: `${name}: not reported (${span})`, log_ids: sourceIds(findMedication(medications, sch)) });
+  }
   const newestFirst = (a: Finding, b: Finding) => (a.timestamp < b.timestamp ? 1 : a.timestamp > b.timestamp ? -1 : 0);
   return { severe: severe.sort(newestFirst), labs: labs.sort(newestFirst), missed: missed.sort(newestFirst) };
 }
