@@ -70,7 +70,7 @@ export class DeviceFeed {
 
   private async deadLetter(m: JsMsg, org: string, project: string, dl: Omit<DeadLetter, "received_at" | "subject">): Promise<void> {
     const letter: DeadLetter = { received_at: new Date().toISOString(), subject: m.subject, ...dl };
-    await this.deps.publisher.publish(this.deps.names.deadLetterSubject(org, project), this.encoder.encode(JSON.stringify(letter)));
+    await this.deps.publisher.publish(this.deps.names.deadLetterSubject(org, project), this.encoder.encode(fitLetter(letter)));
     this.stats.dead_lettered++;
   }
 
@@ -109,4 +109,29 @@ export class DeviceFeed {
     }
     m.ack();
   }
+}
+
+/** Largest dead letter, in bytes of JSON: well under NATS's 1 MB message limit. */
+export const MAX_LETTER_BYTES = 512 * 1024;
+/** What is kept of a message too large to keep whole. */
+const MESSAGE_HEAD_CHARS = 64 * 1024;
+const ERRORS_KEPT = 100;
+
+/**
+ * The letter as JSON, cut to MAX_LETTER_BYTES. A letter over the limit could never be
+ * stored, and its message would be retried forever: a 1,000-log message of bad logs
+ * carries an error with details per log, and a non-JSON body grows when escaped. It loses,
+ * in turn, the errors' details, the errors past the first 100 (counted), and the message
+ * beyond its first 64 KB of text (its size kept).
+ */
+export function fitLetter(letter: DeadLetter): string {
+  let text = JSON.stringify(letter);
+  if (Buffer.byteLength(text) <= MAX_LETTER_BYTES) return text;
+  const errors = letter.errors.slice(0, ERRORS_KEPT).map((e) => ({ ...e, details: [] }));
+  const cut: DeadLetter & { errors_total?: number; truncated?: true } = { ...letter, errors, errors_total: letter.errors.length, truncated: true };
+  text = JSON.stringify(cut);
+  if (Buffer.byteLength(text) <= MAX_LETTER_BYTES) return text;
+  const whole = typeof letter.message === "string" ? letter.message : JSON.stringify(letter.message);
+  cut.message = { bytes: Buffer.byteLength(whole), head: whole.slice(0, MESSAGE_HEAD_CHARS) };
+  return JSON.stringify(cut);
 }

@@ -34,6 +34,14 @@ function addIssue(details: ErrorDetail[], at: (string | number)[], raw: Record<s
   details.push(fieldIssue([...at, field], message, echoField(raw, field)));
 }
 
+/**
+ * The instants a log may carry: the log query's store (ClickHouse DateTime64(3)) holds
+ * 1900-01-01 to 2299-12-31, and one log beyond it would stop the projector for everyone.
+ * Canonical stamps of four-digit years compare as text.
+ */
+export const MIN_TIMESTAMP = "1900-01-01T00:00:00.000Z";
+export const MAX_TIMESTAMP = "2299-12-31T23:59:59.999Z";
+
 function checkTrace(v: unknown): boolean {
   if (typeof v === "string") return v.length > 0 && v.length <= 256;
   return isObject(v) && typeof v.object_type === "string" && typeof v.object_id === "string" && v.object_type !== "" && v.object_id !== "";
@@ -65,9 +73,11 @@ export function validateEnvelope(raw: unknown, at: (string | number)[]): Envelop
   if (timestamp === null) {
     const what = "an ISO 8601 datetime with a UTC offset and a real date, e.g. 2026-01-31T09:30:00Z";
     addIssue(details, at, raw, "timestamp", raw.timestamp === undefined ? `is required: ${what}` : `must be ${what}`);
+  } else if (timestamp < MIN_TIMESTAMP || timestamp > MAX_TIMESTAMP) {
+    addIssue(details, at, raw, "timestamp", `must be between ${MIN_TIMESTAMP} and ${MAX_TIMESTAMP} (UTC)`);
   }
   if (!isObject(raw.payload)) addIssue(details, at, raw, "payload", "is required and must be an object");
-  if (raw.idempotency_key !== undefined && (typeof raw.idempotency_key !== "string" || raw.idempotency_key.length === 0 || raw.idempotency_key.length > 255 || raw.idempotency_key.includes("\u0000"))) {
+  if (raw.idempotency_key !== undefined && raw.idempotency_key !== null && (typeof raw.idempotency_key !== "string" || raw.idempotency_key.length === 0 || raw.idempotency_key.length > 255 || raw.idempotency_key.includes("\u0000"))) {
     addIssue(details, at, raw, "idempotency_key", "must be a string of 1 to 255 characters, without NUL");
   }
   if (raw.trace !== undefined && raw.trace !== null && !checkTrace(raw.trace)) addIssue(details, at, raw, "trace", 'must be a string or {"object_type","object_id"}');

@@ -82,6 +82,24 @@ describe("device feed on NATS", () => {
     expect(t.services.ledger).toBeDefined();
   });
 
+  it("dead-letters a message whose letter would be over NATS's message limit, cut to fit, instead of retrying it forever", async () => {
+    const bad = Array.from({ length: 3_000 }, (_, i) => ({ log_type: "user_login", patient_id: pid, timestamp: "2026-03-01T10:00:00", payload: {}, trace: `t${i}` }));
+    publish("org_default", "prj_default", { logs: bad });
+    publish("org_default", "prj_default", '"'.repeat(600_000));
+    const dl = await eventually(deadLetters, (d) => d.dead_letters.filter((x: any) => x.truncated).length >= 2);
+    const [logs, text] = dl.dead_letters.filter((x: any) => x.truncated);
+    expect(logs).toMatchObject({ reason: "invalid_logs", errors_total: 3_000 });
+    expect(logs.errors).toHaveLength(100);
+    expect(text).toMatchObject({ reason: "invalid_json", message: { bytes: 600_000 } });
+    expect(text.message.head).toHaveLength(64 * 1024);
+  });
+
+  it("refuses dead letters to a patient token: they hold every patient's payloads", async () => {
+    const token = (await t.app.inject({ method: "POST", url: "/v1/auth/token", headers: t.auth, payload: { patient_id: pid } })).json().access_token;
+    const r = await t.app.inject({ method: "GET", url: "/v1/dead-letters", headers: { authorization: `Bearer ${token}` } });
+    expect(r.statusCode).toBe(403);
+  });
+
   it("pages dead letters with a cursor", async () => {
     const first = (await t.app.inject({ method: "GET", url: "/v1/dead-letters?limit=1", headers: t.auth })).json();
     expect(first.count).toBe(1);

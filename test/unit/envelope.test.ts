@@ -34,6 +34,22 @@ describe("validateEnvelope", () => {
     expect(byField["logs.3.timestamp"]).toBe("soon");
   });
 
+  it("refuses a timestamp outside 1900-2299, which the log query's store cannot hold (one would stop its projector)", () => {
+    for (const bad of ["9999-12-31T20:00:00-05:00", "2300-01-01T00:00:00Z", "1899-12-31T23:59:59Z", "0001-01-01T00:00:00Z"]) {
+      const r = validateEnvelope({ ...base, timestamp: bad }, at);
+      expect(r.ok, bad).toBe(false);
+      if (!r.ok) expect(r.details[0]).toMatchObject({ field: "logs.3.timestamp", message: expect.stringContaining("between 1900-01-01") });
+    }
+    expect(validateEnvelope({ ...base, timestamp: "2299-12-31T23:59:59Z" }, at).ok).toBe(true);
+    expect(validateEnvelope({ ...base, timestamp: "1900-01-01T00:00:00Z" }, at).ok).toBe(true);
+  });
+
+  it("reads a null idempotency_key as none, as it reads a null trace or metadata", () => {
+    const r = validateEnvelope({ ...base, idempotency_key: null, trace: null, metadata: null }, at);
+    expect(r.ok).toBe(true);
+    if (r.ok) expect(r.log.idempotency_key).toBeUndefined();
+  });
+
   it("accepts a valid log and resolves a legacy alias to its canonical type", () => {
     const r = validateEnvelope({ ...base, log_type: "condition_updated", payload: { disease_type: "asthma" } }, at);
     expect(r).toMatchObject({ ok: true, log: { log_type: "condition", timestamp: "2026-01-01T00:00:00.000Z" } });

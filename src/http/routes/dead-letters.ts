@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { readSubject } from "../../../infra/nats/log-history.js";
 import type { DeadLetter } from "../../../actors/device-feed.js";
+import { AppError } from "../../errors.js";
 import type { Services } from "../../services.js";
 import { responses } from "../schemas.js";
 
@@ -27,7 +28,9 @@ export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
                 subject: Type.String(),
                 reason: Type.String(),
                 errors: Type.Array(Type.Object({ index: Type.Integer(), code: Type.String(), message: Type.String(), details: Type.Array(Type.Unknown()) })),
-                message: Type.Unknown(),
+                message: Type.Unknown({ description: "The message as received; when the letter was cut to 512 KB, {bytes, head} (its first 64 K characters)" }),
+                errors_total: Type.Optional(Type.Integer({ description: "Set when the letter was cut: the number of errors, of which the first 100 are listed without details" })),
+                truncated: Type.Optional(Type.Boolean()),
               }),
             ),
             next_cursor: Type.Union([Type.String(), Type.Null()]),
@@ -37,6 +40,11 @@ export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     },
     async (req) => {
       const { organization_id, project_id } = req.principal;
+      // Dead letters are the project's (any patient's payloads): a patient token, which may
+      // write its patient's logs (sdk:event-log), must not read them.
+      if (req.principal.patient_id !== undefined) {
+        throw new AppError("authorization", "a patient token cannot read the project's dead letters: use an API key or a JWT with sdk:event-log");
+      }
       const { js, jsm, names } = s.topology;
       const from = req.query.cursor ? Number(req.query.cursor) + 1 : undefined;
       const out: (DeadLetter & { id: string })[] = [];
