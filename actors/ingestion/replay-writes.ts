@@ -49,16 +49,39 @@ export async function writePatients(
   beforeChunk?: () => Promise<void>,
 ): Promise<void> {
   const logs: Pending[] = [];
+  let repeats = 0;
   for (const [pid, entries] of input.patients) {
-    const mine = entries.map((e) => pending(e, pid, input.jobId));
+    const mine = firstOfEachKey(entries.map((e) => pending(e, pid, input.jobId)));
+    repeats += entries.length - mine.length;
     mine.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.line - b.line));
     for (const p of mine) logs.push(p);
   }
+  if (repeats > 0) onChunk({ processed: repeats, duplicates: repeats, failed: 0, errors: [] });
   for (let i = 0; i < logs.length; i += CHUNK) {
     await beforeChunk?.();
     throwIfAborted(signal);
     onChunk(await writeChunk(writer, input.scope, logs.slice(i, i + CHUNK), signal));
   }
+}
+
+/**
+ * A patient's lines without the later repeats of an idempotency_key: within a file the
+ * first line with a key is the log, as the first log of a batch is. Writing in time order
+ * would otherwise let a later line with an earlier timestamp claim the key first.
+ */
+function firstOfEachKey(lines: Pending[]): Pending[] {
+  const first = new Map<string, Pending>();
+  let repeated = false;
+  for (const p of lines) {
+    const k = p.log.idempotency_key;
+    if (typeof k !== "string") continue;
+    const seen = first.get(k);
+    if (seen === undefined || p.line < seen.line) {
+      if (seen !== undefined) repeated = true;
+      first.set(k, p);
+    } else repeated = true;
+  }
+  return repeated ? lines.filter((p) => typeof p.log.idempotency_key !== "string" || first.get(p.log.idempotency_key) === p) : lines;
 }
 
 function pending(e: StagedLine, patientId: string, jobId: string): Pending {

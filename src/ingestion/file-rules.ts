@@ -156,7 +156,8 @@ export class FileChecker {
       if (!p.ok) return fail("invalid_patient", p.message);
       const dup = this.index.declare(line, p.identifiers);
       if (dup) return fail("duplicate_patient", `external identifier ${dup.system}|${dup.value} is declared by an earlier patient row`);
-      return { kind: "patient", data: row.data };
+      const patient: LineOutcome = { kind: "patient", data: row.data };
+      return p.identifiers.length < 2 ? patient : this.oneHolder(p.identifiers, patient);
     }
     this.logs++;
     const ref = row.data.patient_id;
@@ -173,6 +174,21 @@ export class FileChecker {
     }
     const found = this.existing.resolve(ref);
     return found instanceof Promise ? found.then((f) => this.afterLookup(row.data, ref, f)) : this.afterLookup(row.data, ref, found);
+  }
+
+  /**
+   * A row whose identifiers existing patients hold reuses that patient; identifiers held
+   * by two different patients name no one (POST /v1/patients answers 409 for the same),
+   * and reusing either would put the row's logs on the wrong patient.
+   */
+  private oneHolder(identifiers: readonly ExternalIdentifier[], patient: LineOutcome): LineOutcome | Promise<LineOutcome> {
+    const found = identifiers.map((e) => this.existing.resolve(`${e.system}|${e.value}`));
+    const judge = (ids: readonly (string | "ambiguous" | null)[]): LineOutcome => {
+      const held = identifiers.flatMap((e, i) => (ids[i] && ids[i] !== "ambiguous" ? [`${e.system}|${e.value} (${ids[i]})`] : []));
+      const holders = new Set(ids.filter((x) => x && x !== "ambiguous"));
+      return holders.size > 1 ? fail("ambiguous_patient", `the row's external identifiers belong to different existing patients: ${held.join(", ")}`) : patient;
+    };
+    return found.some((f) => f instanceof Promise) ? Promise.all(found).then(judge) : judge(found as (string | "ambiguous" | null)[]);
   }
 
   private afterClashCheck(data: Record<string, unknown>, ref: string, declared: number, holders: readonly Holder[]): LineOutcome | Promise<LineOutcome> {
@@ -201,7 +217,15 @@ export class FileChecker {
 
   private logOutcome(data: Record<string, unknown>, patientId: string | undefined, target: number | string): LineOutcome {
     const r = checkLog(data, patientId);
-    if (!r.ok) return fail(r.code, r.message);
+    if (!r.ok) {
+      // Only a log's own payload (or type) is skippable: a log without a patient, a time or
+      // a payload is a broken row, and fails the file as the contract's line errors do.
+      const where = (d: { location?: (string | number)[] }) => d.location ?? [];
+      const envelope = r.code === "validation_error" ? r.details.find((d) => where(d)[0] !== "payload" || where(d).length < 2) : undefined;
+      if (envelope === undefined) return fail(r.code, r.message);
+      const code = where(envelope)[0] === "patient_id" ? "unknown_patient" : "invalid_row";
+      return { kind: "error", code, message: `${(envelope.field ?? "log").replace(/^log_type$/, "event_type")} ${envelope.message}`, structural: true };
+    }
     this.byType[r.log.log_type] = (this.byType[r.log.log_type] ?? 0) + 1;
     return { kind: "log", log_type: r.log.log_type, target };
   }

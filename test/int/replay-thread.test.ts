@@ -75,6 +75,15 @@ describe("the replay thread", () => {
     expect(again[0]).toMatchObject({ processed: 2, duplicates: 2, failed: 1 });
   });
 
+  it("keeps the first line of a file that repeats an idempotency_key, even when a later line has an earlier timestamp", async () => {
+    const pid = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id as string;
+    const input: ReplayWriteInput = { scope, jobId: "job_keys", patients: [[pid, [line(2, symptom("2026-03-05T10:00:00Z", 3, "dup-1")), line(3, symptom("2026-03-01T10:00:00Z", 9, "dup-1"))]]] };
+    const outcomes = await write(input);
+    expect(outcomes.reduce((n, o) => n + o.duplicates, 0)).toBe(1);
+    expect(outcomes.reduce((n, o) => n + o.processed, 0)).toBe(2);
+    expect((await history(pid)).map((l) => [l.timestamp, l.metadata?.ingestion_line])).toEqual([["2026-03-05T10:00:00.000Z", 2]]);
+  });
+
   it("stops a write when its job is stopped", async () => {
     const pid = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id as string;
     const stop = new AbortController();

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { validateJsonlFile } from "../../src/ingestion/validate-file.js";
 import { lineBatches, MAX_LINE_BYTES } from "../../src/ingestion/lines.js";
 import { derivedPatientId } from "../../src/ingestion/patient-refs.js";
+import { FileChecker } from "../../src/ingestion/file-rules.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pss-jsonl-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -20,6 +21,29 @@ const patient = (value: string, extra: Record<string, unknown> = {}) => ({ type:
 const log = (ref: string, score = 3, extra: Record<string, unknown> = {}) => ({
   type: "log",
   data: { event_type: "symptom_report", patient_id: ref, timestamp: "2026-03-01T10:00:00Z", payload: { instrument: "esas_r", symptoms: [{ name: "pain", score }] }, ...extra },
+});
+
+describe("FileChecker: which line errors fail a file", () => {
+  const checker = (held: Record<string, string> = {}) => new FileChecker({ resolve: (ref) => held[ref] ?? (ref.startsWith("pat_") ? ref : null) });
+
+  it("skips a log whose only fault is its payload, and fails one without a patient, a time or a payload", async () => {
+    const c = checker();
+    expect(await c.check(JSON.stringify(patient("A1")), 1)).toMatchObject({ kind: "patient" });
+    expect(await c.check(JSON.stringify(log("A1", 42)), 2)).toMatchObject({ kind: "error", code: "validation_error", structural: false });
+    const { timestamp: _, ...noTime } = log("A1").data;
+    expect(await c.check(JSON.stringify({ type: "log", data: noTime }), 3)).toMatchObject({ kind: "error", code: "invalid_row", structural: true, message: expect.stringMatching(/^timestamp is required/) });
+    const { patient_id: __, ...noPatient } = log("A1").data;
+    expect(await c.check(JSON.stringify({ type: "log", data: noPatient }), 4)).toMatchObject({ kind: "error", code: "unknown_patient", structural: true });
+    expect(await c.check(JSON.stringify({ type: "log", data: {} }), 5)).toMatchObject({ kind: "error", structural: true, message: expect.stringMatching(/^event_type /) });
+  });
+
+  it("fails a patient row whose identifiers belong to two different existing patients (it would reuse either)", async () => {
+    const held = { "mrn|M1": "pat_X", "ehr|E1": "pat_Y", "ehr|E2": "pat_X" };
+    const row = (ids: [string, string][]) => JSON.stringify({ type: "patient", data: { first_name: "Y", external_identifiers: ids.map(([system, value]) => ({ system, value })) } });
+    expect(await checker(held).check(row([["mrn", "M1"], ["ehr", "E1"]]), 1)).toMatchObject({ kind: "error", code: "ambiguous_patient", structural: true, message: expect.stringContaining("mrn|M1 (pat_X), ehr|E1 (pat_Y)") });
+    expect(await checker(held).check(row([["mrn", "M1"], ["ehr", "E2"]]), 1)).toMatchObject({ kind: "patient" });
+    expect(await checker(held).check(row([["mrn", "N1"], ["ehr", "N2"]]), 1)).toMatchObject({ kind: "patient" });
+  });
 });
 
 describe("validateJsonlFile (pss validate)", () => {
