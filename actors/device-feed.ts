@@ -125,7 +125,13 @@ const ERRORS_KEPT = 100;
  * beyond its first 64 KB of text (its size kept).
  */
 export function fitLetter(letter: DeadLetter): string {
-  let text = JSON.stringify(letter);
+  let text: string;
+  try {
+    text = JSON.stringify(letter);
+  } catch {
+    // Nested too deep to serialize (the stack overflows): keep what can be said of it.
+    return JSON.stringify({ ...letter, message: { unserializable: "the message nests too deep to keep" }, truncated: true });
+  }
   if (Buffer.byteLength(text) <= MAX_LETTER_BYTES) return text;
   const errors = letter.errors.slice(0, ERRORS_KEPT).map((e) => ({ ...e, details: [] }));
   const cut: DeadLetter & { errors_total?: number; truncated?: true } = { ...letter, errors, errors_total: letter.errors.length, truncated: true };

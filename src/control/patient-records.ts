@@ -1,3 +1,4 @@
+import { nestedDeeperThan } from "../json-depth.js";
 import type { Static } from "@sinclair/typebox";
 import { AppError, fieldIssue } from "../errors.js";
 import { newId } from "../ids.js";
@@ -58,12 +59,24 @@ export function patientFieldProblem(input: { timezone?: string | null; date_of_b
   if (tz !== undefined && tz !== null && !isTimeZone(tz)) return { field: "timezone", message: `unknown timezone "${tz}": use an IANA zone name such as Europe/Paris`, value: tz };
   const dob = input.date_of_birth;
   if (typeof dob === "string" && !isCalendarDate(dob)) return { field: "date_of_birth", message: `"${dob}" is not a calendar date: use YYYY-MM-DD (an ISO 8601 time may follow)`, value: dob };
+  // A day later than today anywhere on Earth (UTC+14) is no birth date yet.
+  if (typeof dob === "string" && dob.slice(0, 10) > new Date(Date.now() + 14 * 3_600_000).toISOString().slice(0, 10)) {
+    return { field: "date_of_birth", message: `"${dob}" is in the future`, value: dob };
+  }
   if (input.metadata !== undefined) {
+    // Measured before serializing: JSON.stringify recurses, and a few thousand levels
+    // overflow the stack (a 500 instead of a 422).
+    if (nestedDeeperThan(input.metadata, MAX_METADATA_DEPTH)) {
+      return { field: "metadata", message: `metadata nests deeper than ${MAX_METADATA_DEPTH} levels`, value: "(too deep)" };
+    }
     const bytes = Buffer.byteLength(JSON.stringify(input.metadata));
     if (bytes > MAX_METADATA_BYTES) return { field: "metadata", message: `metadata takes ${bytes} bytes as JSON; at most ${MAX_METADATA_BYTES}`, value: `(${bytes} bytes)` };
   }
   return null;
 }
+
+/** Deepest nesting of objects and arrays a patient's metadata may have. */
+export const MAX_METADATA_DEPTH = 32;
 
 /** Throws the spec's 422 for the first patientFieldProblem, located under `location`. */
 export function assertPatientFields(input: Parameters<typeof patientFieldProblem>[0], location: (string | number)[]): void {

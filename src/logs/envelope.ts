@@ -1,6 +1,7 @@
 import { resolveLogType, validatePayload } from "../catalog/index.js";
 import type { LogType } from "../catalog/log-types.js";
 import { echoField, fieldIssue, type ErrorDetail } from "../errors.js";
+import { nestedDeeperThan } from "../json-depth.js";
 import type { Trace } from "../../readmodels/log-record.js";
 import { canonicalTimestamp } from "../../readmodels/lib/time.js";
 
@@ -39,6 +40,9 @@ function addIssue(details: ErrorDetail[], at: (string | number)[], raw: Record<s
  * 1900-01-01 to 2299-12-31, and one log beyond it would stop the projector for everyone.
  * Canonical stamps of four-digit years compare as text.
  */
+/** Deepest nesting of objects and arrays in a log's payload or metadata. */
+export const MAX_LOG_DEPTH = 64;
+
 export const MIN_TIMESTAMP = "1900-01-01T00:00:00.000Z";
 export const MAX_TIMESTAMP = "2299-12-31T23:59:59.999Z";
 
@@ -83,7 +87,11 @@ export function validateEnvelope(raw: unknown, at: (string | number)[]): Envelop
   if (raw.trace !== undefined && raw.trace !== null && !checkTrace(raw.trace)) addIssue(details, at, raw, "trace", 'must be a string or {"object_type","object_id"}');
   if (raw.metadata !== undefined && raw.metadata !== null && !isObject(raw.metadata)) addIssue(details, at, raw, "metadata", "must be an object");
 
-  if (logType && isObject(raw.payload)) {
+  // Measured first: a payload a few thousand levels deep overflows every recursive step after.
+  const tooDeep = (["payload", "metadata"] as const).filter((f) => nestedDeeperThan(raw[f], MAX_LOG_DEPTH));
+  // Not echoed: measuring the value for the echo would recurse through it too.
+  for (const f of tooDeep) details.push(fieldIssue([...at, f], `nests deeper than ${MAX_LOG_DEPTH} levels`, "(too deep)"));
+  if (logType && isObject(raw.payload) && tooDeep.length === 0) {
     for (const p of validatePayload(logType, raw.payload)) {
       details.push(fieldIssue([...at, "payload", ...p.path], p.message, p.value));
     }

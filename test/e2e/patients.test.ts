@@ -114,6 +114,14 @@ describe("patients", () => {
     const big = await post("/v1/patients", { metadata: { p: "x".repeat(1_100_000) } });
     expect(big.statusCode).toBe(422);
     expect(big.json().details[0].field).toBe("metadata");
+    const future = await post("/v1/patients", { date_of_birth: "2999-01-01" });
+    expect(future.statusCode).toBe(422);
+    expect(future.json().details[0]).toMatchObject({ field: "date_of_birth", message: expect.stringContaining("future") });
+    // Nesting that would overflow JSON.stringify's recursion: a 422, not a 500.
+    const deep = `{"metadata":${'{"a":'.repeat(6_000)}1${"}".repeat(6_000)}}`;
+    const nested = await t.app.inject({ method: "POST", url: "/v1/patients", headers: { ...t.auth, "content-type": "application/json" }, payload: deep });
+    expect(nested.statusCode).toBe(422);
+    expect(nested.json().details[0]).toMatchObject({ field: "metadata", message: expect.stringContaining("deeper than 32") });
     const batch = (await post("/v1/patients/batch", { patients: [{ date_of_birth: "2001-02-29" }, {}] })).json();
     expect(batch.count).toBe(1);
     expect(batch.errors[0]).toMatchObject({ index: 0, code: "validation_error" });

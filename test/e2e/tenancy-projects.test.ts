@@ -72,6 +72,17 @@ describe("projects", () => {
     expect((await t.app.inject({ method: "PUT", url: `/v1/projects/${p.id}`, headers: t.auth, payload: { slug: "onc" } })).statusCode).toBe(409);
   });
 
+  it("lets a client pinned to a deprecated project with X-Project restore it and manage keys, while its data answers 404", async () => {
+    await createProject({ name: "North", slug: "north" });
+    const pinned = { ...t.auth, "x-olira-project": "north" };
+    expect((await t.app.inject({ method: "POST", url: "/v1/projects/north/deprecate", headers: pinned })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: "GET", url: "/v1/patients", headers: pinned })).statusCode).toBe(404);
+    expect((await t.app.inject({ method: "GET", url: "/v1/projects", headers: pinned })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: "GET", url: "/v1/api-keys", headers: pinned })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: "POST", url: "/v1/projects/north/restore", headers: pinned })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: "GET", url: "/v1/patients", headers: pinned })).statusCode).toBe(200);
+  });
+
   it("refuses the project routes to a project-scoped key (403), even one holding api:manage-projects", async () => {
     const k = await createKey({ name: "bound", scopes: SCOPES, project: "default" });
     for (const [method, url] of [["GET", "/v1/projects"], ["POST", "/v1/projects"], ["POST", "/v1/projects/default/deprecate"], ["GET", "/v1/api-keys"], ["GET", "/v1/audit"]] as const) {

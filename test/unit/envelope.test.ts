@@ -44,6 +44,15 @@ describe("validateEnvelope", () => {
     expect(validateEnvelope({ ...base, timestamp: "1900-01-01T00:00:00Z" }, at).ok).toBe(true);
   });
 
+  it("refuses a payload or metadata nested deeper than 64 levels without recursing through it (a 500 before)", () => {
+    const deep = JSON.parse(`${'{"a":'.repeat(6_000)}1${"}".repeat(6_000)}`) as Record<string, unknown>;
+    for (const field of ["payload", "metadata"] as const) {
+      const r = validateEnvelope({ ...base, [field]: field === "payload" ? { extensions: deep } : deep }, at);
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.details).toEqual([expect.objectContaining({ field: `logs.3.${field}`, message: "nests deeper than 64 levels", input_value: "(too deep)" })]);
+    }
+  });
+
   it("reads a null idempotency_key as none, as it reads a null trace or metadata", () => {
     const r = validateEnvelope({ ...base, idempotency_key: null, trace: null, metadata: null }, at);
     expect(r.ok).toBe(true);

@@ -75,11 +75,16 @@ async function resolvePrincipal(s: Services, req: FastifyRequest): Promise<Princ
       ...(claims.patient_id !== undefined ? { patient_id: claims.patient_id } : {}),
     };
   }
-  const project_id = await resolveProject(s, req, base);
+  const project_id = await resolveProject(s, req, base, req.routeOptions.config?.orgWide === true);
   return { ...base, project_id };
 }
 
-async function resolveProject(s: Services, req: FastifyRequest, base: Omit<Principal, "project_id">): Promise<string> {
+/**
+ * The project a request acts in. `orgWide` routes (projects, keys) act on the whole
+ * organization: a deprecated project named in X-Project must not lock a client pinned to
+ * it out of restoring it (SDKs send the header on every request).
+ */
+async function resolveProject(s: Services, req: FastifyRequest, base: Omit<Principal, "project_id">, orgWide: boolean): Promise<string> {
   let projectId = base.key_project_id;
   if (projectId === null) {
     const header = PROJECT_HEADERS.map((h) => req.headers[h]).find((v) => typeof v === "string" && v !== "") as string | undefined;
@@ -93,7 +98,7 @@ async function resolveProject(s: Services, req: FastifyRequest, base: Omit<Princ
       projectId = org.default_project_id;
     }
   }
-  const project = await s.projects.getActiveCached(projectId);
+  const project = orgWide ? await s.projects.get(projectId) : await s.projects.getActiveCached(projectId);
   if (!project || project.organization_id !== base.organization_id) throw new AppError("not_found", `project ${projectId} not found`);
   return projectId;
 }
