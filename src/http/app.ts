@@ -1,8 +1,9 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Services } from "../services.js";
 import { installErrorHandler } from "./error-handler.js";
+import { errorBody } from "../errors.js";
 import { authPlugin } from "./plugins/auth.js";
 import { ErrorBodySchema } from "./schemas.js";
 import { createValidatorCompiler } from "./validators.js";
@@ -84,6 +85,16 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     keepAliveTimeout: 65_000,
     onProtoPoisoning: POISONING,
     onConstructorPoisoning: POISONING,
+    // What the router refuses before any route runs gets the spec's error body too: a path
+    // parameter over Fastify's 100 characters is a 422 like one of 65 to 100, a URL that
+    // does not decode a 400.
+    frameworkErrors: (err, _req, res) => {
+      const reply = res as unknown as FastifyReply;
+      const tooLong = err.code === "FST_ERR_MAX_PARAM_LENGTH";
+      const status: 422 | 400 = tooLong ? 422 : 400;
+      const message = tooLong ? "a path parameter is longer than 100 characters" : "the URL has a malformed component";
+      void reply.code(status).header("content-type", "application/json").send(errorBody(status, tooLong ? "validation_error" : "bad_request_error", message));
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandler(app);

@@ -95,6 +95,14 @@ describe("authentication and health", () => {
     expect(notAdmin.statusCode).toBe(403);
   });
 
+  it("answers a path parameter over 100 characters with the spec's error body (422), as one of 65 to 100", async () => {
+    for (const n of [80, 101, 300]) {
+      const r = await t.app.inject({ method: "GET", url: `/v1/patients/${"a".repeat(n)}`, headers: t.auth });
+      expect(r.statusCode, String(n)).toBe(422);
+      expect(r.json()).toMatchObject({ error: true, status_code: 422, error_type: "validation_error" });
+    }
+  });
+
   it("answers 404 for an X-Project the organization does not have", async () => {
     const r = await t.app.inject({ method: "GET", url: "/v1/patients", headers: { ...t.auth, "x-project": "nope" } });
     expect(r.statusCode).toBe(404);

@@ -114,6 +114,10 @@ describe("patients", () => {
     const big = await post("/v1/patients", { metadata: { p: "x".repeat(1_100_000) } });
     expect(big.statusCode).toBe(422);
     expect(big.json().details[0].field).toBe("metadata");
+    // null means not known, as answers spell it.
+    const nulls = await post("/v1/patients", { first_name: "N", email: null, sex: null, date_of_birth: null });
+    expect(nulls.statusCode).toBe(201);
+    expect(nulls.json()).toMatchObject({ first_name: "N", email: null, sex: null, date_of_birth: null });
     const future = await post("/v1/patients", { date_of_birth: "2999-01-01" });
     expect(future.statusCode).toBe(422);
     expect(future.json().details[0]).toMatchObject({ field: "date_of_birth", message: expect.stringContaining("future") });
@@ -136,6 +140,9 @@ describe("patients", () => {
     expect(byId.patients.map((p: any) => p.first_name)).toEqual(["Ada"]);
     const byValue = (await get("/v1/patients?value=A-1")).json();
     expect(byValue.total).toBe(1);
+    // The hosted product's SDKs name them external_system / external_value.
+    const aliased = (await get("/v1/patients?external_system=mrn&external_value=A-1")).json();
+    expect(aliased.patients.map((p: any) => p.first_name)).toEqual(["Ada"]);
   });
 
   it("creates patients in batch, reporting each failure by index", async () => {

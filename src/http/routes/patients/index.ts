@@ -67,12 +67,18 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
           offset: Type.Integer({ minimum: 0, default: 0 }),
           system: Type.Optional(Type.String({ minLength: 1 })),
           value: Type.Optional(Type.String({ minLength: 1 })),
+          // The names the hosted product's SDKs send: a filter they set must never be dropped
+          // (every patient would come back, and the first taken for the one asked for).
+          external_system: Type.Optional(Type.String({ minLength: 1, description: "Alias of system" })),
+          external_value: Type.Optional(Type.String({ minLength: 1, description: "Alias of value" })),
         }),
         response: responses({ 200: Type.Object({ patients: Type.Array(PatientRef), total: Type.Integer(), has_more: Type.Boolean() }) }),
       },
     },
     async (req) => {
-      const { limit, offset, system, value } = req.query;
+      const { limit, offset } = req.query;
+      const system = req.query.system ?? req.query.external_system;
+      const value = req.query.value ?? req.query.external_value;
       const project = req.principal.project_id;
       let all: Patient[];
       if (value !== undefined) {

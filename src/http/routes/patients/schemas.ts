@@ -17,13 +17,14 @@ const fields = {
   metadata: OpenObject,
 };
 
+// null is "not known", as a patient answers it: a client may send a patient it read back.
 export const PatientCreateSchema = Type.Object({
-  first_name: Type.Optional(fields.first_name),
-  last_name: Type.Optional(fields.last_name),
-  email: Type.Optional(fields.email),
-  phone_number: Type.Optional(fields.phone_number),
-  date_of_birth: Type.Optional(fields.date_of_birth),
-  sex: Type.Optional(fields.sex),
+  first_name: Type.Optional(Nullable(fields.first_name)),
+  last_name: Type.Optional(Nullable(fields.last_name)),
+  email: Type.Optional(Nullable(fields.email)),
+  phone_number: Type.Optional(Nullable(fields.phone_number)),
+  date_of_birth: Type.Optional(Nullable(fields.date_of_birth)),
+  sex: Type.Optional(Nullable(fields.sex)),
   timezone: Type.Optional(fields.timezone),
   external_identifiers: Type.Optional(Type.Array(ExternalIdentifierSchema, { maxItems: 50 })),
   metadata: Type.Optional(fields.metadata),
