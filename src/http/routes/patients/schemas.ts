@@ -17,8 +17,8 @@ const fields = {
   metadata: OpenObject,
 };
 
-// null is "not known", as a patient answers it: a client may send a patient it read back.
-export const PatientCreateSchema = Type.Object({
+/** The patient's own fields as a body takes them; null is "not known", as a patient answers it. */
+const editable = {
   first_name: Type.Optional(Nullable(fields.first_name)),
   last_name: Type.Optional(Nullable(fields.last_name)),
   email: Type.Optional(Nullable(fields.email)),
@@ -26,21 +26,16 @@ export const PatientCreateSchema = Type.Object({
   date_of_birth: Type.Optional(Nullable(fields.date_of_birth)),
   sex: Type.Optional(Nullable(fields.sex)),
   timezone: Type.Optional(fields.timezone),
-  external_identifiers: Type.Optional(Type.Array(ExternalIdentifierSchema, { maxItems: 50 })),
   metadata: Type.Optional(fields.metadata),
+};
+
+export const PatientCreateSchema = Type.Object({
+  ...editable,
+  external_identifiers: Type.Optional(Type.Array(ExternalIdentifierSchema, { maxItems: 50 })),
 });
 
 /** PUT is a partial update: only the fields sent change; identifiers have their own routes. */
-export const PatientUpdateSchema = Type.Object({
-  first_name: Type.Optional(Nullable(fields.first_name)),
-  last_name: Type.Optional(Nullable(fields.last_name)),
-  email: Type.Optional(Nullable(fields.email)),
-  phone_number: Type.Optional(Nullable(fields.phone_number)),
-  date_of_birth: Type.Optional(Nullable(fields.date_of_birth)),
-  sex: Type.Optional(Nullable(fields.sex)),
-  timezone: Type.Optional(fields.timezone),
-  metadata: Type.Optional(fields.metadata),
-});
+export const PatientUpdateSchema = Type.Object(editable);
 
 export const PatientSchema = Type.Object(
   {
