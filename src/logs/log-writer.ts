@@ -271,7 +271,10 @@ export class LogWriter {
           toStore.push(p);
           return;
         }
-        answer.results[p.index] = { index: p.index, id: r.existing.log_id, status: "duplicate" };
+        // A patient token sees only its patient: a key another patient's log holds is a
+        // duplicate still (keys are the project's), but that log's id is not its to learn.
+        const theirs = scope.only_patient_id !== undefined && r.existing.patient_id !== scope.only_patient_id;
+        answer.results[p.index] = { index: p.index, id: theirs ? null : r.existing.log_id, status: "duplicate" };
         answer.duplicates++;
       }),
     );

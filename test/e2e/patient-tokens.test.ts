@@ -57,6 +57,17 @@ describe("POST /v1/auth/token (patient tokens)", () => {
     expect(own.json()).toMatchObject({ count: 0 });
   });
 
+  it("answers a key another patient's log holds as a duplicate without that log's id", async () => {
+    const log = (pid: string) => ({ log_type: "user_login", patient_id: pid, timestamp: "2026-03-01T10:00:00Z", payload: {}, idempotency_key: "shared-key-1" });
+    const first = (await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: [log(a)] } })).json();
+    expect(first.results[0].status).toBe("accepted");
+    const token = (await mint(t.auth, { patient_id: b })).json().access_token;
+    const r = (await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: bearer(token), payload: { logs: [log(b)] } })).json();
+    expect(r.results[0]).toEqual({ index: 0, id: null, status: "duplicate" });
+    // The key's own patient, or an API key, still learns the id.
+    expect((await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: [log(b)] } })).json().results[0].id).toBe(first.results[0].id);
+  });
+
   it("needs sdk:patient-token, and a patient token cannot mint tokens", async () => {
     const reader = await key(["sdk:state-read"]);
     expect((await mint(bearer(reader.secret), { patient_id: a })).statusCode).toBe(403);
