@@ -108,7 +108,7 @@ function applyFreeText(s: ModuleState<SymptomsDoc>, log: LogRecord): ModuleState
     const name = str(a, "name");
     return name === undefined ? [] : [{ name, snomed_code: str(a, "snomed_code") ?? null, meddra_code: str(a, "meddra_code") ?? null }];
   });
-  const report = { timestamp: log.timestamp, log_id: log.id, text, associated_symptoms };
+  const report = { timestamp: log.timestamp, log_id: log.id, text, associated_symptoms, source: log.payload.source ?? null };
   return withDoc(s, { ...s.doc, free_text: insertSorted(s.doc.free_text, report, FREE_TEXT) });
 }
 
@@ -136,7 +136,7 @@ export const handles: readonly LogType[] = ["symptom_report", "symptom_detail", 
 export const symptoms: ReadModel<"symptoms", SymptomsDoc> = {
   key: "symptoms",
   kind: "event",
-  version: 3,
+  version: 4,
   handles,
   reads: [],
   initial: () => ({ symptoms: [], pending_details: [], free_text: [], health_metrics: [] }),

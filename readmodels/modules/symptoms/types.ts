@@ -50,6 +50,8 @@ export interface FreeTextReport {
   log_id: string;
   text: string;
   associated_symptoms: { name: string; snomed_code: string | null; meddra_code: string | null }[];
+  /** The payload's source, as sent (null when none). */
+  source: unknown;
 }
 
 export interface MetricReading {

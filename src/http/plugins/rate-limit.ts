@@ -53,9 +53,10 @@ function redisStore(redis: Redis, prefix: string): FastifyRateLimitStoreCtor {
 }
 
 /** The contract's 429: error_type server_error, a rate_limit detail with retry_after (s), and Retry-After. */
-export function rateLimited(ttlMs: number, max: number, windowMs: number): AppError {
+export function rateLimited(ttlMs: number, max: number, windowMs: number, per: "credential" | "address"): AppError {
   const retry_after = Math.max(1, Math.ceil(ttlMs / 1000));
-  const message = `rate limit exceeded: at most ${max} requests per ${Math.round(windowMs / 1000)} s for this credential; retry in ${retry_after} s`;
+  const whose = per === "credential" ? "for this credential's API key" : "from this address without a valid credential";
+  const message = `rate limit exceeded: at most ${max} requests per ${Math.round(windowMs / 1000)} s ${whose}; retry in ${retry_after} s`;
   return new AppError("rate_limited", message, [{ type: "rate_limit", message, retry_after }], { headers: { "retry-after": String(retry_after) } });
 }
 
@@ -91,14 +92,14 @@ export const rateLimitPlugin = fp(
       skipOnError: true,
       keyGenerator: bucketOf,
       allowList: (req) => req.routeOptions.url === "/healthz" || (req.principal as Principal | null)?.key_id === BOOTSTRAP.key_id,
-      errorResponseBuilder: (_req, ctx) => rateLimited(ctx.ttl, ctx.max, windowMs),
+      errorResponseBuilder: (req, ctx) => rateLimited(ctx.ttl, ctx.max, windowMs, req.principal ? "credential" : "address"),
     });
 
     // Failed authentications never reach the route-level check; they count per IP here.
     const failedAuth = app.createRateLimit({ keyGenerator: (req) => `authfail:${req.ip}`, max, timeWindow: windowMs });
     app.decorate("limitFailedAuth", async (req: FastifyRequest) => {
       const r = await failedAuth(req).catch(() => null);
-      if (r && !r.isAllowed && r.isExceeded) throw rateLimited(r.ttl, r.max, windowMs);
+      if (r && !r.isAllowed && r.isExceeded) throw rateLimited(r.ttl, r.max, windowMs, "address");
     });
   },
   { name: "rate-limit" },

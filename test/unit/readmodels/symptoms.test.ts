@@ -72,12 +72,12 @@ describe("symptoms", () => {
 
   it("keeps free-text reports and health metrics beside the tracked symptoms", () => {
     const s = given([
-      log("symptom_free_text", at(1), { text: "Dizzy after lunch", associated_symptoms: [{ name: "dizziness" }] }),
+      log("symptom_free_text", at(1), { text: "Dizzy after lunch", associated_symptoms: [{ name: "dizziness" }], source: "patient_app" }),
       log("health_metric", at(1), { metric_type: "energy", score: 4, scale_min: 0, scale_max: 10 }),
       log("health_metric", at(2), { metric_type: "Energy", score: 6, scale_min: 0, scale_max: 10 }),
     ]);
     const d = payload(s, "symptoms");
-    expect(d.free_text[0]).toMatchObject({ text: "Dizzy after lunch", associated_symptoms: [{ name: "dizziness", snomed_code: null, meddra_code: null }] });
+    expect(d.free_text[0]).toMatchObject({ text: "Dizzy after lunch", associated_symptoms: [{ name: "dizziness", snomed_code: null, meddra_code: null }], source: "patient_app" });
     expect(d.health_metrics).toEqual([expect.objectContaining({ metric_type: "energy", latest: expect.objectContaining({ score: 6 }) })]);
     expect(d.health_metrics[0].history).toHaveLength(2);
   });
