@@ -63,7 +63,7 @@ export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app,
         if (typeof invalid.id === "string" || typeof invalid.id === "number") recordOutcome(req, invalid.id, 422);
         reply.hijack();
         reply.raw.writeHead(200, { "content-type": "application/json" });
-        reply.raw.end(JSON.stringify({ jsonrpc: "2.0", error: { code: ErrorCode.InvalidParams, message: invalid.message }, id: invalid.id }));
+        reply.raw.end(JSON.stringify({ jsonrpc: "2.0", error: { code: invalid.code ?? ErrorCode.InvalidParams, message: invalid.message }, id: invalid.id }));
         return;
       }
       const known: CallOutcomes = new Map();
@@ -114,7 +114,9 @@ const NEEDS_PARAMS = new Set(["tools/call", "resources/read", "prompts/get"]);
  * with an internal error (-32603) carrying its schema library's dump; JSON-RPC says
  * invalid params (-32602), with a message a client can act on.
  */
-function invalidParams(body: unknown): { id: unknown; message: string } | undefined {
+function invalidParams(body: unknown): { id: unknown; message: string; code?: number } | undefined {
+  // JSON-RPC: a batch with no request is itself an invalid request, answered once.
+  if (Array.isArray(body) && body.length === 0) return { id: null, message: "Invalid Request: an empty batch", code: ErrorCode.InvalidRequest };
   if (body === null || typeof body !== "object" || Array.isArray(body)) return undefined;
   const m = body as { method?: unknown; params?: unknown; id?: unknown };
   if (typeof m.method !== "string" || !NEEDS_PARAMS.has(m.method) || m.id === undefined) return undefined;

@@ -207,6 +207,13 @@ describe("MCP authentication", () => {
       const r = await fetch(`${base}/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call", params }) });
       expect(await r.json()).toMatchObject({ jsonrpc: "2.0", id: 9, error: { code: -32602, message: expect.stringContaining("tools/call") } });
     }
+    const empty = await fetch(`${base}/mcp`, { method: "POST", headers, body: "[]" });
+    expect(await empty.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
+    const completion = await fetch(`${base}/mcp`, {
+      method: "POST", headers,
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "completion/complete", params: { ref: { type: "ref/prompt", name: "missing_data_elicitation" }, argument: { name: "view_type", value: "med" } } }),
+    });
+    expect((await completion.json()).result.completion.values).toEqual(["medication_snapshot"]);
     const read = await fetch(`${base}/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "resources/read", params: { uri: "patient://pat_nobody/stable" } }) });
     const body = await read.json();
     expect(body.error.code).toBe(-32002);

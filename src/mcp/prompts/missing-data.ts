@@ -1,3 +1,4 @@
+import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ModuleKey } from "../../../readmodels/module.js";
@@ -84,7 +85,11 @@ function templateAsks(temp: readonly ViewBlock[], state: PatientState): { asks: 
 const numbered = (asks: Ask[], from = 1) =>
   asks.map((a, i) => `${from + i}. ${a.question}\n   (why: ${a.why}${a.log_types.length ? `; record as ${a.log_types.join(" or ")}` : ""})${cite(a.refs)}`);
 
-const VIEW_TYPE_ARG = z.enum(VIEW_TYPES).describe("The view (template) to complete, e.g. profile_snapshot or medication_snapshot.");
+/** Completable: a client offering completion/complete gets the view types that start with what was typed. */
+const VIEW_TYPE_ARG = completable(
+  z.enum(VIEW_TYPES).describe("The view (template) to complete, e.g. profile_snapshot or medication_snapshot."),
+  (value) => VIEW_TYPES.filter((t) => t.startsWith(value ?? "")),
+);
 
 export function registerMissingDataElicitation(server: McpServer, ctx: McpContext): void {
   server.registerPrompt(
