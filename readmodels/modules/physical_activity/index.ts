@@ -3,7 +3,7 @@ import { DAYS, insertSorted, RECENT } from "../../lib/lists.js";
 import { num, obj, objs, str, round, type Obj } from "../../lib/payload.js";
 import { dayOf } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
-import { periodKey, putPeriod, sumOf, type PeriodPart } from "./periods.js";
+import { periodKey, putPeriod, sumOf, type PeriodPart } from "../../lib/periods.js";
 
 const SUMMED = ["steps", "walks", "walking_minutes", "active_minutes", "sedentary_minutes", "calories_total", "calories_active", "floors_climbed"] as const;
 

@@ -3,7 +3,7 @@ import { DAYS, insertSorted, RECENT } from "../../lib/lists.js";
 import { num, obj, str, type Obj } from "../../lib/payload.js";
 import { cmpTime, dayOf, utcInstant } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
-import { periodKey, putPeriod, sumOf, type PeriodPart } from "../physical_activity/periods.js";
+import { periodKey, putPeriod, sumOf, type PeriodPart } from "../../lib/periods.js";
 
 const MINUTES = ["total_sleep_minutes", "deep_sleep_minutes", "rem_sleep_minutes", "light_sleep_minutes", "awake_minutes"] as const;
 

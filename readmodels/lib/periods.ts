@@ -3,12 +3,11 @@
  * carry one measurement period per event, and devices re-sync the same period (a daily
  * summary through the day, a session after re-scoring): summing every log would count it
  * twice. So a day keeps the latest log of each period and is recomputed from them, which
- * keeps it a function of the set of logs. (Shared by physical_activity and sleep; it would
- * sit in lib/daily.ts.)
+ * keeps it a function of the set of logs. Shared by physical_activity and sleep.
  */
-import { insertSorted } from "../../lib/lists.js";
-import { obj, str, type Obj } from "../../lib/payload.js";
-import { cmpTime, utcInstant } from "../../lib/time.js";
+import { insertSorted } from "./lists.js";
+import { obj, str, type Obj } from "./payload.js";
+import { cmpTime, utcInstant } from "./time.js";
 
 /** The part one log contributes to a day: its measurement period's key and values. */
 export interface PeriodPart<V> {
