@@ -1,4 +1,4 @@
-import type { KV, KvEntry } from "@nats-io/kv";
+import { Bucket, type KV, type KvEntry } from "@nats-io/kv";
 
 export interface Versioned<T> {
   value: T;
@@ -64,14 +64,21 @@ export class JsonKv<T> {
   }
 
   /**
-   * The keys, each once. nats.js lists keys from a consumer of the bucket's stream, and a
-   * key written while the listing runs comes again with its new revision (a job that moved
-   * on was listed twice).
+   * The keys (deleted ones included: `get` answers null for those), each once. Read from
+   * the stream's subject counts in one request (paged by nats.js), not with nats.js's
+   * `kv.keys()`: that reads a consumer until nothing is pending, so under steady writes (a
+   * running job saves its progress every second) it can wait until its fetch times out,
+   * and a key written meanwhile comes twice.
    */
-  async keys(filter?: string): Promise<string[]> {
-    const out = new Set<string>();
-    for await (const k of await this.kv.keys(filter)) out.add(k);
-    return [...out];
+  async keys(filter = ">"): Promise<string[]> {
+    if (!(this.kv instanceof Bucket)) {
+      const out = new Set<string>();
+      for await (const k of await this.kv.keys(filter)) out.add(k);
+      return [...out];
+    }
+    const b = this.kv;
+    const info = await b.jsm.streams.info(b.stream, { subjects_filter: `${b.prefix}.${filter}` });
+    return Object.keys(info.state.subjects ?? {}).map((subject) => b.decodeKey(subject.slice(b.prefix.length + 1)));
   }
 
   /**
