@@ -1,3 +1,4 @@
+import type { ServerResponse } from "node:http";
 import type { FastifyPluginAsync } from "fastify";
 import { Type } from "@sinclair/typebox";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -52,19 +53,14 @@ export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app,
     },
     async (req, reply) => {
       if (req.body instanceof UnparsableBody) {
-        // Written raw: the route's 400 schema is the REST error body.
         reply.hijack();
-        reply.raw.writeHead(400, { "content-type": "application/json" });
-        reply.raw.end(JSON.stringify({ jsonrpc: "2.0", error: { code: ErrorCode.ParseError, message: `Parse error: ${req.body.reason}` }, id: null }));
-        return;
+        return rpcError(reply.raw, 400, ErrorCode.ParseError, `Parse error: ${req.body.reason}`, null);
       }
       const invalid = invalidParams(req.body);
       if (invalid) {
         if (typeof invalid.id === "string" || typeof invalid.id === "number") recordOutcome(req, invalid.id, 422);
         reply.hijack();
-        reply.raw.writeHead(200, { "content-type": "application/json" });
-        reply.raw.end(JSON.stringify({ jsonrpc: "2.0", error: { code: invalid.code ?? ErrorCode.InvalidParams, message: invalid.message }, id: invalid.id }));
-        return;
+        return rpcError(reply.raw, 200, invalid.code ?? ErrorCode.InvalidParams, invalid.message, invalid.id);
       }
       const known: CallOutcomes = new Map();
       const server = createMcpServer(services, req.principal, featuresFor(req.body), known);
@@ -83,10 +79,7 @@ export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app,
         await transport.handleRequest(req.raw, reply.raw, req.body);
       } catch (err) {
         req.log.error({ err }, "MCP request failed");
-        if (!reply.raw.headersSent) {
-          reply.raw.writeHead(500, { "content-type": "application/json" });
-          reply.raw.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32603, message: "internal server error" }, id: null }));
-        }
+        if (!reply.raw.headersSent) rpcError(reply.raw, 500, ErrorCode.InternalError, "internal server error", null);
       }
     },
   );
@@ -127,4 +120,13 @@ function invalidParams(body: unknown): { id: unknown; message: string; code?: nu
     return { id: m.id, message: `${m.method} params.arguments must be an object` };
   }
   return undefined;
+}
+
+/**
+ * A JSON-RPC error written on the raw response (the reply is hijacked): the route's
+ * response schemas are the REST error body's, and an MCP client reads JSON-RPC.
+ */
+function rpcError(res: ServerResponse, status: number, code: number, message: string, id: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id }));
 }
