@@ -6,18 +6,12 @@ import { num, objs, str } from "../../lib/payload.js";
 import { maxTime, minTime, timeMs } from "../../lib/time.js";
 import { withDoc, type ModuleContext, type ModuleState, type ReadModel } from "../../module.js";
 import { DEFAULT_ADHERENCE_WINDOW_MINUTES, findMedication, type Medication } from "../medications/index.js";
-import { horizonOf, trackSchedules, type MedicationSchedule } from "./schedule.js";
+import { horizonOf, trackSchedules, type DoseRef, type MedicationSchedule } from "./schedule.js";
 
 export type { MedicationSchedule, ScheduledDose } from "./schedule.js";
 
-export interface Dose {
-  /** When the dose was reported taken or skipped: the log's timestamp. */
-  timestamp: string;
-  log_id: string;
-  medication_name: string | null;
-  rxnorm_cui: string | null;
-  status: "taken" | "skipped";
-  scheduled_time: string | null;
+/** A dose report; `timestamp` is when the dose was reported taken or skipped (the log's). */
+export interface Dose extends DoseRef {
   dose_amount: number | null;
   dose_unit: string | null;
   /** Minutes after (+) or before (-) scheduled_time; null without one. */

@@ -52,7 +52,7 @@ export interface MedicationSchedule {
   doses: ScheduledDose[];
 }
 
-/** What tracking needs of a dose report (adherence's Dose). */
+/** What tracking needs of a dose report: the fields adherence's Dose starts with. */
 export interface DoseRef {
   timestamp: string;
   log_id: string;
