@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { Nullable, OpenObject } from "../../schemas.js";
 import { AppError, fieldIssue } from "../../../errors.js";
 import { resolveLogType } from "../../../catalog/index.js";
-import { canonicalTimestamp } from "../../../../readmodels/lib/time.js";
+import { isoMs } from "../../../../readmodels/query/filter.js";
 
 export const PatientParams = Type.Object({ pid: Type.String({ minLength: 1, maxLength: 64, description: "Patient id" }) });
 
@@ -61,14 +61,14 @@ export const ListParam = (description: string) => Type.Union([Type.String(), Typ
  */
 export function instantParam(v: string | undefined, name: "since" | "until"): string | undefined {
   if (v === undefined) return undefined;
-  const day = /^\d{4}-\d{2}-\d{2}$/.test(v) ? canonicalTimestamp(`${v}T00:00:00Z`) : null;
-  // A leap second (…:59:60Z) is a valid date-time: it bounds as the last instant of its minute.
-  const at = day ?? canonicalTimestamp(v) ?? canonicalTimestamp(v.replace(/(T\d\d:\d\d):60(\.\d+)?/, "$1:59.999"));
-  if (at === null) {
+  // The log query's reading of a bound (isoMs). A leap second (…:59:60Z) is a valid
+  // date-time too: it bounds as the last instant of its minute.
+  const ms = isoMs(v) ?? isoMs(v.replace(/(T\d\d:\d\d):60(\.\d+)?/, "$1:59.999"));
+  if (ms === undefined) {
     const message = "must be an ISO 8601 datetime with a UTC offset (2026-03-01T09:30:00Z) or a date (UTC midnight)";
     throw new AppError("validation", `${name} ${message}`, [fieldIssue(["query", name], message, v)]);
   }
-  return at;
+  return new Date(ms).toISOString();
 }
 
 /** `log_types`: each a catalog type or legacy name; a typo is a 422 rather than a silent empty page. */
