@@ -50,7 +50,7 @@ export class StateReader {
     },
   ) {}
 
-  /** Has the engine compile a patient's state again from its log (after a time zone change). */
+  /** Has the engine compile a patient's state again from its log (its time zone or date of birth changed). */
   async recompile(input: PatientActorInput): Promise<void> {
     await this.deps.touch(input, true);
   }
@@ -93,15 +93,15 @@ export class StateReader {
       accepted = Math.max(accepted, part.accepted);
       // The patient's time zone (or date of birth) changed since the state was compiled:
       // days and views follow them, so the engine compiles it again from the log (PUT asks too).
-      const otherZone = stored !== null && stored.applied_seq > 0 && !recordMatches(stored, patient);
-      if (!touched && (!stored || stored.fingerprint !== MODEL_FINGERPRINT || otherZone)) {
+      const recordChanged = stored !== null && stored.applied_seq > 0 && !recordMatches(stored, patient);
+      if (!touched && (!stored || stored.fingerprint !== MODEL_FINGERPRINT || recordChanged)) {
         // Redis lost the state (or an older reducer made it): JetStream knows what is
         // stored, and the engine rebuilds it by replay.
         touched = true;
         accepted = Math.max(accepted, await this.deps.lastStoredSeq(principal, patientId));
-        if (accepted > 0) await this.deps.touch(scope, otherZone);
+        if (accepted > 0) await this.deps.touch(scope, recordChanged);
       }
-      if ((stored?.applied_seq ?? 0) >= accepted && (accepted === 0 || (stored?.fingerprint === MODEL_FINGERPRINT && !otherZone))) {
+      if ((stored?.applied_seq ?? 0) >= accepted && (accepted === 0 || (stored?.fingerprint === MODEL_FINGERPRINT && !recordChanged))) {
         return { stored: stored ?? emptyStored(patientId, patient.timezone, principal.organization_id, principal.project_id, patient.date_of_birth), current: true, cachedView, raw: part.raw };
       }
       if (Date.now() >= deadline) {
