@@ -79,8 +79,9 @@ export function routeLog(type: LogType): readonly ModuleKey[] {
       return ["family_history"];
     case "device":
       return ["devices"];
+    // Adherence lays its dose schedule out again at every list change (see adherence's scheduleOf).
     case "medication_list_update":
-      return ["medications"];
+      return ["medications", "adherence"];
     // Dose events and adverse events are events about a medication, not changes to the list.
     case "medication_adherence":
     case "medication_adverse_event":

@@ -6,9 +6,9 @@ import { num, objs, str } from "../../lib/payload.js";
 import { maxTime, minTime, timeMs } from "../../lib/time.js";
 import { withDoc, type ModuleContext, type ModuleState, type ReadModel } from "../../module.js";
 import { DEFAULT_ADHERENCE_WINDOW_MINUTES, findMedication, type Medication } from "../medications/index.js";
-import { horizonOf, trackSchedules, type DoseRef, type MedicationSchedule } from "./schedule.js";
+import { horizonOf, observeSchedules, trackSchedules, type DoseRef, type MedicationSchedule, type ScheduleHistory } from "./schedule.js";
 
-export type { MedicationSchedule, ScheduledDose } from "./schedule.js";
+export type { MedicationSchedule, ScheduledDose, ScheduleHistory, ScheduleSegment } from "./schedule.js";
 
 /** A dose report; `timestamp` is when the dose was reported taken or skipped (the log's). */
 export interface Dose extends DoseRef {
@@ -66,6 +66,8 @@ export interface AdherenceDoc {
    * the module's latest log, and whether a dose report named it (unreported otherwise).
    */
   schedule: MedicationSchedule[];
+  /** When each scheduled medication's schedule_times changed, over the tracked week: doses are laid out on the times then in force. */
+  schedule_history: ScheduleHistory[];
 }
 
 const identityOf = (m: Pick<MedicationAdherence, "rxnorm_cui" | "medication_name">): Identity => ({
@@ -138,33 +140,43 @@ function applyAdverse(s: ModuleState<AdherenceDoc>, log: LogRecord, ctx: ModuleC
 }
 
 /**
- * Every adherence log moves "now" for the schedule (the latest event time the fold has
- * seen), so the schedule is laid out again: scheduled times whose window closed without a
- * report become unreported.
+ * Every adherence log and every medication list update moves "now" for the schedule (the
+ * latest event time the fold has seen), so the schedule is laid out again: scheduled times
+ * whose window closed without a report become unreported. A list update counts too, or a
+ * patient who stopped reporting doses would read as adherent up to their last report.
  */
-function scheduleOf(doc: AdherenceDoc, log: LogRecord, ctx: ModuleContext): MedicationSchedule[] {
+function scheduleOf(doc: AdherenceDoc, log: LogRecord, ctx: ModuleContext): { schedule: MedicationSchedule[]; history: readonly ScheduleHistory[] } {
   const meds = ctx.read("medications");
   const firstDoseAt = (m: Medication) => {
     const at = findByIdentity(doc.medications, identityOf(m), identityOf);
     return at >= 0 ? doc.medications[at].first_event_at : undefined;
   };
   const until = horizonOf(doc.schedule, log.timestamp);
-  return trackSchedules(meds, doc.recent, doc.recent.length >= RECENT, firstDoseAt, until, ctx.timezone);
+  const history = observeSchedules(doc.schedule_history, meds, until);
+  return { schedule: trackSchedules(meds, doc.recent, doc.recent.length >= RECENT, firstDoseAt, until, ctx.timezone, history), history };
 }
 
-export const handles: readonly LogType[] = ["medication_adherence", "medication_adverse_event"];
+function applyLog(s: ModuleState<AdherenceDoc>, log: LogRecord, ctx: ModuleContext): ModuleState<AdherenceDoc> {
+  if (log.log_type === "medication_adherence") return applyDoses(s, log, ctx);
+  if (log.log_type === "medication_adverse_event") return applyAdverse(s, log, ctx);
+  // medication_list_update: only the schedule moves (the medications module keeps the list).
+  return s;
+}
+
+export const handles: readonly LogType[] = ["medication_adherence", "medication_adverse_event", "medication_list_update"];
 
 export const adherence: ReadModel<"adherence", AdherenceDoc> = {
   key: "adherence",
   kind: "event",
-  version: 2,
+  version: 3,
   handles,
   reads: ["medications"],
-  initial: () => ({ medications: [], recent: [], adverse_events: [], schedule: [] }),
+  initial: () => ({ medications: [], recent: [], adverse_events: [], schedule: [], schedule_history: [] }),
   evolve: (s, log, ctx) => {
-    const next = log.log_type === "medication_adherence" ? applyDoses(s, log, ctx) : applyAdverse(s, log, ctx);
-    const schedule = scheduleOf(next.doc, log, ctx);
+    const next = applyLog(s, log, ctx);
+    const { schedule, history } = scheduleOf(next.doc, log, ctx);
     // Nothing scheduled before or now: leave the document alone, so a log that changed nothing reports no change.
-    return schedule.length === 0 && next.doc.schedule.length === 0 ? next : withDoc(next, { ...next.doc, schedule });
+    if (schedule.length === 0 && next.doc.schedule.length === 0 && history === next.doc.schedule_history) return next;
+    return withDoc(next, { ...next.doc, schedule, schedule_history: history as ScheduleHistory[] });
   },
 };

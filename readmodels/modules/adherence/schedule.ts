@@ -5,6 +5,7 @@
  * fully adherent. Pure: "now" is the latest event time of the fold, never the clock, so
  * the result is a function of the logs.
  */
+import { identityKey } from "../../lib/identity.js";
 import { maxTime, timeMs } from "../../lib/time.js";
 import type { Medication, MedicationsDoc } from "../medications/index.js";
 import { DEFAULT_ADHERENCE_WINDOW_MINUTES, findMedication } from "../medications/index.js";
@@ -50,6 +51,24 @@ export interface MedicationSchedule {
   unreported: number;
   /** The latest 50 expected doses, by scheduled time. */
   doses: ScheduledDose[];
+}
+
+/** The schedule_times a medication had from `from` on (null: from before anything tracked). */
+export interface ScheduleSegment {
+  from: string | null;
+  schedule_times: string[];
+}
+
+/**
+ * When a listed medication's schedule_times changed, as the fold saw them: a change holds
+ * from the medication's updated_at on, so doses before it are laid out on the old times.
+ * Without it, adding an evening dose on Friday made Monday's evening "unreported".
+ */
+export interface ScheduleHistory {
+  /** The medication's identity: RxNorm CUI, else normalized name. */
+  key: string;
+  /** Ascending by `from`; the first starts at null. Segments that ended before the tracked week are dropped. */
+  segments: ScheduleSegment[];
 }
 
 /** What tracking needs of a dose report: the fields adherence's Dose starts with. */
@@ -191,10 +210,61 @@ interface TimedDose {
   dose: DoseRef;
 }
 
+/** A medication's valid schedule_times, unique and sorted. */
+const timesOf = (m: Medication): string[] => [...new Set((m.schedule_times ?? []).filter((t) => TIME_RE.test(t)))].sort();
+
+const medicationKey = (m: Medication): string => identityKey({ codes: [m.rxnorm_cui], name: m.medication_name });
+
+const sameTimes = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((t, i) => t === b[i]);
+
+/**
+ * The schedule history with what the medication list holds now (the list as it stood
+ * before the log being folded: every medication_list_update is routed to adherence, so
+ * each list the fold passes through is seen). Returns `prev` itself when nothing changed.
+ */
+export function observeSchedules(prev: readonly ScheduleHistory[], meds: Readonly<MedicationsDoc> | undefined, until: string): readonly ScheduleHistory[] {
+  // A day more than tracking looks back, so a dose reported early for the first tracked time still finds its segment.
+  const cutoff = timeMs(until) - (SCHEDULE_DAYS + 1) * DAY_MS;
+  const out: ScheduleHistory[] = [];
+  let changed = false;
+  for (const m of meds?.medications ?? []) {
+    const times = timesOf(m);
+    const key = medicationKey(m);
+    const h = prev.find((x) => x.key === key);
+    if (!h) {
+      if (times.length === 0) continue;
+      out.push({ key, segments: [{ from: null, schedule_times: times }] });
+      changed = true;
+      continue;
+    }
+    let segments = h.segments;
+    if (!sameTimes(segments[segments.length - 1]!.schedule_times, times)) segments = [...segments, { from: m.updated_at, schedule_times: times }];
+    let drop = 0;
+    while (drop < segments.length - 1 && timeMs(segments[drop + 1]!.from ?? "") <= cutoff) drop++;
+    if (drop > 0) segments = [{ from: null, schedule_times: segments[drop]!.schedule_times }, ...segments.slice(drop + 1)];
+    if (segments !== h.segments) changed = true;
+    out.push(segments === h.segments ? h : { key, segments });
+  }
+  return changed || out.length !== prev.length || out.some((h, i) => h !== prev[i]) ? out : prev;
+}
+
+/** Scheduled instants over a range under each segment's times, each segment from its `from` to the next one's. */
+function segmentSlots(segments: readonly ScheduleSegment[], from: number, to: number, tz: string): readonly Slot[] {
+  if (segments.length === 1) return slotsBetween(segments[0]!.schedule_times, from, to, tz);
+  const out: Slot[] = [];
+  for (let i = 0; i < segments.length; i++) {
+    const lo = i === 0 ? -Infinity : timeMs(segments[i]!.from ?? "");
+    const hi = i + 1 < segments.length ? timeMs(segments[i + 1]!.from ?? "") : Infinity;
+    for (const slot of slotsBetween(segments[i]!.schedule_times, from, to, tz)) if (slot.ms >= lo && slot.ms < hi) out.push(slot);
+  }
+  return out;
+}
+
 function track(
   m: Medication, doses: readonly TimedDose[], firstDoseAt: string | undefined, floor: number, until: string, tz: string,
+  history: readonly ScheduleSegment[] | undefined,
 ): MedicationSchedule | undefined {
-  const times = [...new Set((m.schedule_times ?? []).filter((t) => TIME_RE.test(t)))].sort();
+  const times = timesOf(m);
   const untilMs = timeMs(until);
   const startDate = m.start_date === null ? undefined : DATE_RE.exec(m.start_date)?.[0];
   const firstDose = timeMs(firstDoseAt ?? "");
@@ -205,7 +275,8 @@ function track(
   const weekStart = untilMs - SCHEDULE_DAYS * DAY_MS;
   const from = Math.max(floor, weekStart);
   // A day of margin each side (of the start too), so a dose near an edge goes to its own slot, not the edge one.
-  const slots = slotsBetween(times, Math.max(Math.min(from, start), from - DAY_MS) - DAY_MS, untilMs + DAY_MS, tz);
+  const segments = history ?? [{ from: null, schedule_times: times }];
+  const slots = segmentSlots(segments, Math.max(Math.min(from, start), from - DAY_MS) - DAY_MS, untilMs + DAY_MS, tz);
   // The first dose counts for the scheduled time it was nearest, even one before the listing.
   if (!startDate && !Number.isNaN(firstDose)) start = minKnown(start, slots[nearest(slots, firstDose)]?.ms ?? NaN);
   const since = Math.max(from, start);
@@ -241,7 +312,7 @@ function track(
  * start_date, else when listed or first reported), up to `until`. `recent` holds the
  * doses kept (in event-time order, `full` when older ones were dropped: times before its
  * oldest are then not tracked, their reports being gone); `firstDoseAt` the first dose
- * per medication.
+ * per medication; `history` when each one's schedule_times changed (see observeSchedules).
  */
 export function trackSchedules(
   meds: Readonly<MedicationsDoc> | undefined,
@@ -250,6 +321,7 @@ export function trackSchedules(
   firstDoseAt: (m: Medication) => string | undefined,
   until: string,
   tz: string,
+  history: readonly ScheduleHistory[] = [],
 ): MedicationSchedule[] {
   const scheduled = (meds?.medications ?? []).filter((m) => (m.schedule_times ?? []).length > 0);
   if (scheduled.length === 0) return [];
@@ -269,7 +341,8 @@ export function trackSchedules(
   }
   const out: MedicationSchedule[] = [];
   for (const m of scheduled) {
-    const t = track(m, byMed.get(m) ?? [], firstDoseAt(m), floor, until, tz);
+    const key = medicationKey(m);
+    const t = track(m, byMed.get(m) ?? [], firstDoseAt(m), floor, until, tz, history.find((h) => h.key === key)?.segments);
     if (t) out.push(t);
   }
   return out;

@@ -142,6 +142,32 @@ describe("adherence schedule", () => {
     expect(payload(s, "adherence").schedule[0]).toMatchObject({ since: at(1, 8), expected: 3, taken: 1, unreported: 2 });
   });
 
+  it("keeps counting unreported doses when only the medication list changes after the last dose report", () => {
+    const s = given([
+      bid(at(1, 7)),
+      dose(at(1, 8, 5), { status: "taken", rxnorm_cui: "860975", scheduled_time: at(1, 8) }),
+      list([{ action: "add", medication_name: "Warfarin", schedule_times: ["18:00"] }], at(4, 6)),
+    ]);
+    const [m] = payload(s, "adherence").schedule;
+    // 08:00 and 20:00 from the 1st to the 3rd, all past their window at 06:00 on the 4th: six, one taken.
+    expect(m).toMatchObject({ medication_name: "Metformin", until: at(4, 6), expected: 6, taken: 1, unreported: 5 });
+  });
+
+  it("lays doses before a schedule change out on the times then in force", () => {
+    const logs = [
+      list([{ action: "add", medication_name: "Tamoxifen", schedule_times: ["08:00"] }], at(1, 6)),
+      dose(at(2, 8), { status: "taken", medication_name: "Tamoxifen", scheduled_time: at(2, 8) }),
+      list([{ action: "update", medication_name: "Tamoxifen", schedule_times: ["08:00", "20:00"] }], at(5, 6)),
+      dose(at(8, 8), { status: "taken", medication_name: "Tamoxifen", scheduled_time: at(8, 8) }),
+    ];
+    const [m] = payload(given(logs), "adherence").schedule;
+    // After 08:00 on the 1st (a week before the 8th): 08:00 on the 2nd to the 8th, and 20:00 only from the 5th.
+    expect(m).toMatchObject({ expected: 10, taken: 2, unreported: 8 });
+    expect(m.doses.filter((d) => d.scheduled_time.endsWith("T20:00:00.000Z")).map((d) => d.scheduled_time)).toEqual([at(5, 20), at(6, 20), at(7, 20)]);
+    // The same when the change arrives last (a late log: the fold sorts it into place).
+    expect(payload(given([logs[0]!, logs[1]!, logs[3]!, logs[2]!]), "adherence").schedule[0]).toEqual(m);
+  });
+
   it("does not track a medication without schedule_times", () => {
     const s = given([list([{ action: "add", medication_name: "Aspirin" }]), other(at(3))]);
     expect(payload(s, "adherence").schedule).toEqual([]);
