@@ -1,4 +1,4 @@
-import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
+import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerConfig, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
 import type { InsertEncodedRows } from "../infra/clickhouse.js";
 import type { TopologyNames } from "../infra/nats/topology.js";
 import type { Redis } from "../infra/redis.js";
@@ -6,6 +6,7 @@ import { traceText, type LogRecord } from "../readmodels/log-record.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
 import { numericCopy } from "../readmodels/query/numeric-copy.js";
 import { PacedPull } from "../infra/nats/paced-pull.js";
+import { durableFromAckFloor, ensureDurable } from "../infra/nats/durable-consumer.js";
 import { EncodedRows, RowBufferPool } from "./encoded-rows.js";
 import type { PublishedMessageReader, PublishedMessages } from "../infra/nats/published-messages.js";
 
@@ -118,18 +119,21 @@ export class ClickHouseProjector {
     return `${prefix}:projected`;
   }
 
+  private consumerConfig(): Partial<ConsumerConfig> {
+    return { durable_name: this.consumer, ack_policy: AckPolicy.All, ack_wait: ACK_WAIT_MS * 1_000_000, max_ack_pending: 200_000 };
+  }
+
   async start(): Promise<void> {
-    const { jsm, js, names } = this.deps;
-    await jsm.consumers
-      .add(names.logsStream, { durable_name: this.consumer, ack_policy: AckPolicy.All, deliver_policy: DeliverPolicy.All, ack_wait: ACK_WAIT_MS * 1_000_000, max_ack_pending: 200_000 })
-      .catch((err) => {
-        if (!String(err.message).includes("already in use") && !String(err.message).includes("exists")) throw err;
-      });
-    const c = await js.consumers.get(names.logsStream, this.consumer);
+    const { jsm, names } = this.deps;
+    await ensureDurable(jsm, names.logsStream, { ...this.consumerConfig(), durable_name: this.consumer, deliver_policy: DeliverPolicy.All });
     this.running = true;
     this.loop = (async () => {
       while (this.running) {
         try {
+          // What the last read took and did not insert comes again from the ack floor.
+          await this.committing;
+          this.dropPending();
+          const c = await this.consumerFromAckFloor();
           this.lastDelivery = 0;
           let lost = false;
           // Pulled on demand (see PacedPull), not with consume(): consume() pulls again as
@@ -162,6 +166,14 @@ export class ClickHouseProjector {
     })();
   }
 
+  /** The durable, reading from its first unacknowledged message (see durableFromAckFloor). */
+  private async consumerFromAckFloor(): Promise<Consumer> {
+    const { jsm, js, names } = this.deps;
+    const pending = await durableFromAckFloor(jsm, names.logsStream, { ...this.consumerConfig(), durable_name: this.consumer });
+    if (pending > 0) this.deps.log.error({ pending }, "clickhouse projector: reading again from the first unacknowledged message");
+    return js.consumers.get(names.logsStream, this.consumer);
+  }
+
   /**
    * Encodes a message's logs as they arrive, so the insert finds the text ready. Refuses a
    * message that does not follow the last one taken (a delivery was lost on the way): no
@@ -179,17 +191,21 @@ export class ClickHouseProjector {
 
   /**
    * A delivery went missing: acks stop at the gap. The batch already inserting is complete
-   * and may be acknowledged; what was taken after it is dropped, and once the ack wait has
-   * passed JetStream delivers everything unacknowledged again, the lost messages first.
+   * and may be acknowledged; what was taken after it is dropped, and the next read starts
+   * from the first unacknowledged message (consumerFromAckFloor).
    */
   private async recoverFromLostDeliveries(): Promise<void> {
-    this.deps.log.error({ after: this.lastDelivery }, "clickhouse projector: a delivery was lost in transit; reading again after the ack wait");
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.pending = null;
+    this.deps.log.error({ after: this.lastDelivery }, "clickhouse projector: a delivery was lost in transit; reading again from the ack floor");
+    this.dropPending();
     this.messages?.stop();
     await this.committing;
-    for (const until = Date.now() + ACK_WAIT_MS + 1_000; this.running && Date.now() < until; ) await sleep(200);
+  }
+
+  private dropPending(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.pending?.rows.release();
+    this.pending = null;
   }
 
   /** Starts the next insert when none is running and the batch is full or old enough; else arms a timer. */

@@ -10,6 +10,7 @@ import type { PatientLogMessage } from "../src/logs/log-writer.js";
 import type { ModuleKey } from "../readmodels/module.js";
 import { MODULE_KEYS } from "../readmodels/registry.js";
 import { VIEW_INPUTS, viewsAffectedBy, type ViewType } from "../readmodels/views/index.js";
+import { durableFromAckFloor, ensureDurable } from "../infra/nats/durable-consumer.js";
 import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "./apply-logs.js";
 import { patientActorMachine, report, type Delivery, type DrainResult, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
 import { Mailbox } from "./mailbox.js";
@@ -131,18 +132,13 @@ export class StateEngine {
 
   async start(): Promise<void> {
     const { jsm, js, names } = this.deps;
-    await jsm.consumers
-      .add(names.logsStream, {
-        durable_name: this.options.consumer,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        ack_wait: 60_000_000_000,
-        max_ack_pending: 20_000,
-        max_deliver: -1,
-      })
-      .catch(async (err) => {
-        if (!String(err.message).includes("already in use") && !String(err.message).includes("exists")) throw err;
-      });
+    const config = { durable_name: this.options.consumer, ack_policy: AckPolicy.Explicit, ack_wait: 60_000_000_000, max_ack_pending: 20_000, max_deliver: -1 };
+    await ensureDurable(jsm, names.logsStream, { ...config, deliver_policy: DeliverPolicy.All });
+    // Messages a killed engine took and never applied would otherwise come back a minute
+    // later, after newer messages of the same patients: a message at or below a
+    // patient's applied sequence is skipped, so their logs would be missing from state.
+    const pending = await durableFromAckFloor(jsm, names.logsStream, config);
+    if (pending > 0) this.deps.log.warn({ pending }, "state engine: reading again from the first unacknowledged message");
     const consumer: Consumer = await js.consumers.get(names.logsStream, this.options.consumer);
     // Read only while what is held stays under the in-flight budget (see InflightBudget):
     // a backlog of 6,000 hundred-log messages, read whole by consume(), took 1.9 GB and

@@ -85,6 +85,47 @@ describe("the ClickHouse projector", () => {
     }
   });
 
+  it("inserts the logs a killed projector took and never acknowledged, before acknowledging anything newer", async () => {
+    const client = t.services.clickhouse.client!;
+    const db = `${t.config.namespace}_p3`;
+    await migrate(client, db);
+    const s = t.services;
+    const names = s.topology.names;
+    const durable = `${t.config.namespace}_p3`;
+    const pid = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id;
+    const send = async (day: number) => {
+      const logs = Array.from({ length: 5 }, (_, i) => ({ log_type: "user_login", patient_id: pid, timestamp: new Date(Date.UTC(2026, 7, day) + i * 1000).toISOString(), payload: {} }));
+      expect((await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs } })).statusCode).toBe(200);
+    };
+    const deps = { js: s.topology.js, jsm: s.topology.jsm, names, database: db, redis: s.redis, redisPrefix: `${t.config.namespace}:p3`, log: { error: () => undefined } };
+    // The first process takes the whole stream but its inserts never land: then it is gone, nothing acknowledged.
+    let took = false;
+    const dying = new ClickHouseProjector({ ...deps, insertRows: async () => { took = true; throw new Error("killed"); } }, durable, 20_000, 1);
+    await dying.start();
+    for (const until = Date.now() + 5_000; !took && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    expect(took).toBe(true);
+    await dying.stop();
+    const before = await s.topology.jsm.consumers.info(names.logsStream, durable);
+    expect(before.num_ack_pending).toBeGreaterThan(0);
+    // Newer logs arrive; the next process must not acknowledge them past the pending ones.
+    await send(20);
+    const last = (await s.topology.jsm.streams.info(names.logsStream)).state.last_seq;
+    const next = new ClickHouseProjector({ ...deps, insertRows: s.clickhouse.insertRows! }, durable, 20_000, 1);
+    try {
+      await next.start();
+      for (const until = Date.now() + 10_000; next.projectedSeq < last && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+      expect(next.projectedSeq).toBe(last);
+      for (const until = Date.now() + 5_000; s.projector!.projectedSeq < last && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+      // Every log the service's own projector copied, the second process copied too.
+      const main = Number((await rows(`SELECT count() AS n FROM ${t.config.namespace}.logs FINAL`))[0]!.n);
+      expect(Number((await rows(`SELECT uniqExact(id) AS n FROM ${db}.logs`))[0]!.n)).toBe(main);
+    } finally {
+      await next.stop();
+      await s.topology.jsm.consumers.delete(names.logsStream, durable).catch(() => undefined);
+      await client.command({ query: `DROP DATABASE IF EXISTS ${db}` });
+    }
+  });
+
   it("keeps in the JSON column's copy every string that ClickHouse reads as a number", async () => {
     // numericCopy drops strings it judges unreadable as numbers; the compiler reads a
     // string at a path with toFloat64OrNull, so a string it drops must read as NULL there.

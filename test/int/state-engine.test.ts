@@ -5,6 +5,8 @@ import { replayPatient } from "../../readmodels/patient-state.js";
 import type { PatientLogMessage } from "../../src/logs/log-writer.js";
 import { readSubject } from "../../infra/nats/log-history.js";
 import type { LogRecord } from "../../readmodels/log-record.js";
+import { PatientStateStore } from "../../actors/state-store.js";
+import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
 
 let t: TestStack;
 beforeAll(async () => {
@@ -104,6 +106,47 @@ describe("the state engine", () => {
     expect(again.stats.delivered).toBeGreaterThanOrEqual(2);
     expect(await stateJson(pid)).toEqual(before);
     expect((await inject("GET", `/v1/state/${pid}/events?limit=100`)).json().count).toBe(2);
+  });
+
+  it("applies the messages a killed engine took and never acknowledged, before newer ones of the same patient", async () => {
+    const { js, jsm, names } = t.services.topology;
+    const durable = `${t.config.namespace}_killed`;
+    // Its own state keys, so the stack's engine (which applies everything too) cannot hide a loss.
+    const store = new PatientStateStore(t.services.redis, `${t.config.namespace}:killed`);
+    const pid = await newPatient();
+    const last = (await jsm.streams.info(names.logsStream)).state.last_seq;
+    await jsm.consumers.add(names.logsStream, { durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: last + 1, ack_wait: 60_000_000_000, max_ack_pending: 20_000, max_deliver: -1 });
+    const engine = () => new StateEngine({ js, jsm, names, store, patients: t.services.patients, log: console }, { consumer: durable, idleMs: 200 });
+    const history = async (n: number) => {
+      let pain: any;
+      for (const until = Date.now() + 5_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+        pain = (await store.load(pid))?.state.event.symptoms?.payload.symptoms[0];
+        if (pain?.history.length === n) break;
+      }
+      return pain?.history.map((h: any) => h.score);
+    };
+    // A patient the engine already holds state for (a new one is compiled from its whole history anyway).
+    await send([symptom(pid, "2026-03-31T00:00:00Z", 1)]);
+    const first = engine();
+    await first.start();
+    expect(await history(1)).toEqual([1]);
+    await first.stop();
+    await send([symptom(pid, "2026-04-01T00:00:00Z", 3)]);
+    // The engine that took the next message dies before acknowledging it.
+    const taken = await (await js.consumers.get(names.logsStream, durable)).fetch({ max_messages: 1, expires: 2_000 });
+    let took = 0;
+    for await (const _ of taken) took++;
+    expect(took).toBe(1);
+    await send([symptom(pid, "2026-04-02T00:00:00Z", 5)]);
+    const next = engine();
+    try {
+      await next.start();
+      expect(await history(3)).toEqual([1, 3, 5]);
+    } finally {
+      await next.stop();
+      await jsm.consumers.delete(names.logsStream, durable).catch(() => undefined);
+      await store.erase("prj_default", pid);
+    }
   });
 
   it("rebuilds a patient's state from JetStream after Redis lost it, equal to what incremental application gave", async () => {
