@@ -67,18 +67,21 @@ const MODULE_FIELD = "m:";
 
 /**
  * A save of the changed modules only, applied only while the hash still holds a state
- * (its meta): Redis may have lost the patient (a restart without persistence, an
- * eviction) since the actor loaded it, and the changed modules alone would then stand
- * for the whole state. Atomic, so no reader sees a half-written state.
+ * (its meta), and its audit when it had one: Redis may have lost the patient or its audit
+ * (a restart without persistence, an eviction) since the actor loaded it, and the changed
+ * modules or new rows alone would then stand for the whole. Atomic, so no reader sees a
+ * half-written state.
  * KEYS: state hash, events. ARGV: n, n hash field/value args (the meta and modules), the
- * score up to which old audit members go ('' keeps them all), then score/member pairs of
- * the new audit members (see auditMembers). Returns 0 when nothing was written.
+ * score up to which old audit members go ('' keeps them all), '1' when the state had audit
+ * rows before this save, then score/member pairs of the new audit members (see
+ * auditMembers). Returns 0 when nothing was written.
  */
 const SAVE_CHANGED = `
 if redis.call('HEXISTS', KEYS[1], 'meta') == 0 then return 0 end
 local n = tonumber(ARGV[1])
+if ARGV[n + 3] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 2, n + 1))
-if #ARGV > n + 2 then redis.call('ZADD', KEYS[2], unpack(ARGV, n + 3, #ARGV)) end
+if #ARGV > n + 3 then redis.call('ZADD', KEYS[2], unpack(ARGV, n + 4, #ARGV)) end
 if ARGV[n + 2] ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[n + 2]) end
 return 1
 `;
@@ -215,6 +218,8 @@ export class PatientStateStore {
     // A full save always trims.
     const trim = changed === undefined || (events.length > 0 && Math.floor((first - 1) / 100) !== Math.floor(s.events_total / 100));
     args.push(trim ? trimScore(s.events_total) : "");
+    args.push(first > 1 ? "1" : "0");
+    const membersFrom = args.length;
     auditMembers(events, first, args);
     if (changed !== undefined) return this.saveChanged([k.state, k.events], args);
     // A first save or a rebuild replaces everything, views included (they were rendered
@@ -225,7 +230,7 @@ export class PatientStateStore {
     m.del([k.state, k.events, k.views]);
     m.hSet(k.state, bulk.slice(1, fieldsEnd));
     const members: { score: number; value: string | Buffer }[] = [];
-    for (let i = fieldsEnd + 1; i < bulk.length; i += 2) members.push({ score: Number(bulk[i]), value: bulk[i + 1]! });
+    for (let i = membersFrom; i < bulk.length; i += 2) members.push({ score: Number(bulk[i]), value: bulk[i + 1]! });
     if (members.length > 0) m.zAdd(k.events, members);
     m.zRemRangeByScore(k.events, "-inf", trimScore(s.events_total));
     await m.exec();

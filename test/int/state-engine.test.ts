@@ -149,6 +149,17 @@ describe("the state engine", () => {
     }
   });
 
+  it("rebuilds a patient's audit that Redis lost on its own (an eviction) when the next log comes", async () => {
+    const pid = await newPatient();
+    await send([symptom(pid, "2026-05-01T00:00:00Z", 2)]);
+    await send([symptom(pid, "2026-05-02T00:00:00Z", 3)]);
+    expect((await inject("GET", `/v1/state/${pid}/events?limit=100`)).json().count).toBe(2);
+    await t.services.redis.del(t.services.stateStore.keys(pid).events);
+    await send([symptom(pid, "2026-05-03T00:00:00Z", 4)]);
+    const events = (await inject("GET", `/v1/state/${pid}/events?limit=100`)).json();
+    expect(events.events.map((e: any) => e.log_type)).toEqual(["symptom_report", "symptom_report", "symptom_report"]);
+  });
+
   it("rebuilds a patient's state from JetStream after Redis lost it, equal to what incremental application gave", async () => {
     const pid = await newPatient("Europe/Paris");
     await send([symptom(pid, "2026-04-01T08:00:00Z", 5), demographics(pid, "2026-04-01T08:00:00Z", { name: "Grace" })]);
