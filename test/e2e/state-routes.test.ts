@@ -29,6 +29,10 @@ describe("state reads over REST", () => {
     expect(Object.keys(r.modules)).toEqual(["medications"]);
     expect(r.modules.medications).toMatchObject({ module_type: "medications", created_at: "2026-07-01T09:00:00.000Z", updated_at: "2026-07-01T09:00:00.000Z" });
     expect(r.modules.medications.payload.medications[0]).toMatchObject({ medication_name: "Metformin", rxnorm_cui: "860975", schedule_times: ["08:00", "20:00"], adherence_window_minutes: 60 });
+    // The key repeated, as /logs takes log_types: the same answer as the comma form.
+    const repeated = await get(`/v1/state/${pid}/stable?modules=medications&modules=demographics`);
+    expect(repeated.statusCode).toBe(200);
+    expect(Object.keys(repeated.json().modules).sort()).toEqual(Object.keys((await get(`/v1/state/${pid}/stable?modules=medications,demographics`)).json().modules).sort());
   });
 
   it("lists event modules with data and answers one by type", async () => {

@@ -39,7 +39,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         summary: "Stable modules (demographics, medications, conditions, ...); ?modules=a,b filters",
         tags,
         params: PatientParams,
-        querystring: Type.Object({ modules: Type.Optional(Type.String()) }),
+        querystring: Type.Object({ modules: Type.Optional(ListParam("Stable module keys, comma-separated or the key repeated")) }),
         response: responses({ 200: Type.Object({ patient_id: Type.String(), modules: Type.Record(Type.String(), ModuleRead) }) }),
       },
     },
