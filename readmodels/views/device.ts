@@ -2,7 +2,7 @@
 import type { GlucoseReading } from "../modules/glucose/index.js";
 import type { HeartEntry } from "../modules/heart/index.js";
 import type { PatientState } from "../patient-state.js";
-import { block, day, dayInWeek, doc, entry, fmt, parts, spread } from "./lib.js";
+import { block, day, dayInWeek, doc, entry, fmt, measured, parts, spread } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 /** Thresholds of the temp segment. @default glucose < 70 or > 250 mg/dL, SpO2 < 90 % */
@@ -57,7 +57,7 @@ function activityBlock(state: PatientState, w: Window): ViewBlock[] {
   const lines = days.map((x) => {
     const ps = parts(
       x.steps !== null && `${int(x.steps)} steps`, x.active_minutes !== null && `${fmt(x.active_minutes, 0)} active min`,
-      x.distance_m !== null && `${fmt(x.distance_m / 1000, 1)} km`, x.exercise_sessions && `${x.exercise_sessions} exercise sessions`,
+      x.distance_m !== null && `${measured(x.distance_m / 1000, 1)} km`, x.exercise_sessions && `${x.exercise_sessions} exercise sessions`,
     );
     return `${x.date}: ${ps.join(", ") || "no values"}`;
   });

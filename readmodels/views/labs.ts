@@ -2,7 +2,7 @@
 import type { AbnormalResult, LabResult, LabValue } from "../modules/lab_results/index.js";
 import { cmpTime } from "../lib/time.js";
 import type { PatientState } from "../patient-state.js";
-import { block, clean, cmp, refs, day, doc, fmt, inWeek, signed } from "./lib.js";
+import { block, clean, cmp, refs, day, doc, inWeek, measured, signed } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 const testName = (r: { test_name: string | null; loinc_code: string | null }) => clean(r.test_name ?? r.loinc_code ?? "unnamed test", 80);
@@ -12,7 +12,7 @@ const testName = (r: { test_name: string | null; loinc_code: string | null }) =>
  * latest value is shown with it: an older value may have been reported in another unit.
  */
 function valueText(v: Pick<LabValue, "value_numeric" | "value_string">, unit: string | null): string {
-  const val = v.value_numeric !== null ? fmt(v.value_numeric, 3) : clean(v.value_string ?? "?", 60);
+  const val = v.value_numeric !== null ? measured(v.value_numeric, 3) : clean(v.value_string ?? "?", 60);
   return unit !== null && v.value_numeric !== null ? `${val} ${unit}` : val;
 }
 
@@ -23,7 +23,7 @@ function range(r: LabResult): string {
   const lo = r.reference_range_low;
   const hi = r.reference_range_high;
   if (lo === null && hi === null) return "";
-  return `; ref ${lo === null ? `≤ ${fmt(hi, 3)}` : hi === null ? `≥ ${fmt(lo, 3)}` : `${fmt(lo, 3)}–${fmt(hi, 3)}`}`;
+  return `; ref ${lo === null ? `≤ ${measured(hi, 3)}` : hi === null ? `≥ ${measured(lo, 3)}` : `${measured(lo, 3)}–${measured(hi, 3)}`}`;
 }
 
 function latestLine(r: LabResult, w: Window): string {

@@ -58,6 +58,18 @@ export function day(iso: string | null | undefined, tz: string): string {
   return DATE_RE.test(iso) ? iso : localDate(iso, tz);
 }
 
+const MIDNIGHT_UTC_RE = /^(\d{4}-\d{2}-\d{2})[T ]00:00(?::00(?:\.0+)?)?(?:Z|\+00:00)$/;
+
+/**
+ * YYYY-MM-DD of a field that is a calendar date in meaning (birth, diagnosis, onset, start).
+ * Clients often send such a date as midnight UTC: in a zone west of UTC that instant falls on
+ * the day before, so it is read as the date written. Any other time is an instant like others.
+ */
+export function calendarDate(iso: string | null | undefined, tz: string): string {
+  const m = iso === null || iso === undefined ? null : MIDNIGHT_UTC_RE.exec(iso);
+  return m ? m[1] : day(iso, tz);
+}
+
 const clocks = new Map<string, Intl.DateTimeFormat>();
 
 /** HH:MM of an instant in the patient's zone (24 h); "?" when unparsable. */
@@ -81,10 +93,26 @@ export function fmt(n: number | null | undefined, digits = 2): string {
   return n === null || n === undefined ? "?" : String(round(n, digits));
 }
 
-/** A signed difference: "+1.5", "-2", "0". */
+/** Significant digits a measured value below 1 keeps. @default 3 */
+const SMALL_SIGNIFICANT = 3;
+
+/**
+ * A measured value for display: like fmt, but a value below 1 keeps 3 significant digits:
+ * fixed decimals showed a small result, even a flagged one, as 0 (0.0004 ng/mL [H] as "0").
+ */
+export function measured(n: number | null | undefined, digits = 2): string {
+  if (n === null || n === undefined) return "?";
+  const a = Math.abs(n);
+  if (a === 0 || a >= 1 || !Number.isFinite(a)) return fmt(n, digits);
+  const decimals = Math.min(100, Math.max(digits, SMALL_SIGNIFICANT - 1 - Math.floor(Math.log10(a))));
+  // toFixed, as String() writes 1e-7 in exponent form.
+  return n.toFixed(decimals).replace(/\.?0+$/, "");
+}
+
+/** A signed difference, small ones kept like measured values: "+1.5", "-2", "+0.0001", "0". */
 export function signed(n: number, digits = 2): string {
-  const r = round(n, digits);
-  return r > 0 ? `+${r}` : String(r);
+  const s = measured(n, digits);
+  return n > 0 && s !== "0" ? `+${s}` : s;
 }
 
 /** A score on its scale: "6/10", or "6" when the scale is unknown. */

@@ -4,7 +4,7 @@ import type { AdverseEvent, Dose, MedicationSchedule, ScheduledDose } from "../m
 import type { Medication } from "../modules/medications/index.js";
 import type { PatientState } from "../patient-state.js";
 import { cmpTime } from "../lib/time.js";
-import { block, clean, day, doc, entry, fmt, hhmm, inWeek, sourceIds } from "./lib.js";
+import { block, calendarDate, clean, day, doc, entry, fmt, hhmm, inWeek, sourceIds } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 /** The adherence module keeps the latest 50 doses: a week with more is only partly seen. */
@@ -21,7 +21,7 @@ function doseText(m: Medication): string | null {
 function medLine(m: Medication, w: Window): string {
   const parts = [doseText(m), m.frequency, [m.route, m.form].filter((x) => x !== null).join(" ") || null].filter((x): x is string => !!x);
   const times = m.schedule_times && m.schedule_times.length > 0 ? `; at ${m.schedule_times.join(", ")}` : "";
-  const since = m.start_date !== null ? `; since ${day(m.start_date, w.tz)}` : "";
+  const since = m.start_date !== null ? `; since ${calendarDate(m.start_date, w.tz)}` : "";
   const by = m.prescribed_by?.name ? `; prescribed by ${clean(m.prescribed_by.name, 60)}` : "";
   const what = parts.length ? ` ${parts.map((p) => clean(p, 60)).join(", ")}` : "";
   return `**${clean(m.medication_name ?? m.rxnorm_cui ?? "unnamed", 80)}**${what}${times}${since}${by}`;
@@ -87,7 +87,7 @@ function adherenceBlock(state: PatientState, meds: readonly Medication[], w: Win
 
 function aeLine(e: AdverseEvent, w: Window): string {
   const sev = e.severity !== null ? ` (${clean(e.severity, 30)})` : "";
-  const onset = e.onset_date !== null ? `, onset ${day(e.onset_date, w.tz)}` : "";
+  const onset = e.onset_date !== null ? `, onset ${calendarDate(e.onset_date, w.tz)}` : "";
   const what = clean(e.description ?? "adverse event", 120);
   return `**${clean(e.medication_name ?? e.medication_identifier, 80)}**: ${what}${sev}${onset}, reported ${day(e.timestamp, w.tz)}`;
 }

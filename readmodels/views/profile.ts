@@ -1,13 +1,13 @@
 /** profile_snapshot: the stable profile, one long_term block per topic, and the essentials still missing. */
 import type { Allergy } from "../modules/allergies/index.js";
 import type { Condition } from "../modules/condition_diagnosis/index.js";
-import type { Address } from "../modules/demographics/index.js";
+import type { Address, DemographicsDoc } from "../modules/demographics/index.js";
 import type { Device } from "../modules/devices/index.js";
 import type { Relative } from "../modules/family_history/index.js";
 import type { Immunization } from "../modules/immunizations/index.js";
 import { cmpTime } from "../lib/time.js";
 import { moduleEntry, type PatientState } from "../patient-state.js";
-import { block, clean, day, doc, entry, parts, sourceIds, words } from "./lib.js";
+import { block, calendarDate, clean, doc, entry, parts, sourceIds, words } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 const PROFILE_INPUTS = [
@@ -33,18 +33,24 @@ function listSupersedes(state: PatientState): boolean {
 }
 
 function demographics(state: PatientState, w: Window): ViewBlock[] {
-  const d = doc(state, "demographics");
-  if (!d) return [];
+  const logged = doc(state, "demographics");
+  // The patient record's date of birth stands in for the one no demographics log gave.
+  const recordDob = logged?.dob ? null : state.date_of_birth;
+  if (!logged && !recordDob) return [];
+  const d: DemographicsDoc = logged ?? { sources: [], extensions: {} };
   const telecom = (d.telecom ?? []).map((t) => join([t.value, join([t.system, t.use], " ")], " "));
   const { sources: _s, extensions: _e, address: single, addresses: list, ...rest } = d;
   const useList = list !== undefined && (single === undefined || listSupersedes(state));
+  const dob = d.dob ?? recordDob;
   const text = parts(
-    field("Name", d.name), d.dob && `**Date of birth**: ${day(d.dob, w.tz)}`, field("Sex", d.sex), field("Marital status", d.marital_status),
-    field("Language", d.language), field("Ethnicity", d.ethnicity), field("Address", useList ? join(list.map(address), "; ") : address(single)),
+    field("Name", d.name), dob && `**Date of birth**: ${calendarDate(dob, w.tz)}${recordDob ? " (patient record)" : ""}`, field("Sex", d.sex),
+    field("Marital status", d.marital_status), field("Language", d.language), field("Ethnicity", d.ethnicity),
+    field("Address", useList ? join(list.map(address), "; ") : address(single)),
     field("Phone", d.phone), field("Email", d.email), field("Contact", telecom.join("; ")),
     field("Identifiers", join((d.identifiers ?? []).map((i) => `${i.type ?? i.system ?? "id"} ${i.value}`), "; ")),
   );
-  const data = useList ? { ...rest, addresses: list } : single === undefined ? rest : { ...rest, address: single };
+  const own = recordDob ? { ...rest, dob: recordDob, dob_source: "patient_record" } : rest;
+  const data = useList ? { ...own, addresses: list } : single === undefined ? own : { ...own, address: single };
   return block("demographics", "Demographics", "long_term", text, sourceIds(d), data);
 }
 
@@ -52,7 +58,7 @@ function conditionLine(c: Condition, tz: string): string {
   const name = clean(c.disease_type ?? c.icd10_codes?.[0] ?? c.snomed_code ?? "unnamed condition", 80);
   const codes = join([c.icd10_codes?.length && `ICD-10 ${c.icd10_codes.join(", ")}`, c.snomed_code && `SNOMED ${c.snomed_code}`], "; ");
   const facts = join([
-    words(c.status), c.stage && `stage ${c.stage}`, c.diagnosis_date && `diagnosed ${day(c.diagnosis_date, tz)}`, c.onset_date && `onset ${day(c.onset_date, tz)}`,
+    words(c.status), c.stage && `stage ${c.stage}`, c.diagnosis_date && `diagnosed ${calendarDate(c.diagnosis_date, tz)}`, c.onset_date && `onset ${calendarDate(c.onset_date, tz)}`,
   ]);
   return `**${name}**${c.is_primary ? " (primary)" : ""}: ${facts}${codes ? ` (${codes})` : ""}`;
 }
@@ -65,7 +71,7 @@ function conditions(state: PatientState, w: Window): ViewBlock[] {
   const tp = d.treatment_phase;
   const phase = tp.current === null ? [] : tp.history.slice(-1);
   if (tp.current !== null) {
-    const since = tp.effective_date ? ` since ${day(tp.effective_date, w.tz)}` : "";
+    const since = tp.effective_date ? ` since ${calendarDate(tp.effective_date, w.tz)}` : "";
     text.push(`**Treatment phase**: ${words(tp.current)}${since}${tp.changed_by ? ` (set by ${clean(tp.changed_by, 40)})` : ""}`);
   }
   const ids = [...list.flatMap((c) => [...sourceIds(c), ...c.history.map((h) => h.log_id)]), ...phase.map((h) => h.log_id)];
@@ -80,7 +86,7 @@ const allergyLine = (a: Allergy) => `**${clean(a.allergen ?? a.snomed_code ?? "u
 ])}`;
 
 const immunizationLine = (i: Immunization, tz: string) => `**${clean(i.vaccine ?? (i.cvx_code ? `CVX ${i.cvx_code}` : "vaccine"), 80)}**: ${join([
-  i.administered_date && day(i.administered_date, tz), i.dose_number !== null && `dose ${i.dose_number}`, i.status && words(i.status),
+  i.administered_date && calendarDate(i.administered_date, tz), i.dose_number !== null && `dose ${i.dose_number}`, i.status && words(i.status),
   i.vaccine && i.cvx_code && `CVX ${i.cvx_code}`,
 ])}`;
 

@@ -1,4 +1,6 @@
 /** symptom_snapshot: tracked symptoms, their week's changes, mood and patient-reported metrics. */
+import { HISTORY } from "../lib/lists.js";
+import { cmpTime } from "../lib/time.js";
 import type { FreeTextReport, Symptom, SymptomReport } from "../modules/symptoms/index.js";
 import type { PatientState } from "../patient-state.js";
 import { block, clean, day, doc, entry, fmt, inWeek, scored, spread } from "./lib.js";
@@ -71,20 +73,24 @@ function change(s: Symptom, w: Window): { line: string; ids: string[]; data: unk
   if (wk.length === 0) return null;
   const before = s.history.filter((h) => !inWeek(w, h.timestamp));
   const baseline = before[before.length - 1];
+  // The module keeps the last HISTORY reports: a full history starting inside the week, with
+  // a report older than the oldest kept, may have lost the week's first reports.
+  const partial = !baseline && s.history.length >= HISTORY && cmpTime(s.first_reported_at, wk[0].timestamp) < 0;
   const ref = baseline ?? wk[0];
   const latest = wk[wk.length - 1];
-  const isNew = inWeek(w, s.first_reported_at) && !baseline;
+  const isNew = inWeek(w, s.first_reported_at) && !baseline && !partial;
   // Resolving (a 0) or returning says more than which instrument measured it.
   const kind: Change = latest.score === 0 && ref.score > 0 ? "resolved"
     : ref.score === 0 && latest.score > 0 && !isNew ? "returned"
     : ref.instrument !== latest.instrument ? "changed instrument"
     : isNew ? "new"
     : latest.score > ref.score ? "worsened" : latest.score < ref.score ? "improved" : "stable";
-  const from = ref === latest ? "" : `${score(s, ref)} on ${day(ref.timestamp, w.tz)} → `;
+  const from = ref === latest ? "" : `${partial ? "earliest kept report " : ""}${score(s, ref)} on ${day(ref.timestamp, w.tz)} → `;
+  const count = partial ? `at least ${wk.length} reports this week; older ones not kept` : `${plural(wk.length, "report")} this week`;
   return {
-    line: `**${clean(s.name, 80)}**: ${kind}, ${from}${score(s, latest)} on ${day(latest.timestamp, w.tz)} (${plural(wk.length, "report")} this week)`,
+    line: `**${clean(s.name, 80)}**: ${kind}, ${from}${score(s, latest)} on ${day(latest.timestamp, w.tz)} (${count})`,
     ids: [...wk.map((h) => h.log_id), baseline?.log_id ?? ""],
-    data: { name: s.name, change: kind, from: ref === latest ? null : ref, to: latest, reports_this_week: wk.length },
+    data: { name: s.name, change: kind, from: ref === latest ? null : ref, to: latest, reports_this_week: wk.length, partial },
   };
 }
 

@@ -55,4 +55,11 @@ describe("device_snapshot", () => {
     expect(blockOf(view, "sleep_week").text).toBe("- 2025-03-02: 6 h 50 min");
     expect(blockOf(view, "latest_readings").text).toBe("- **Sleep**: 6 h 50 min on 2025-03-02\n- **Glucose**: 250 mg/dL (high) on 2025-03-02");
   });
+
+  it("shows a short distance in km without rounding it to 0", () => {
+    const view = renderView("device_snapshot", given([
+      log("activity_data", "2025-03-02T12:00:00Z", { steps: 60, local_date: "2025-03-02", distance_travelled: { value: 40, unit: "m" } }),
+    ]));
+    expect(blockOf(view, "activity_week").text).toBe("- 2025-03-02: 60 steps, 0.04 km");
+  });
 });

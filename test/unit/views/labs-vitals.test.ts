@@ -48,6 +48,19 @@ describe("labs_snapshot", () => {
     expect(blockOf(renderView("labs_snapshot", s), "week_results").text).toMatch(/^- 2025-03-10 \*\*Hemoglobin\*\*: 95$/m);
   });
 
+  it("keeps the significant digits of a small value and of its change, so a flagged result never reads as 0", () => {
+    const s = given([
+      log("lab_results", at(10), { results: [{ loinc_code: "10839-9", test_name: "Troponin I", value_numeric: 0.0003, unit: "ng/mL" }] }),
+      log("lab_results", at(11), { results: [{ loinc_code: "10839-9", test_name: "Troponin I", value_numeric: 0.0004, unit: "ng/mL", abnormal_flag: "H", reference_range_high: 0.0001234 }] }),
+    ]);
+    const v = renderView("labs_snapshot", s);
+    expect(blockOf(v, "latest_results").text).toBe("- **Troponin I** (10839-9): 0.0004 ng/mL [H] on 2025-03-11; ref ≤ 0.000123");
+    expect(blockOf(v, "week_results").text.split("\n")).toEqual([
+      "- 2025-03-11 **Troponin I**: 0.0004 ng/mL [H], previous 0.0003 [H] on 2025-03-10 (+0.0001)",
+      "- 2025-03-10 **Troponin I**: 0.0003 [H]",
+    ]);
+  });
+
   it("flags a result sent without a flag against the range shown beside it, and lists it as abnormal", () => {
     const s = given([
       log("lab_results", at(10), { results: [{ loinc_code: "718-7", test_name: "Hemoglobin", value_numeric: 13, unit: "g/dL", reference_range_low: 12, reference_range_high: 16 }] }),

@@ -90,4 +90,14 @@ describe("medication_snapshot", () => {
       "- **Metformin**: 1 of 1 dose taken, 0 skipped; 0 on time, 1 early, 0 late",
     );
   });
+
+  it("shows a start or onset date sent as midnight UTC as the date written, in any zone", () => {
+    const s = given([
+      log("medication_list_update", at(1), { medications: [{ action: "add", medication_name: "Metformin", start_date: "2025-01-10T00:00:00Z" }] }),
+      log("medication_adverse_event", at(19), { events: [{ medication_identifier: "Metformin", description: "nausea", onset_date: "2025-03-18T00:00:00+00:00" }] }),
+    ], "America/New_York");
+    const view = renderView("medication_snapshot", s);
+    expect(blockOf(view, "current_medications").text).toBe("- **Metformin**; since 2025-01-10");
+    expect(blockOf(view, "recent_adverse_events").text).toBe("- **Metformin**: nausea, onset 2025-03-18, reported 2025-03-19");
+  });
 });

@@ -41,6 +41,41 @@ describe("profile_snapshot", () => {
     expect(blockOf(cv, "demographics").text).toContain("**Date of birth**: 1815-12-10");
   });
 
+  it("shows the patient record's date of birth when no demographics log gave one", () => {
+    const withRecord = { ...given(f.logs), date_of_birth: "1950-05-01" };
+    const view = renderView("profile_snapshot", withRecord);
+    const b = blockOf(view, "demographics");
+    expect(b.text).toBe("- **Name**: Ada Lovelace\n- **Date of birth**: 1950-05-01 (patient record)\n- **Sex**: female\n- **Language**: en");
+    expect(blockOf(view, "missing_essentials").text).not.toContain("date of birth");
+    expect(b.data).toMatchObject({ name: "Ada Lovelace", dob: "1950-05-01", dob_source: "patient_record" });
+    expect(b.refs).toEqual([f.demo.id]);
+    const logged = blockOf(renderView("profile_snapshot", { ...given([...f.logs, log("demographics", at(9), { dob: "1815-12-10" })]), date_of_birth: "1950-05-01" }), "demographics");
+    expect(logged.text).toContain("**Date of birth**: 1815-12-10\n");
+    expect(logged.data).not.toHaveProperty("dob_source");
+    const recordOnly = renderView("profile_snapshot", { ...given([f.cancer]), date_of_birth: "1950-05-01" });
+    expect(blockOf(recordOnly, "demographics")).toMatchObject({ text: "- **Date of birth**: 1950-05-01 (patient record)", refs: [] });
+  });
+
+  it("shows a calendar date sent as midnight UTC as the date written, and converts other instants to the patient's zone", () => {
+    const logs = [
+      log("demographics", at(1), { name: "Ada", dob: "1950-05-01T00:00:00Z" }),
+      log("condition", at(2), { disease_type: "Breast cancer", diagnosis_date: "2026-03-01T00:00:00Z", onset_date: "2026-02-10T00:00:00.000+00:00" }),
+      log("condition", at(2, 13), { disease_type: "Hypertension", diagnosis_date: "2026-03-01T02:00:00Z" }),
+      log("treatment_phase", at(4), { new_phase: "active_treatment", effective_date: "2026-03-04T00:00:00Z" }),
+      log("immunization", at(7), { vaccine_name: "Influenza", occurrence_date: "2024-10-01T00:00:00.000Z" }),
+    ];
+    const v = renderView("profile_snapshot", given(logs, "America/New_York"));
+    expect(blockOf(v, "demographics").text).toBe("- **Name**: Ada\n- **Date of birth**: 1950-05-01");
+    expect(blockOf(v, "conditions").text.split("\n")).toEqual([
+      "- **Breast cancer**: active, diagnosed 2026-03-01, onset 2026-02-10",
+      "- **Hypertension**: active, diagnosed 2026-02-28",
+      "- **Treatment phase**: active treatment since 2026-03-04",
+    ]);
+    expect(blockOf(v, "immunizations").text).toBe("- **Influenza**: 2024-10-01");
+    const record = renderView("profile_snapshot", { ...given(logs.slice(1), "America/New_York"), date_of_birth: "1950-05-01T00:00:00Z" });
+    expect(blockOf(record, "demographics").text).toBe("- **Date of birth**: 1950-05-01 (patient record)");
+  });
+
   it("shows the addresses list once it supersedes the single address, and the single one if written later", () => {
     const single = log("demographics", at(1), { address: { street: "1 A", city: "B" } });
     const list = log("demographics", at(2), { addresses: [{ city: "C" }, { street: "5 D", city: "E" }] });

@@ -81,4 +81,21 @@ describe("symptom_snapshot", () => {
     expect(blockOf(view, "week_changes").data).toEqual([expect.objectContaining({ change: "returned" })]);
     expect(blockOf(view, "active_symptoms").text).toContain("active since 2025-03-09");
   });
+
+  it("says when the week may be cut by the kept history, without calling the symptom new or its first kept report the first", () => {
+    const hourly = Array.from({ length: 60 }, (_, i) =>
+      log("symptom_report", new Date(Date.parse(at(17)) + i * 3_600_000).toISOString(), { instrument: "esas_r", symptoms: [{ name: "pain", score: i < 10 ? 2 : 5 }] }));
+    const b = blockOf(renderView("symptom_snapshot", given(hourly)), "week_changes");
+    expect(b.text).toBe("- **pain**: stable, earliest kept report 5/10 (esas_r) on 2025-03-17 → 5/10 (esas_r) on 2025-03-19 (at least 50 reports this week; older ones not kept)");
+    expect(b.data).toEqual([expect.objectContaining({ change: "stable", reports_this_week: 50, partial: true, from: expect.objectContaining({ log_id: hourly[10].id }) })]);
+    expect(b.refs).not.toContain(hourly[9].id);
+  });
+
+  it("calls a week of exactly as many reports as are kept complete", () => {
+    const hourly = Array.from({ length: 50 }, (_, i) =>
+      log("symptom_report", new Date(Date.parse(at(17)) + i * 3_600_000).toISOString(), { instrument: "esas_r", symptoms: [{ name: "pain", score: i < 10 ? 2 : 5 }] }));
+    const b = blockOf(renderView("symptom_snapshot", given(hourly)), "week_changes");
+    expect(b.text).toBe("- **pain**: new, 2/10 (esas_r) on 2025-03-17 → 5/10 (esas_r) on 2025-03-19 (50 reports this week)");
+    expect(b.data).toEqual([expect.objectContaining({ partial: false })]);
+  });
 });
