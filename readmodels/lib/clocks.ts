@@ -191,6 +191,32 @@ export function patchObject(
   return d.result();
 }
 
+/**
+ * Whether patchObject would write anything at all with `patch`, whatever the document: a
+ * listed field present, or a leaf of `extensions` or of a tree field (empty objects merge
+ * nothing). `clears` false leaves out nulls, which only clear what is there.
+ */
+export function patchWrites(patch: Obj, fields: readonly string[], treeFields: readonly string[] = [], clears = true): boolean {
+  for (const f of fields) {
+    const v = patch[f];
+    if (v !== undefined && (clears || v !== null)) return true;
+  }
+  if (isObj(patch.extensions) && hasLeaf(patch.extensions, clears)) return true;
+  for (const f of treeFields) {
+    const v = patch[f];
+    if (isObj(v) && hasLeaf(v, clears)) return true;
+  }
+  return false;
+}
+
+function hasLeaf(o: Obj, clears: boolean): boolean {
+  for (const k in o) {
+    const v = o[k];
+    if (isObj(v) ? hasLeaf(v, clears) : v !== undefined && (clears || v !== null)) return true;
+  }
+  return false;
+}
+
 /** Forgets the clocks under `base` (an entry that was removed). */
 export function dropClocks(clocks: Clocks, base: Path): Clocks {
   const prefix = childPrefix(base);

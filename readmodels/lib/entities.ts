@@ -1,5 +1,5 @@
 import type { LogRecord } from "../log-record.js";
-import { dropClocks, moveClocks, patchObject, type Clocks } from "./clocks.js";
+import { dropClocks, moveClocks, patchObject, patchWrites, type Clocks } from "./clocks.js";
 import { addSource, removeAt, replaceAt, type SourceRef } from "./lists.js";
 import { str, type Obj } from "./payload.js";
 import { maxTime } from "./time.js";
@@ -47,6 +47,12 @@ export interface EntryWrite<E extends EntryMeta> {
   log: LogRecord;
   source?: unknown;
   treeFields?: readonly string[];
+  /**
+   * Patch-style entries: a write that changes none of the entry's values (or, for an unknown
+   * entry, sets none) leaves the list as it was, so the log is not one of its sources; the
+   * field clocks still move to a later write of an equal value.
+   */
+  onlyChanges?: boolean;
 }
 
 /**
@@ -61,10 +67,14 @@ export function applyEntry<E extends EntryMeta>(w: EntryWrite<E>): { list: reado
     if (!existing) return { list: w.list, clocks: w.clocks };
     return { list: removeAt(w.list, w.index), clocks: dropClocks(w.clocks, [w.ns, w.keyOf(existing)]) };
   }
+  // Not compared with the blank, which already holds the identity fields: a new entry is
+  // made by a log that sets any field.
+  if (w.onlyChanges && !existing && !patchWrites(w.patch, w.fields, w.treeFields, false)) return { list: w.list, clocks: w.clocks };
   const ts = w.log.timestamp;
   const start = (existing ?? Object.assign({}, w.blank, { extensions: {}, updated_at: ts, sources: [] })) as E;
   const oldKey = existing ? w.keyOf(existing) : "\u0000new";
   const r = patchObject(start as unknown as Obj, w.clocks, [w.ns, oldKey], w.patch, w.fields, ts, w.treeFields, w.blank as Obj);
+  if (w.onlyChanges && existing && r.value === start) return { list: w.list, clocks: r.clocks };
   // Cleared fields read as null, like fields never given, so the entry keeps one shape
   // (in the blank's key order first, as before a clear). An update that kept the entry's
   // keys is a clone, which V8 makes from the entry's hidden class in one step; building

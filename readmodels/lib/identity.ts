@@ -9,6 +9,11 @@ import { normName } from "./payload.js";
 export interface Identity {
   codes: readonly (string | null | undefined)[];
   name: string | null | undefined;
+  /**
+   * Other normalized names the entry answers to: the names it was reported under before a
+   * report matched by code renamed it. A probe's name matches them like the entry's own.
+   */
+  aliases?: readonly string[];
 }
 
 export function findByIdentity<E>(list: readonly E[], probe: Identity, identityOf: (e: E) => Identity): number {
@@ -20,10 +25,16 @@ export function findByIdentity<E>(list: readonly E[], probe: Identity, identityO
   }
   if (!probe.name) return -1;
   const n = normName(probe.name);
+  const agrees = (id: Identity) => probe.codes.every((code, c) => !code || !id.codes[c] || id.codes[c] === code);
+  const i = list.findIndex((e) => {
+    const id = identityOf(e);
+    return !!id.name && normName(id.name) === n && agrees(id);
+  });
+  if (i >= 0) return i;
+  // An entry's current name goes first: another entry may once have been reported under it.
   return list.findIndex((e) => {
     const id = identityOf(e);
-    if (!id.name || normName(id.name) !== n) return false;
-    return probe.codes.every((code, c) => !code || !id.codes[c] || id.codes[c] === code);
+    return id.aliases !== undefined && id.aliases.includes(n) && agrees(id);
   });
 }
 

@@ -1,6 +1,7 @@
 import type { LogRecord } from "../log-record.js";
 import type { Clocks } from "./clocks.js";
 import { actionOf, applyEntry, type EntryMeta } from "./entities.js";
+import { itemExtensions } from "./extensions.js";
 import { isObj, objs, without, type Obj } from "./payload.js";
 
 /**
@@ -16,9 +17,13 @@ export interface OpenEntry extends EntryMeta {
   details: Obj;
 }
 
-/** The items of a payload: the objects of its first present list field, else the payload itself. */
+/**
+ * The items of a payload: the objects of its first present list field, else the payload
+ * itself. The payload's source and extensions describe every item it lists: a listed item
+ * takes the payload's source when it has none, and the payload's extensions under its own.
+ */
 export function itemsOf(p: Obj, listFields: readonly string[]): Obj[] {
-  for (const f of listFields) if (Array.isArray(p[f])) return objs(p, f).map((i) => ({ ...i, source: i.source ?? p.source }));
+  for (const f of listFields) if (Array.isArray(p[f])) return objs(p, f).map((i) => ({ ...i, source: i.source ?? p.source, extensions: itemExtensions(p, i) }));
   return [p];
 }
 

@@ -1,4 +1,5 @@
 import type { LogType } from "../../../src/catalog/log-types.js";
+import { itemExtensions } from "../../lib/extensions.js";
 import type { Identity } from "../../lib/identity.js";
 import { applyLifecycle, type Lifecycle } from "../../lib/lifecycle.js";
 import { objs, str } from "../../lib/payload.js";
@@ -37,7 +38,7 @@ export const handles: readonly LogType[] = ["allergy_intolerance"];
 export const allergies: ReadModel<"allergies", AllergiesDoc> = {
   key: "allergies",
   kind: "stable",
-  version: 2,
+  version: 3,
   handles,
   reads: [],
   initial: () => ({ allergies: [] }),
@@ -51,7 +52,8 @@ export const allergies: ReadModel<"allergies", AllergiesDoc> = {
       const status = str(a, "clinical_status");
       ({ list, clocks } = applyLifecycle<Allergy, AllergyReport>({
         list, clocks, ns: "allergies", log,
-        item: { ...a, status },
+        // The payload's extensions describe every allergy it lists.
+        item: { ...a, status, extensions: itemExtensions(log.payload, a) },
         probe: { codes: [snomed_code], name: allergen },
         identityOf,
         fields: ["allergen", "snomed_code", "category", "criticality", "status", "reactions", "recorded_date"],

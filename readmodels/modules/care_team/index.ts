@@ -1,5 +1,6 @@
 import type { LogType } from "../../../src/catalog/log-types.js";
 import { actionOf, applyEntry, type EntryMeta } from "../../lib/entities.js";
+import { itemExtensions } from "../../lib/extensions.js";
 import { normName, objs, str } from "../../lib/payload.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
@@ -23,7 +24,7 @@ export const handles: readonly LogType[] = ["care_team"];
 export const careTeam: ReadModel<"care_team", CareTeamDoc> = {
   key: "care_team",
   kind: "stable",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ members: [] }),
@@ -41,7 +42,8 @@ export const careTeam: ReadModel<"care_team", CareTeamDoc> = {
         index: list.findIndex((x) => keyOf(x) === key),
         keyOf,
         action: actionOf(m),
-        patch: m,
+        // The payload's extensions describe every member it lists.
+        patch: { ...m, extensions: itemExtensions(log.payload, m) },
         fields: ["role", "name", "npi", "organization"],
         blank: { role, name: null, npi: null, organization: null },
         log,

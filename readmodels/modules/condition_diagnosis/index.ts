@@ -1,5 +1,6 @@
 import type { LogType } from "../../../src/catalog/log-types.js";
 import type { LogRecord } from "../../log-record.js";
+import { itemExtensions } from "../../lib/extensions.js";
 import type { Identity } from "../../lib/identity.js";
 import { applyLifecycle, type Lifecycle } from "../../lib/lifecycle.js";
 import { HISTORY, insertSorted, last } from "../../lib/lists.js";
@@ -79,7 +80,8 @@ function applyCondition(s: ModuleState<ConditionDiagnosisDoc>, log: LogRecord): 
       disease_type: str(item, "disease_type") ?? null,
     };
     const status = str(item, "clinical_status");
-    const patch = { ...item, status, is_primary: bool(item, "is_primary") ?? bool(log.payload, "is_primary") };
+    // The payload's extensions describe every condition it carries (the top-level one is the payload itself).
+    const patch = { ...item, status, is_primary: bool(item, "is_primary") ?? bool(log.payload, "is_primary"), extensions: itemExtensions(log.payload, item) };
     ({ list, clocks } = applyLifecycle<Condition, ConditionReport>({
       list, clocks, ns: "conditions", log, item: patch, probe: identityOf(probe), identityOf, fields: FIELDS,
       blank: {
@@ -119,7 +121,7 @@ export const handles: readonly LogType[] = ["condition", "treatment_phase"];
 export const conditionDiagnosis: ReadModel<"condition_diagnosis", ConditionDiagnosisDoc> = {
   key: "condition_diagnosis",
   kind: "stable",
-  version: 2,
+  version: 3,
   handles,
   reads: [],
   initial: () => ({

@@ -44,7 +44,7 @@ export const handles: readonly LogType[] = ["demographics"];
 export const demographics: ReadModel<"demographics", DemographicsDoc> = {
   key: "demographics",
   kind: "stable",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ extensions: {}, sources: [] }),

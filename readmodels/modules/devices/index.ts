@@ -28,7 +28,7 @@ export const handles: readonly LogType[] = ["device"];
 export const devices: ReadModel<"devices", DevicesDoc> = {
   key: "devices",
   kind: "stable",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ devices: [] }),

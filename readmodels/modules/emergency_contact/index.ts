@@ -22,7 +22,7 @@ export const handles: readonly LogType[] = ["emergency_contact"];
 export const emergencyContact: ReadModel<"emergency_contact", EmergencyContactDoc> = {
   key: "emergency_contact",
   kind: "stable",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ contacts: [] }),
@@ -40,6 +40,7 @@ export const emergencyContact: ReadModel<"emergency_contact", EmergencyContactDo
       fields: ["name", "relationship", "phone", "email"],
       blank: { name, relationship: null, phone: null, email: null },
       log,
+      onlyChanges: true,
     });
     return withDoc(s, r.list === s.doc.contacts ? s.doc : { contacts: [...r.list] }, r.clocks);
   },

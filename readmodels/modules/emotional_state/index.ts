@@ -1,4 +1,5 @@
 import type { LogType } from "../../../src/catalog/log-types.js";
+import { itemExtensions } from "../../lib/extensions.js";
 import type { Identity } from "../../lib/identity.js";
 import { applyLifecycle, type Lifecycle } from "../../lib/lifecycle.js";
 import { last } from "../../lib/lists.js";
@@ -45,7 +46,7 @@ export const handles: readonly LogType[] = ["mood_report"];
 export const emotionalState: ReadModel<"emotional_state", EmotionalStateDoc> = {
   key: "emotional_state",
   kind: "event",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ moods: [], latest_report: null }),
@@ -59,7 +60,7 @@ export const emotionalState: ReadModel<"emotional_state", EmotionalStateDoc> = {
       const intensity = num(item, "intensity") ?? null;
       reported.push({ mood, intensity });
       ({ list, clocks } = applyLifecycle<Mood, MoodReport>({
-        list, clocks, ns: "moods", log, item: { extensions: item.extensions }, probe: { codes: [], name: mood }, identityOf,
+        list, clocks, ns: "moods", log, item: { extensions: itemExtensions(log.payload, item) }, probe: { codes: [], name: mood }, identityOf,
         fields: [], settle,
         blank: { mood, status: "active", current_intensity: intensity },
         history: { timestamp: log.timestamp, intensity, log_id: log.id },

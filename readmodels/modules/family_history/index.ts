@@ -50,7 +50,7 @@ export const handles: readonly LogType[] = ["family_history"];
 export const familyHistory: ReadModel<"family_history", FamilyHistoryDoc> = {
   key: "family_history",
   kind: "stable",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ relatives: [] }),

@@ -27,7 +27,7 @@ export const handles: readonly LogType[] = ["immunization"];
 export const immunizations: ReadModel<"immunizations", ImmunizationsDoc> = {
   key: "immunizations",
   kind: "stable",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ immunizations: [] }),

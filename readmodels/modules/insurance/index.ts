@@ -26,7 +26,7 @@ export const handles: readonly LogType[] = ["insurance"];
 export const insurance: ReadModel<"insurance", InsuranceDoc> = {
   key: "insurance",
   kind: "stable",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ plans: [] }),
@@ -43,6 +43,7 @@ export const insurance: ReadModel<"insurance", InsuranceDoc> = {
       fields: ["rank", "payer", "plan_name", "member_id", "group_id"],
       blank: { rank: null, payer: null, plan_name: null, member_id: null, group_id: null },
       log,
+      onlyChanges: true,
     });
     return withDoc(s, r.list === s.doc.plans ? s.doc : { plans: [...r.list] }, r.clocks);
   },

@@ -1,5 +1,6 @@
 import type { LogType } from "../../../src/catalog/log-types.js";
 import { actionOf, applyEntry, type EntryMeta } from "../../lib/entities.js";
+import { itemExtensions } from "../../lib/extensions.js";
 import { findByIdentity, identityKey, type Identity } from "../../lib/identity.js";
 import { objs, str } from "../../lib/payload.js";
 import { withDoc, type ReadModel } from "../../module.js";
@@ -57,7 +58,7 @@ export const handles: readonly LogType[] = ["medication_list_update"];
 export const medications: ReadModel<"medications", MedicationsDoc> = {
   key: "medications",
   kind: "stable",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ medications: [] }),
@@ -75,7 +76,8 @@ export const medications: ReadModel<"medications", MedicationsDoc> = {
         index: findByIdentity(list, identityOf({ rxnorm_cui, medication_name }), identityOf),
         keyOf,
         action: actionOf(m),
-        patch: m,
+        // The payload's extensions describe every medication it lists.
+        patch: { ...m, extensions: itemExtensions(log.payload, m) },
         fields: FIELDS,
         blank: {
           medication_name, rxnorm_cui, dose: null, dose_unit: null, frequency: null, route: null, form: null,

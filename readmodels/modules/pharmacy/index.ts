@@ -25,7 +25,7 @@ export const handles: readonly LogType[] = ["pharmacy"];
 export const pharmacy: ReadModel<"pharmacy", PharmacyDoc> = {
   key: "pharmacy",
   kind: "stable",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ pharmacies: [] }),
@@ -42,6 +42,7 @@ export const pharmacy: ReadModel<"pharmacy", PharmacyDoc> = {
       fields: ["type", "name", "address", "phone"],
       blank: { type: null, name: null, address: null, phone: null },
       log,
+      onlyChanges: true,
     });
     return withDoc(s, r.list === s.doc.pharmacies ? s.doc : { pharmacies: [...r.list] }, r.clocks);
   },

@@ -44,9 +44,7 @@ const WHEN = ["performed_at", "performed_date", "procedure_date", "date", "start
 function applyProcedure(s: ModuleState<ProceduresDoc>, log: LogRecord): ModuleState<ProceduresDoc> {
   let list: readonly Procedure[] = s.doc.procedures;
   let clocks = s.clocks;
-  for (const listed of itemsOf(log.payload, ["procedures"])) {
-    // The payload's extensions describe every procedure it lists.
-    const item = { ...listed, extensions: itemExtensions(log.payload, listed) };
+  for (const item of itemsOf(log.payload, ["procedures"])) {
     const name = firstStr(item, NAME) ?? null;
     const code = firstStr(item, CODE) ?? null;
     if (!name && !code) continue;

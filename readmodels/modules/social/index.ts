@@ -24,7 +24,7 @@ export const handles: readonly LogType[] = ["social_determinants"];
 export const social: ReadModel<"social", SocialDoc> = {
   key: "social",
   kind: "stable",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ extensions: {}, sources: [] }),

@@ -22,9 +22,10 @@ const ATTRIBUTES = [
 const REPORT_FIELDS = ["name", "snomed_code", "meddra_code", "type", "scale_min", "scale_max"] as const;
 const ATTRIBUTE_TREE = ["attributes"] as const;
 
-const identityOf = (e: Pick<Symptom, "snomed_code" | "meddra_code" | "name">): Identity => ({
+const identityOf = (e: Pick<Symptom, "snomed_code" | "meddra_code" | "name" | "aliases">): Identity => ({
   codes: [e.snomed_code, e.meddra_code],
   name: e.name,
+  aliases: e.aliases,
 });
 
 /** The current values come from the latest report by event time, not the last one applied. */
@@ -73,8 +74,8 @@ function applyReport(s: ModuleState<SymptomsDoc>, log: LogRecord): ModuleState<S
     const before = doc.symptoms.length;
     const r = applyLifecycle<Symptom, SymptomReport>({
       list: doc.symptoms, clocks, ns: "symptoms", log, item: patch, probe: { codes: [snomed_code, meddra_code], name }, identityOf,
-      fields: REPORT_FIELDS, treeFields: ATTRIBUTE_TREE, settle,
-      blank: { name, snomed_code, meddra_code, status: "active", current_score: score, instrument, type: null, scale_min: null, scale_max: null, attributes: {}, details: [] },
+      fields: REPORT_FIELDS, treeFields: ATTRIBUTE_TREE, settle, aliases: true,
+      blank: { name, snomed_code, meddra_code, aliases: [], status: "active", current_score: score, instrument, type: null, scale_min: null, scale_max: null, attributes: {}, details: [] },
       history: { timestamp: log.timestamp, score, instrument, log_id: log.id },
     });
     clocks = r.clocks;
@@ -136,7 +137,7 @@ export const handles: readonly LogType[] = ["symptom_report", "symptom_detail", 
 export const symptoms: ReadModel<"symptoms", SymptomsDoc> = {
   key: "symptoms",
   kind: "event",
-  version: 4,
+  version: 5,
   handles,
   reads: [],
   initial: () => ({ symptoms: [], pending_details: [], free_text: [], health_metrics: [] }),

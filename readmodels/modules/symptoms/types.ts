@@ -1,4 +1,4 @@
-import type { Lifecycle } from "../../lib/lifecycle.js";
+import type { Aliased, Lifecycle } from "../../lib/lifecycle.js";
 import type { SourceRef } from "../../lib/lists.js";
 import type { Obj } from "../../lib/payload.js";
 
@@ -18,8 +18,11 @@ export interface SymptomDetail {
   response: string;
 }
 
-/** One tracked symptom. Identity: snomed_code, else meddra_code, else normalized name. */
-export interface Symptom extends Lifecycle<SymptomReport> {
+/**
+ * One tracked symptom. Identity: snomed_code, else meddra_code, else normalized name, the
+ * name matching any of `aliases` too (the names it was reported under).
+ */
+export interface Symptom extends Lifecycle<SymptomReport>, Aliased {
   name: string;
   snomed_code: string | null;
   meddra_code: string | null;

@@ -29,7 +29,7 @@ export const handles: readonly LogType[] = ["preferences"];
 export const userPreferences: ReadModel<"user_preferences", UserPreferencesDoc> = {
   key: "user_preferences",
   kind: "stable",
-  version: 1,
+  version: 2,
   handles,
   reads: [],
   initial: () => ({ notification_preferences: {}, extensions: {}, sources: [] }),

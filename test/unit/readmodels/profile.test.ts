@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { evolvePatient } from "../../../readmodels/patient-state.js";
 import { applyInArrivalOrder, at, given, log, payload } from "./given.js";
 
 describe("demographics", () => {
@@ -44,6 +45,52 @@ describe("user_preferences and social", () => {
       log("social_determinants", at(1), { living_situation: "alone", transportation_access: "car" }),
     ]);
     expect(payload(s, "social")).toMatchObject({ living_situation: "with partner", transportation_access: "car" });
+  });
+});
+
+describe("patch-style logs that change nothing", () => {
+  it("leave the state as it was when they name no field and no extension leaf", () => {
+    const empty = given([]);
+    for (const [type, p] of [
+      ["demographics", {}], ["demographics", { extensions: {}, source: "intake" }], ["preferences", { notification_preferences: {}, extensions: { a: {} } }],
+      ["social_determinants", {}], ["insurance", {}], ["insurance", { payer: null, action: "add" }], ["pharmacy", { extensions: {} }],
+    ] as const) {
+      const r = evolvePatient(empty, log(type, at(1), p));
+      expect(r.changes).toEqual([]);
+      expect(r.state.stable).toBe(empty.stable);
+    }
+    const s = given([log("demographics", at(1), { name: "Ada" })]);
+    const r = evolvePatient(s, log("demographics", at(2), { extensions: {} }));
+    expect(r.changes).toEqual([]);
+    expect(r.state.stable).toBe(s.stable);
+  });
+
+  it("leave an emergency contact, insurance plan or pharmacy re-sent with the values it holds as it was, its sources and updated_at included", () => {
+    const first = [
+      log("emergency_contact", at(1), { name: "Jane", phone: "1", extensions: { k: 1 } }),
+      log("insurance", at(1), { payer: "Acme", rank: "primary" }),
+      log("pharmacy", at(1), { type: "retail", name: "Corner" }),
+    ];
+    const s = given(first);
+    for (const [type, p] of [
+      ["emergency_contact", { name: "Jane", phone: "1", extensions: { k: 1 }, action: "update" }],
+      ["insurance", { payer: "Acme" }],
+      ["pharmacy", { type: "retail", name: "Corner", source: "ehr" }],
+    ] as const) {
+      const r = evolvePatient(s, log(type, at(2), p));
+      expect(r.changes).toEqual([]);
+      expect(r.state.stable).not.toBe(s.stable);
+      expect(JSON.stringify(Object.values(r.state.stable).map((e) => [e.payload, e.updated_at]))).toBe(JSON.stringify(Object.values(s.stable).map((e) => [e.payload, e.updated_at])));
+    }
+  });
+
+  it("still move the field's clock when a later log restates a value, so an older log applied later does not overwrite it", () => {
+    const logs = [
+      log("emergency_contact", at(1), { name: "Jane", phone: "1" }),
+      log("emergency_contact", at(3), { name: "Jane", phone: "1" }),
+      log("emergency_contact", at(2), { name: "Jane", phone: "2" }),
+    ];
+    for (const s of [given(logs), applyInArrivalOrder(logs)]) expect(payload(s, "emergency_contact").contacts[0].phone).toBe("1");
   });
 });
 

@@ -77,6 +77,42 @@ describe("extensions and sources of clinical state", () => {
     }
   });
 
+  it("merges a log's payload extensions into every item it lists, under the item's own, in each multi-item profile and mood module", () => {
+    const site = { site: "clinic-7", k: 1 };
+    const s = given([
+      log("medication_list_update", at(1), { extensions: site, medications: [{ action: "add", medication_name: "A", extensions: { own: 1, k: 2 } }] }),
+      log("care_team", at(1), { extensions: site, members: [{ action: "add", role: "nurse", name: "Sam" }] }),
+      log("allergy_intolerance", at(1), { extensions: site, allergies: [{ allergen: "latex", extensions: { k: 2 } }] }),
+      log("condition", at(1), { extensions: site, conditions: [{ disease_type: "asthma" }, { disease_type: "gout", extensions: { k: 2 } }] }),
+      log("mood_report", at(1), { extensions: site, moods: [{ mood: "anxious", intensity: 3 }] }),
+      log("immunization", at(1), { extensions: site, immunizations: [{ vaccine_name: "Influenza", administered_date: "2024-10-01", extensions: { k: 2 } }] }),
+      log("device", at(1), { extensions: site, devices: [{ device_id: "SN1", device_type: "cgm" }] }),
+      log("family_history", at(1), { extensions: site, relatives: [{ relationship: "mother" }] }),
+    ]);
+    const own = { site: "clinic-7", k: 2 };
+    expect(payload(s, "medications").medications[0].extensions).toEqual({ site: "clinic-7", k: 2, own: 1 });
+    expect(payload(s, "care_team").members[0].extensions).toEqual(site);
+    expect(payload(s, "allergies").allergies[0].extensions).toEqual(own);
+    expect(payload(s, "condition_diagnosis").conditions.map((c) => c.extensions)).toEqual([site, own]);
+    expect(payload(s, "emotional_state").moods[0].extensions).toEqual(site);
+    expect(payload(s, "immunizations").immunizations[0].extensions).toEqual(own);
+    expect(payload(s, "devices").devices[0].extensions).toEqual(site);
+    expect(payload(s, "family_history").relatives[0].extensions).toEqual(site);
+  });
+
+  it("lets a listed item's payload extensions lose a leaf to a later log's, whatever the arrival order", () => {
+    const logs = [
+      log("medication_list_update", at(2), { extensions: { site: "clinic-8" }, medications: [{ action: "update", medication_name: "A" }] }),
+      log("medication_list_update", at(1), { extensions: { site: "clinic-7", ward: "B" }, medications: [{ action: "add", medication_name: "A" }] }),
+      log("mood_report", at(2), { extensions: { site: "clinic-8" }, moods: [{ mood: "calm", intensity: 1 }] }),
+      log("mood_report", at(1), { extensions: { site: "clinic-7", ward: "B" }, moods: [{ mood: "Calm", intensity: 2 }] }),
+    ];
+    for (const s of [given(logs), applyInArrivalOrder(logs)]) {
+      expect(payload(s, "medications").medications[0].extensions).toEqual({ site: "clinic-8", ward: "B" });
+      expect(payload(s, "emotional_state").moods[0].extensions).toEqual({ site: "clinic-8", ward: "B" });
+    }
+  });
+
   it("merges a procedure result's payload extensions under the result's own", () => {
     const s = given([
       log("procedure_result", at(1), { source: "path", extensions: { case: "S-1", k: 1 }, results: [{ result_type: "pathology", test_name: "Biopsy", value_string: "benign", extensions: { k: 2 } }] }),

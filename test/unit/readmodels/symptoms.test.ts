@@ -53,6 +53,44 @@ describe("symptoms", () => {
     expect(list[0].history).toHaveLength(4);
   });
 
+  it("finds a symptom by every name it was reported under, so a coded report that renamed it does not split it", () => {
+    const logs = [
+      report(at(1), "esas_r", [{ name: "nausea", score: 6 }]),
+      report(at(2), "pro_ctcae", [{ name: "nausea", score: 3, snomed_code: "422587007" }]),
+      report(at(3), "pro_ctcae", [{ name: "Nausea/vomiting", score: 2, snomed_code: "422587007" }]),
+      report(at(4), "esas_r", [{ name: "nausea", score: 0 }]),
+      log("symptom_detail", at(5), { symptom_type: "Nausea/Vomiting", detail_type: "trigger", response: "meals" }),
+    ];
+    for (const s of [given(logs), given([...logs].reverse())]) {
+      const list = payload(s, "symptoms").symptoms;
+      expect(list).toHaveLength(1);
+      expect(list[0]).toMatchObject({ name: "nausea", snomed_code: "422587007", status: "resolved", current_score: 0, aliases: ["nausea", "nausea/vomiting"] });
+      expect(list[0].history.map((h) => h.score)).toEqual([6, 3, 2, 0]);
+      expect(list[0].details.map((d) => d.response)).toEqual(["meals"]);
+    }
+  });
+
+  it("never matches a name the entry was reported under when the report names another code of the same kind", () => {
+    const s = given([
+      report(at(1), "pro_ctcae", [{ name: "nausea", score: 3, snomed_code: "422587007" }]),
+      report(at(2), "pro_ctcae", [{ name: "Nausea/vomiting", score: 2, snomed_code: "422587007" }]),
+      report(at(3), "ctcae", [{ name: "nausea", score: 1, snomed_code: "16932000" }]),
+    ]);
+    expect(payload(s, "symptoms").symptoms.map((x) => [x.snomed_code, x.name, x.aliases])).toEqual([
+      ["422587007", "Nausea/vomiting", ["nausea", "nausea/vomiting"]],
+      ["16932000", "nausea", ["nausea"]],
+    ]);
+  });
+
+  it("keeps at most ten names per symptom, the first ten by event time, sorted", () => {
+    const names = ["j", "i", "h", "g", "f", "e", "d", "c", "b", "a", "k"];
+    const s = given(names.map((name, i) => report(at(1, i), "custom", [{ name, score: 1, snomed_code: "1" }])));
+    const [x] = payload(s, "symptoms").symptoms;
+    expect(x.aliases).toEqual(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]);
+    // The current name still finds it.
+    expect(payload(given([...names.map((name, i) => report(at(1, i), "custom", [{ name, score: 1, snomed_code: "1" }])), report(at(2), "esas_r", [{ name: "K", score: 0 }])]), "symptoms").symptoms).toHaveLength(1);
+  });
+
   it("takes the current score from the latest report by event time, whatever order they arrive in", () => {
     const s = given([report(at(3), "esas_r", [{ name: "pain", score: 0 }]), report(at(1), "esas_r", [{ name: "pain", score: 7 }])]);
     expect(payload(s, "symptoms").symptoms[0]).toMatchObject({ status: "resolved", current_score: 0 });
