@@ -7,17 +7,13 @@ import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 const testName = (r: { test_name: string | null; loinc_code: string | null }) => clean(r.test_name ?? r.loinc_code ?? "unnamed test", 80);
 
-/**
- * A value for display. The module keeps one unit per test (the latest value's), so only the
- * latest value is shown with it: an older value may have been reported in another unit.
- */
+/** A value for display, with its unit. */
 function valueText(v: Pick<LabValue, "value_numeric" | "value_string">, unit: string | null): string {
   const val = v.value_numeric !== null ? measured(v.value_numeric, 3) : clean(v.value_string ?? "?", 60);
-  return unit !== null && v.value_numeric !== null ? `${val} ${unit}` : val;
+  return unit !== null && unit.trim() !== "" && v.value_numeric !== null ? `${val} ${clean(unit, 30)}` : val;
 }
 
 const flagText = (f: string | null) => (f !== null && f !== "N" ? ` [${f}]` : "");
-const isLatest = (r: LabResult, v: LabValue) => v.log_id === r.latest.log_id && v.timestamp === r.latest.timestamp;
 
 function range(r: LabResult): string {
   const lo = r.reference_range_low;
@@ -38,14 +34,25 @@ function abnormalLine(a: AbnormalResult, w: Window): string {
 
 interface WeekValue { r: LabResult; v: LabValue; prev: LabValue | undefined }
 
+const normUnit = (u: string | null) => (u === null ? null : u.trim().toLowerCase());
+
+/** Whether two results were reported in different units (both given and not alike): their difference means nothing. */
+const otherUnit = (a: LabValue, b: LabValue) => normUnit(a.unit) !== null && normUnit(b.unit) !== null && normUnit(a.unit) !== normUnit(b.unit);
+
+/** The numeric change between two results of one test; null when either is not a number or their units differ. */
+function change(v: LabValue, prev: LabValue | undefined): number | null {
+  if (!prev || v.value_numeric === null || prev.value_numeric === null || otherUnit(v, prev)) return null;
+  return v.value_numeric - prev.value_numeric;
+}
+
 function weekLine({ r, v, prev }: WeekValue, w: Window): string {
-  const unit = isLatest(r, v) ? r.unit : null;
   let vs = "";
   if (prev) {
-    const delta = v.value_numeric !== null && prev.value_numeric !== null ? ` (${signed(v.value_numeric - prev.value_numeric, 3)})` : "";
-    vs = `, previous ${valueText(prev, null)}${flagText(prev.abnormal_flag)} on ${day(prev.timestamp, w.tz)}${delta}`;
+    const d = change(v, prev);
+    const tail = d !== null ? ` (${signed(d, 3)})` : otherUnit(v, prev) ? ", in another unit" : "";
+    vs = `, previous ${valueText(prev, prev.unit)}${flagText(prev.abnormal_flag)} on ${day(prev.timestamp, w.tz)}${tail}`;
   }
-  return `${day(v.timestamp, w.tz)} **${testName(r)}**: ${valueText(v, unit)}${flagText(v.abnormal_flag)}${vs}`;
+  return `${day(v.timestamp, w.tz)} **${testName(r)}**: ${valueText(v, v.unit)}${flagText(v.abnormal_flag)}${vs}`;
 }
 
 const abnormalData = (a: AbnormalResult) => ({
@@ -65,16 +72,16 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
   return [
     ...block("latest_results", "Latest results", "long_term", results.map((r) => latestLine(r, w)), results.map((r) => r.latest.log_id),
       results.map((r) => ({
-        test_name: r.test_name, loinc_code: r.loinc_code, unit: r.unit, test_category: r.test_category, ...r.latest,
+        test_name: r.test_name, loinc_code: r.loinc_code, test_category: r.test_category, ...r.latest, unit: r.latest.unit ?? r.unit,
         reference_range_low: r.reference_range_low, reference_range_high: r.reference_range_high, result_status: r.result_status,
       }))),
     ...block("abnormal_results", "Abnormal results (critical first)", "long_term",
       abnormal.map((a) => abnormalLine(a, w)), abnormal.map((a) => a.log_id), abnormal.map(abnormalData)),
     ...block("week_results", "Results in the last 7 days", "week", week.map((x) => weekLine(x, w)), refs(...week.flatMap((x) => [x.v.log_id, x.prev?.log_id])),
       week.map(({ r, v, prev }) => ({
-        test_name: r.test_name, loinc_code: r.loinc_code, unit: isLatest(r, v) ? r.unit : null, ...v,
+        test_name: r.test_name, loinc_code: r.loinc_code, ...v,
         previous: prev ?? null,
-        change: prev && v.value_numeric !== null && prev.value_numeric !== null ? v.value_numeric - prev.value_numeric : null,
+        change: change(v, prev),
       }))),
     ...block("critical_values", "Critical values", "temp", critical.map((a) => abnormalLine(a, w)), critical.map((a) => a.log_id), critical.map(abnormalData)),
   ];
@@ -84,7 +91,7 @@ function entries(state: PatientState): RecentEntry[] {
   return (doc(state, "lab_results")?.results ?? []).flatMap((r) =>
     r.history.map((v) => ({
       timestamp: v.timestamp, module_type: "lab_results" as const, kind: "lab_results",
-      summary: `${testName(r)} ${valueText(v, isLatest(r, v) ? r.unit : null)}${flagText(v.abnormal_flag)}`, log_id: v.log_id,
+      summary: `${testName(r)} ${valueText(v, v.unit)}${flagText(v.abnormal_flag)}`, log_id: v.log_id,
     })));
 }
 

@@ -12,6 +12,8 @@ export type AbnormalFlag = "H" | "L" | "N" | "HH" | "LL";
 export interface LabValue {
   value_numeric: number | null;
   value_string: string | null;
+  /** The unit this result was reported in (null when it gave none): a test's results may come in different units. */
+  unit: string | null;
   /** As reported; when absent, derived from value_numeric and a reference range (H, L or N; null without one): see flag_source. */
   abnormal_flag: AbnormalFlag | null;
   /**
@@ -92,7 +94,7 @@ export const handles: readonly LogType[] = ["lab_results"];
 export const labResults: ReadModel<"lab_results", LabResultsDoc> = {
   key: "lab_results",
   kind: "event",
-  version: 3,
+  version: 4,
   handles,
   reads: [],
   initial: () => ({ results: [], abnormal: [] }),
@@ -139,7 +141,7 @@ export const labResults: ReadModel<"lab_results", LabResultsDoc> = {
       const value_numeric = num(r, "value_numeric") ?? null;
       const ownRange = low !== undefined || high !== undefined;
       const value: LabValue = {
-        value_numeric, value_string: str(r, "value_string") ?? null,
+        value_numeric, value_string: str(r, "value_string") ?? null, unit: str(r, "unit") ?? null,
         abnormal_flag: flag ?? (ownRange ? rangeFlag(value_numeric, low ?? null, high ?? null) : null),
         flag_source: flag !== null ? "reported" : ownRange ? "own_range" : "test_range", timestamp, log_id: log.id,
       };

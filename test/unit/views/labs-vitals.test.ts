@@ -30,8 +30,8 @@ describe("labs_snapshot", () => {
     const b = blockOf(v, "week_results");
     expect(b.text.split("\n")).toEqual([
       "- 2025-03-20 **Glucose**: 60 mg/dL [L]",
-      "- 2025-03-16 **Hemoglobin**: 9.1 g/dL [L], previous 11 [L] on 2025-03-10 (-1.9)",
-      "- 2025-03-16 **Potassium**: 6.9 mmol/L [HH], previous 4.1 on 2025-03-01 (+2.8)",
+      "- 2025-03-16 **Hemoglobin**: 9.1 g/dL [L], previous 11 g/dL [L] on 2025-03-10 (-1.9)",
+      "- 2025-03-16 **Potassium**: 6.9 mmol/L [HH], previous 4.1 mmol/L on 2025-03-01 (+2.8)",
     ]);
     expect(b.refs).toEqual([f.baseline.id, f.hbOld.id, f.week.id, f.glucose.id].sort());
   });
@@ -40,12 +40,19 @@ describe("labs_snapshot", () => {
     expect(blockOf(v, "critical_values")).toMatchObject({ segment: "temp", refs: [f.week.id], text: "- **Potassium**: 6.9 mmol/L [HH] (critical) on 2025-03-16" });
   });
 
-  it("shows no unit on an older value, which may have been reported in another unit", () => {
+  it("shows each value in its own unit, and no change between values reported in different units", () => {
     const s = given([
       log("lab_results", at(10), { results: [{ loinc_code: "718-7", test_name: "Hemoglobin", value_numeric: 95, unit: "g/L" }] }),
       log("lab_results", at(11), { results: [{ loinc_code: "718-7", test_name: "Hemoglobin", value_numeric: 9.1, unit: "g/dL" }] }),
+      log("lab_results", at(12), { results: [{ loinc_code: "718-7", test_name: "Hemoglobin", value_numeric: 9.5, unit: "G/DL " }] }),
     ]);
-    expect(blockOf(renderView("labs_snapshot", s), "week_results").text).toMatch(/^- 2025-03-10 \*\*Hemoglobin\*\*: 95$/m);
+    const week = blockOf(renderView("labs_snapshot", s), "week_results");
+    expect(week.text.split("\n")).toEqual([
+      "- 2025-03-12 **Hemoglobin**: 9.5 G/DL, previous 9.1 g/dL on 2025-03-11 (+0.4)",
+      "- 2025-03-11 **Hemoglobin**: 9.1 g/dL, previous 95 g/L on 2025-03-10, in another unit",
+      "- 2025-03-10 **Hemoglobin**: 95 g/L",
+    ]);
+    expect((week.data as { change: number | null }[]).map((x) => x.change === null ? null : Math.round(x.change * 10) / 10)).toEqual([0.4, null, null]);
   });
 
   it("keeps the significant digits of a small value and of its change, so a flagged result never reads as 0", () => {
@@ -56,8 +63,8 @@ describe("labs_snapshot", () => {
     const v = renderView("labs_snapshot", s);
     expect(blockOf(v, "latest_results").text).toBe("- **Troponin I** (10839-9): 0.0004 ng/mL [H] on 2025-03-11; ref ≤ 0.000123");
     expect(blockOf(v, "week_results").text.split("\n")).toEqual([
-      "- 2025-03-11 **Troponin I**: 0.0004 ng/mL [H], previous 0.0003 [H] on 2025-03-10 (+0.0001)",
-      "- 2025-03-10 **Troponin I**: 0.0003 [H]",
+      "- 2025-03-11 **Troponin I**: 0.0004 ng/mL [H], previous 0.0003 ng/mL [H] on 2025-03-10 (+0.0001)",
+      "- 2025-03-10 **Troponin I**: 0.0003 ng/mL [H]",
     ]);
   });
 
