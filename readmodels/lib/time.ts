@@ -216,5 +216,19 @@ export function canonicalTimestamp(v: unknown): string | null {
  * an offset in the process's time zone would make the fold depend on the machine.
  */
 export function utcInstant(s: string): string {
-  return canonicalTimestamp(s) ?? s;
+  let u = instants.get(s);
+  if (u === undefined) {
+    u = canonicalTimestamp(s) ?? s;
+    if (instants.size >= INSTANTS_MAX) instants.clear();
+    instants.set(s, u);
+  }
+  return u;
 }
+
+/**
+ * utcInstant's answers: reducers read the same payload instants again on every later log
+ * (a device's latest reading, a period's start), and parsing one was a tenth of the fold.
+ * The answer depends on the text alone, so the cache cannot change a result.
+ */
+const instants = new Map<string, string>();
+const INSTANTS_MAX = 20_000;
