@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { ConfigError, loadConfig, type Config } from "./config.js";
 import { createServices, type ProcessRole } from "./services.js";
-import { buildApp } from "./http/app.js";
+import { pino } from "pino";
+import { buildApp, loggerOptions } from "./http/app.js";
 
 function configOrExit(): Config {
   try {
@@ -21,10 +22,17 @@ function configOrExit(): Config {
 /** Longest a stop (SIGTERM, SIGINT) waits for requests and backends to close, as a cluster's primary waits for its workers. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/**
+ * The process's logger: the HTTP app's and its background work's (state engine, projector,
+ * device feed, ingestion jobs), so every line is JSON at LOG_LEVEL with the same redaction.
+ */
+const processLogger = (config: Config) => pino(loggerOptions({}, config.logLevel) as Parameters<typeof pino>[0] & object);
+
 /** One HTTP server with its own connections to the backends. */
 async function serve(config: Config, role: ProcessRole): Promise<void> {
-  const services = await createServices(config, role);
-  const app = await buildApp(services);
+  const log = processLogger(config);
+  const services = await createServices(config, role, { log });
+  const app = await buildApp(services, { loggerInstance: log });
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -72,7 +80,7 @@ async function main(): Promise<void> {
   if (cluster.isWorker) return serve(config, "api");
   // The primary owns what must have one owner (embedded ClickHouse, background work)
   // before the workers start asking it.
-  const engine = await createServices(config, "engine");
+  const engine = await createServices(config, "engine", { log: processLogger(config) });
   for (let i = 0; i < config.workers; i++) cluster.fork();
   let stopping = false;
   cluster.on("exit", (worker, code) => {

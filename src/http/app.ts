@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Services } from "../services.js";
@@ -29,6 +29,8 @@ import { ingestionRoutes } from "./routes/ingestion.js";
 export interface AppOptions {
   /** Pino options; false silences logs (tests). `stream` sends the lines elsewhere than stdout. */
   logger?: boolean | { level: string; stream?: { write(line: string): void } };
+  /** A pino logger made with loggerOptions (the process's, shared with its background work); wins over `logger`. */
+  loggerInstance?: FastifyBaseLogger;
 }
 
 /**
@@ -49,7 +51,8 @@ export const REDACT_PATHS = [
   "*.authorization",
 ];
 
-function loggerOptions(opts: AppOptions, level: string) {
+/** The options of the service's pino loggers: the level, redaction, and a request serializer without the query string. */
+export function loggerOptions(opts: AppOptions, level: string) {
   if (opts.logger === false) return false;
   const base = opts.logger === undefined || opts.logger === true ? { level } : opts.logger;
   return {
@@ -79,7 +82,7 @@ const POISONING = "ignore" as const;
 /** Builds the HTTP app without listening, so tests drive it with inject() or a real socket. */
 export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: loggerOptions(opts, services.config.logLevel),
+    ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : { logger: loggerOptions(opts, services.config.logLevel) }),
     bodyLimit: services.config.maxBodyBytes,
     // Keep-alive clients (SDKs, gateways) reuse sockets across batches.
     keepAliveTimeout: 65_000,
