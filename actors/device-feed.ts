@@ -70,7 +70,9 @@ export class DeviceFeed {
 
   private async deadLetter(m: JsMsg, org: string, project: string, dl: Omit<DeadLetter, "received_at" | "subject">): Promise<void> {
     const letter: DeadLetter = { received_at: new Date().toISOString(), subject: m.subject, ...dl };
-    await this.deps.publisher.publish(this.deps.names.deadLetterSubject(org, project), this.encoder.encode(fitLetter(letter)));
+    // Named by the message's place in the feed: a message delivered again (a crash between
+    // this publish and the ack) is then one letter, not two, within the stream's duplicate window.
+    await this.deps.publisher.publish(this.deps.names.deadLetterSubject(org, project), this.encoder.encode(fitLetter(letter)), { msgId: `dead-letter:${m.seq}` });
     this.stats.dead_lettered++;
   }
 

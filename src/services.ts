@@ -60,6 +60,8 @@ export interface Services {
   engine: StateEngine | null;
   /** Present in the process that owns ClickHouse writes (role "all" or "engine"). */
   projector: ClickHouseProjector | null;
+  /** The device feed's consumer (engine process only). */
+  deviceFeed: DeviceFeed | null;
   /** What the write path hands this process's engine and projector (roles "all" and "engine"). */
   published: PublishedMessages<PatientLogMessage> | null;
   /** Ingestion jobs: uploads, creation, reads, control (the routes' side). */
@@ -218,7 +220,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     });
     return {
       config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logWriter,
-      stateStore, stateReader, engine, projector, published: published ?? null, logQuery, ingestion, jobRunner,
+      stateStore, stateReader, engine, projector, deviceFeed, published: published ?? null, logQuery, ingestion, jobRunner,
       async close() {
         await jobRunner?.stop();
         await replayThread?.close();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
+import { DeviceFeed } from "../../actors/device-feed.js";
 
 let t: TestStack;
 let pid: string;
@@ -106,5 +107,37 @@ describe("device feed on NATS", () => {
     expect(first.next_cursor).not.toBeNull();
     const next = (await t.app.inject({ method: "GET", url: `/v1/dead-letters?limit=1&cursor=${first.next_cursor}`, headers: t.auth })).json();
     expect(next.dead_letters[0].id).not.toBe(first.dead_letters[0].id);
+  });
+
+  it("files one letter for a message delivered again after a crash between its letter and its ack", async () => {
+    const s = t.services;
+    const trace = `again-${Date.now()}`;
+    const letters = s.topology.names.deadLetterSubject("org_default", "prj_default");
+    // The feed's process dies right after storing the letter, before the ack: the message comes again.
+    let crash = true;
+    const publisher = {
+      publish: async (subject: string, data: Uint8Array, o?: Parameters<typeof s.publisher.publish>[2]) => {
+        const ack = await s.publisher.publish(subject, data, o);
+        if (crash && subject === letters) {
+          crash = false;
+          throw new Error("killed before the ack");
+        }
+        return ack;
+      },
+      close: () => undefined,
+    };
+    await s.deviceFeed!.stop();
+    const feed = new DeviceFeed({ js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names, projects: s.projects, writer: s.logWriter, publisher, log: { error: () => undefined } }, `${t.config.namespace}_device_feed`);
+    await feed.start();
+    try {
+      publish("org_default", "prj_default", { log_type: "spo2_reading", patient_id: pid, timestamp: "2026-06-05T07:00:00Z", payload: { spo2_percent: 140 }, trace });
+      await eventually(async () => feed.stats.dead_lettered, (n) => n >= 1, 8_000);
+    } finally {
+      await feed.stop();
+      await s.deviceFeed!.start();
+    }
+    expect(crash).toBe(false);
+    const mine = (await deadLetters()).dead_letters.filter((x: any) => x.message?.trace === trace);
+    expect(mine).toHaveLength(1);
   });
 });
