@@ -4,10 +4,16 @@ export type Redis = RedisClientType;
 
 /**
  * Redis holds only rebuildable read models and caches. Commands queue while it
- * reconnects, so a Redis restart delays reads instead of failing the write path.
+ * reconnects, so a Redis restart delays reads instead of failing the write path, but
+ * each for at most `commandTimeoutMs`: past it the command fails (a 503 to a request)
+ * rather than holding the request for as long as Redis stays away.
  */
-export async function connectRedis(url: string): Promise<Redis> {
-  const client = createClient({ url, socket: { reconnectStrategy: (retries) => Math.min(50 * retries, 2_000) } }) as Redis;
+export async function connectRedis(url: string, commandTimeoutMs = 5_000): Promise<Redis> {
+  const client = createClient({
+    url,
+    socket: { reconnectStrategy: (retries) => Math.min(50 * retries, 2_000) },
+    commandOptions: { timeout: commandTimeoutMs },
+  }) as Redis;
   client.on("error", () => {
     // Reconnection is automatic; health reports the outage.
   });

@@ -38,6 +38,8 @@ export interface Config {
   workers: number;
   /** Longest a state read waits for the patient's accepted logs to be applied. @default 2_000 ms */
   readWaitMs: number;
+  /** Longest one Redis command may take, its time queued while Redis reconnects included. */
+  redisCommandTimeoutMs: number;
   /** Longest a log query may run in ClickHouse. @default 10_000 ms */
   queryTimeoutMs: number;
   /** Most rows one log query may read before it is refused as too costly. @default 200_000_000 */
@@ -156,6 +158,7 @@ export function loadConfig(env: Env = process.env): Config {
     publishTimeoutMs: int(env, "PSS_PUBLISH_TIMEOUT_MS", 5_000, 100, 120_000),
     logLevel,
     readWaitMs: int(env, "PSS_READ_WAIT_MS", 2_000, 0, 60_000),
+    redisCommandTimeoutMs: int(env, "PSS_REDIS_COMMAND_TIMEOUT_MS", 5_000, 100, 600_000),
     queryTimeoutMs: int(env, "PSS_QUERY_TIMEOUT_MS", 10_000, 100, 600_000),
     queryMaxRowsToRead: int(env, "PSS_QUERY_MAX_ROWS_TO_READ", 200_000_000, 1_000, 100_000_000_000),
     actorIdleMs: int(env, "PSS_ACTOR_IDLE_MS", 60_000, 10, 3_600_000),

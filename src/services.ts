@@ -122,7 +122,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
   try {
     const topology = await ensureTopology(nc, config.namespace);
     const publisher = createJetStreamPublisher(nc, { timeoutMs: config.publishTimeoutMs });
-    const redis = await connectRedis(config.redisUrl);
+    const redis = await connectRedis(config.redisUrl, config.redisCommandTimeoutMs);
     const clickhouse = openClickHouse(config, nc, role, stops);
     const kv = topology.kv;
     const orgs = new OrganizationStore(new JsonKv(kv.orgs));
@@ -148,10 +148,10 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       store: stateStore,
       patients,
       options: { maxWaitMs: config.readWaitMs },
+      // null when the subject holds nothing; a JetStream that does not answer throws (a
+      // 503), as an empty answer would serve a patient with history as one without.
       lastStoredSeq: async (scope, pid) => {
-        const m = await topology.jsm.streams
-          .getMessage(topology.names.logsStream, { last_by_subj: topology.names.logSubject(scope.organization_id, scope.project_id, pid) })
-          .catch(() => null);
+        const m = await topology.jsm.streams.getMessage(topology.names.logsStream, { last_by_subj: topology.names.logSubject(scope.organization_id, scope.project_id, pid) });
         return m?.seq ?? 0;
       },
       touch: async (input, replay) => {

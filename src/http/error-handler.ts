@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { backendUnavailable } from "./backend-unavailable.js";
 import { AppError, ERROR_CATALOGUE, echoField, echoValue, errorBody, fieldIssue, type ErrorCode, type ErrorDetail } from "../errors.js";
 
 interface AjvIssue {
@@ -103,6 +104,14 @@ export function installErrorHandler(app: FastifyInstance): void {
       const { status, error_type } = ERROR_CATALOGUE[code];
       const message = code === "bad_request" && err.code?.startsWith("FST_ERR_CTP") ? `malformed JSON body: ${err.message}` : err.message;
       return reply.status(status).send(errorBody(status, error_type, message, [{ type: code, message }]));
+    }
+    const down = backendUnavailable(err);
+    if (down !== undefined) {
+      req.log.warn({ err }, `${down} unavailable`);
+      const message = `${down} is unavailable; retry shortly (a write that got this answer may or may not be stored: retry it with the same idempotency keys)`;
+      // No Retry-After: clients (ours included) read a 503 with one as "nothing was applied",
+      // and a write may have reached JetStream before Redis stopped answering.
+      return reply.status(503).send(errorBody(503, "server_error", message, [{ type: "backend_unavailable", message: `${down} did not answer` }]));
     }
     req.log.error({ err }, "unhandled error");
     return reply.status(500).send(errorBody(500, "internal_server_error", "unexpected failure; it has been logged"));

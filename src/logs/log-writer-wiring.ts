@@ -71,7 +71,7 @@ export async function openLogWriter(config: Config): Promise<{ writer: LogWriter
   try {
     const topology = await ensureTopology(nc, config.namespace);
     const publisher = createJetStreamPublisher(nc, { timeoutMs: config.publishTimeoutMs });
-    const redis = await connectRedis(config.redisUrl);
+    const redis = await connectRedis(config.redisUrl, config.redisCommandTimeoutMs);
     const { writer } = await openWritePath({ nc, topology, publisher, redis, config }, stops);
     return {
       writer,

@@ -105,6 +105,11 @@ export class StateReader {
         return { stored: stored ?? emptyStored(patientId, patient.timezone, principal.organization_id, principal.project_id, patient.date_of_birth), current: true, cachedView, raw: part.raw };
       }
       if (Date.now() >= deadline) {
+        // No state at all for a patient with logs (Redis lost it and the engine could not
+        // rebuild it in time): an empty answer would read as a patient without history.
+        if (!stored && accepted > 0) {
+          throw new AppError("unavailable", "the patient's state is being compiled again from its log; retry shortly", [{ type: "state_unavailable", message: "no compiled state yet" }], { headers: { "retry-after": "1" } });
+        }
         return { stored: stored ?? emptyStored(patientId, patient.timezone, principal.organization_id, principal.project_id, patient.date_of_birth), current: false, cachedView, raw: part.raw };
       }
       await sleep(delay);

@@ -2,6 +2,8 @@ import Fastify from "fastify";
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
 import { installErrorHandler } from "../../src/http/error-handler.js";
+import { ErrorReply, TimeoutError as RedisTimeoutError } from "redis";
+import { TimeoutError as NatsTimeoutError } from "@nats-io/nats-core";
 import { AppError, ERROR_CATALOGUE } from "../../src/errors.js";
 import { createValidatorCompiler } from "../../src/http/validators.js";
 
@@ -16,6 +18,15 @@ async function app() {
   });
   a.get("/boom", async () => {
     throw new Error("secret internals");
+  });
+  a.get("/redis-down", async () => {
+    throw new RedisTimeoutError();
+  });
+  a.get("/nats-down", async () => {
+    throw new NatsTimeoutError();
+  });
+  a.get("/redis-refused", async () => {
+    throw new ErrorReply("ERR unknown command");
   });
   await a.ready();
   return a;
@@ -117,5 +128,18 @@ describe("the error handler", () => {
     expect(r.statusCode).toBe(500);
     expect(r.json()).toMatchObject(bodyShape(500, "internal_server_error"));
     expect(r.body).not.toContain("secret internals");
+  });
+
+  it("answers 503 when Redis or NATS does not answer, and 500 for what they refused", async () => {
+    const a = await app();
+    for (const [url, backend] of [["/redis-down", "Redis"], ["/nats-down", "NATS"]] as const) {
+      const r = await a.inject({ method: "GET", url });
+      expect(r.statusCode, url).toBe(503);
+      // Without Retry-After, which clients read as "nothing was applied": a write may have been.
+      expect(r.headers["retry-after"]).toBeUndefined();
+      expect(r.json()).toMatchObject({ ...bodyShape(503, "server_error"), details: [{ type: "backend_unavailable", message: `${backend} did not answer` }] });
+      expect(r.json().message).toContain(`${backend} is unavailable`);
+    }
+    expect((await a.inject({ method: "GET", url: "/redis-refused" })).statusCode).toBe(500);
   });
 });
