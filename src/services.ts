@@ -113,7 +113,7 @@ function openClickHouse(config: Config, nc: NatsConnection, role: ProcessRole, s
 export interface ServiceOptions {
   log?: { error(o: unknown, m?: string): void; warn(o: unknown, m?: string): void };
   /** Test hooks of the ingestion job stages (for example a slow replay to stop a job midway). */
-  ingestion?: Pick<StageDeps, "beforeReplayChunk" | "backfillStallMs" | "bucketBytes">;
+  ingestion?: Pick<StageDeps, "beforeReplayChunk" | "backfillStallMs" | "bucketBytes" | "storageRetryMs">;
 }
 
 export async function createServices(config: Config, role: ProcessRole = "all", options: ServiceOptions = {}): Promise<Services> {

@@ -37,8 +37,8 @@ const WORKER_ENTRY = new URL("./replay-worker-boot.mjs", import.meta.url);
  * its cursor and everything else of the stage stay here.
  *
  * Started on the first write, kept while the service runs. If it dies, the writes in
- * flight fail as a lost NATS connection would fail them on the job's thread (the job
- * ends failed, "replay failed: …"), and the next write starts another.
+ * flight fail as a lost NATS connection would fail them on the job's thread (the stage
+ * writes their buckets again), and the next write starts another.
  */
 export class ReplayThread implements ReplayWrites {
   private worker: Promise<Worker> | null = null;

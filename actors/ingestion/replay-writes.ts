@@ -3,7 +3,7 @@ import type { StagedLine } from "../../src/ingestion/staging.js";
 import { canonicalTimestamp } from "../../readmodels/lib/time.js";
 import { isObject } from "../../src/logs/envelope.js";
 import type { LogWriter, WriteScope } from "../../src/logs/log-writer.js";
-import { sleep, throwIfAborted } from "./stage-deps.js";
+import { throwIfAborted } from "./stage-deps.js";
 
 /** Logs per LogWriter.writeBatch call (whole patients, unless one patient has more). */
 export const CHUNK = 1_000;
@@ -60,7 +60,7 @@ export async function writePatients(
   for (let i = 0; i < logs.length; i += CHUNK) {
     await beforeChunk?.();
     throwIfAborted(signal);
-    onChunk(await writeChunk(writer, input.scope, logs.slice(i, i + CHUNK), signal));
+    onChunk(await writeChunk(writer, input.scope, logs.slice(i, i + CHUNK)));
   }
 }
 
@@ -97,24 +97,16 @@ function pending(e: StagedLine, patientId: string, jobId: string): Pending {
   return { key: canonicalTimestamp(data.timestamp) ?? "", line: e.line, log: data };
 }
 
-/** Writes one chunk; logs JetStream could not store are retried a few times before they count as failed. */
-async function writeChunk(writer: LogWriter, scope: WriteScope, chunk: Pending[], signal: AbortSignal): Promise<ChunkOutcome> {
-  const out: ChunkOutcome = { processed: 0, duplicates: 0, failed: 0, errors: [] };
-  let todo = chunk;
-  for (let attempt = 1; ; attempt++) {
-    const lines = todo;
-    const ans = await writer.writeBatch(scope, lines.map((p) => p.log), { atomic: false, at: (i) => ["line", lines[i]!.line] });
-    out.processed += ans.accepted + ans.duplicates;
-    out.duplicates += ans.duplicates;
-    const retry = new Set(attempt < 4 ? ans.errors.filter((e) => e.code === "storage_error").map((e) => e.index) : []);
-    for (const e of ans.errors) {
-      if (retry.has(e.index)) continue;
-      out.failed++;
-      out.errors.push({ line: todo[e.index]!.line, code: e.code, message: e.message });
-    }
-    if (retry.size === 0) return out;
-    todo = todo.filter((_, i) => retry.has(i));
-    await sleep(500 * attempt, signal);
-    throwIfAborted(signal);
-  }
+/**
+ * Writes one chunk. A log JetStream could not store fails the chunk rather than counting
+ * as failed: the stage writes the bucket again once the storage answers, and its patients'
+ * histories say which lines this attempt did store (a re-publish of a log without an
+ * idempotency key would store it twice).
+ */
+async function writeChunk(writer: LogWriter, scope: WriteScope, chunk: Pending[]): Promise<ChunkOutcome> {
+  const ans = await writer.writeBatch(scope, chunk.map((p) => p.log), { atomic: false, at: (i) => ["line", chunk[i]!.line] });
+  const lost = ans.errors.find((e) => e.code === "storage_error");
+  if (lost) throw new Error(lost.message);
+  const errors = ans.errors.map((e) => ({ line: chunk[e.index]!.line, code: e.code, message: e.message }));
+  return { processed: ans.accepted + ans.duplicates, duplicates: ans.duplicates, failed: errors.length, errors };
 }

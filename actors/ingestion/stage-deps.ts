@@ -1,4 +1,5 @@
 import type { PatientStore } from "../../src/control/patients.js";
+import { isAppError } from "../../src/errors.js";
 import type { JobRecord } from "../../src/ingestion/job-record.js";
 import type { StagingDeps } from "../../src/ingestion/staging.js";
 import type { UploadStore } from "../../src/ingestion/uploads.js";
@@ -21,6 +22,8 @@ export interface StageDeps {
   log: Logger;
   /** How long BACKFILLING waits for a patient whose state does not advance. @default 300_000 (5 min) */
   backfillStallMs?: number;
+  /** How long a stage retries storage that keeps failing before the job fails (tests make it short). @default STORAGE_RETRY_MS */
+  storageRetryMs?: number;
   /** Staged text per replay bucket, in bytes (tests make it small to get many buckets). @default 4_194_304 (4 MiB) */
   bucketBytes?: number;
   /** Test hook: called before each replay write (a slow fake lets a test stop the service mid-replay). */
@@ -87,6 +90,38 @@ export const sleep = (ms: number, signal?: AbortSignal) =>
       resolve();
     }, { once: true });
   });
+
+/**
+ * How long a stage's storage may keep failing before the job fails: a restart of NATS or
+ * Redis (publish time-outs, a connection reconnecting, JetStream not answering yet) must
+ * not end a job of hours, while a store that stays down should end it with its reason.
+ */
+export const STORAGE_RETRY_MS = 120_000;
+
+/** A failure that no retry mends (a missing document, a patient whose state never advances). */
+export class PermanentError extends Error {}
+
+/**
+ * Runs `attempt` again after each failure, 1 s later, then 2, 4, up to 10 s between
+ * tries, until `forMs` have passed since the first failure; `attempt` gets how many
+ * failures came before it. It must be safe to run again after failing anywhere. What the
+ * service refuses (an AppError) and a PermanentError fail at once, as does a stop.
+ */
+export async function retryStorage<T>(attempt: (failures: number) => Promise<T>, signal: AbortSignal, forMs = STORAGE_RETRY_MS): Promise<T> {
+  let deadline = 0;
+  for (let failures = 0, delay = 1_000; ; failures++, delay = Math.min(delay * 2, 10_000)) {
+    try {
+      return await attempt(failures);
+    } catch (err) {
+      if (signal.aborted || isAppError(err) || err instanceof PermanentError) throw err;
+      deadline ||= Date.now() + forMs;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`${errorMessage(err)} (still failing after ${forMs / 1000} s of retries)`, { cause: err });
+      await sleep(Math.min(delay, left), signal);
+      throwIfAborted(signal);
+    }
+  }
+}
 
 /** The names of a job's working documents in the staging stream. */
 export const DOCS = {

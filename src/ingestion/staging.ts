@@ -25,6 +25,16 @@ export const BUCKET_TARGET_BYTES = 4 * 1024 * 1024;
 
 const encoder = new TextEncoder();
 
+/**
+ * A publish awaited later (with others, by Promise.all): if the stage fails first (the
+ * upload's read failing as NATS restarts), its own failure must not be an unhandled
+ * rejection, which ends the process.
+ */
+function handled<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
+}
+
 /** How many buckets a file of `bytes` is staged into. */
 export function bucketCount(bytes: number, perBucket = BUCKET_TARGET_BYTES): number {
   return Math.min(65_536, Math.max(1, Math.ceil(bytes / perBucket)));
@@ -79,7 +89,7 @@ export class StagingWriter {
     this.buffered -= b.chars;
     const body = encoder.encode(b.entries.join("\n"));
     this.buffers[bucket] = { entries: [], chars: 0 };
-    this.inflight.push(this.deps.publisher.publish(this.deps.names.stagingSubject(this.jobId, String(bucket)), body));
+    this.inflight.push(handled(this.deps.publisher.publish(this.deps.names.stagingSubject(this.jobId, String(bucket)), body)));
   }
 
   private async drain(): Promise<void> {
@@ -171,7 +181,7 @@ export class DocWriter<T> {
   }
 
   private async send(): Promise<void> {
-    this.sends.push(this.deps.publisher.publish(this.subject, encoder.encode(JSON.stringify(this.rows))));
+    this.sends.push(handled(this.deps.publisher.publish(this.subject, encoder.encode(JSON.stringify(this.rows)))));
     this.rows = [];
     if (this.sends.length >= 16) await this.settle();
   }

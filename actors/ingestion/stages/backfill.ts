@@ -4,7 +4,7 @@ import { VIEW_TYPES, type ViewType } from "../../../readmodels/views/index.js";
 import { MODEL_FINGERPRINT, type StoredPatientState } from "../../state-store.js";
 import { renderCachedViews, staleViews } from "../../view-cache.js";
 import type { StageInput } from "../job-machine.js";
-import { DOCS, forEachLimited, sleep, throwIfAborted, type StageDeps, type StageFn } from "../stage-deps.js";
+import { DOCS, forEachLimited, PermanentError, retryStorage, sleep, throwIfAborted, type StageDeps, type StageFn } from "../stage-deps.js";
 
 const CONCURRENCY = 16;
 
@@ -21,13 +21,14 @@ export const backfillStage: StageFn<StageInput & { summary_types: string[] | nul
   Object.assign(r, { backfill_status: "running", backfill_patients_done: 0, stage_fraction: 0 });
   await job.save();
   try {
-    const list = await readDoc<string>(deps.staging, input.job_id, DOCS.replay);
+    const list = await retryStorage(() => readDoc<string>(deps.staging, input.job_id, DOCS.replay), signal, deps.storageRetryMs);
     if (list === null) throw new Error("the job's patient list is no longer kept");
     const types = (input.summary_types && input.summary_types.length > 0 ? input.summary_types : VIEW_TYPES) as ViewType[];
     // The engine applies patients in stream order: one may wait long while others advance.
     const pace = { last: Date.now() };
     await forEachLimited(list, CONCURRENCY, signal, async (patientId) => {
-      await ensureViews(deps, input.project_id, patientId, types, signal, pace);
+      // Redis or NATS restarting: the patient is looked at again.
+      await retryStorage(() => ensureViews(deps, input.project_id, patientId, types, signal, pace), signal, deps.storageRetryMs);
       pace.last = Date.now();
       r.backfill_patients_done++;
       r.stage_fraction = r.backfill_patients_done / list.length;
@@ -61,7 +62,7 @@ async function ensureViews(deps: StageDeps, projectId: string, patientId: string
       lastSeq = seq;
       since = Date.now();
     } else if (Date.now() - Math.max(since, pace.last) > stallMs) {
-      throw new Error(`the state of patient ${patientId} did not advance for ${Math.round(stallMs / 1000)} s`);
+      throw new PermanentError(`the state of patient ${patientId} did not advance for ${Math.round(stallMs / 1000)} s`);
     }
     await sleep(delay, signal);
     throwIfAborted(signal);

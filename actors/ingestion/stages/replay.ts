@@ -4,7 +4,7 @@ import { purgeStaging, readBucket, type StagedLine } from "../../../src/ingestio
 import type { PatientLogMessage } from "../../../src/logs/log-writer.js";
 import type { StageInput } from "../job-machine.js";
 import { CHUNK, writePatients, type Counts, type PatientLines } from "../replay-writes.js";
-import { forEachLimited, type LiveJob, type StageDeps, type StageFn, type ReplayWrites } from "../stage-deps.js";
+import { forEachLimited, retryStorage, type LiveJob, type StageDeps, type StageFn, type ReplayWrites } from "../stage-deps.js";
 
 /** Buckets replayed at once (each holds a few MB of staged text in memory). */
 const BUCKETS_AT_ONCE = 2;
@@ -28,13 +28,16 @@ function add(c: Counts, d: Counts): void {
  * engine applies them (a live log arriving meanwhile lands by its timestamp, the engine
  * replaying the patient when needed). Each stored log carries `metadata.ingestion_job_id`
  * and `ingestion_line`: that is how a resumed replay knows what it already wrote.
+ * A bucket whose storage failed (NATS restarting, a publish time-out) is written again
+ * the same way, its counts taken back first, for up to StageDeps.storageRetryMs.
  */
 export const replayStage: StageFn<StageInput, void> = async (deps, job, input, signal) => {
   const r = job.record;
   const buckets = r.replay_buckets;
   const cursor: ReplayCursor = r.replay ?? { done_below: 0, claimed_to: 0, processed: 0, duplicates: 0, failed: 0, failed_before: r.logs_failed };
   r.replay = cursor;
-  await job.save();
+  const retry = <T>(attempt: (failures: number) => Promise<T>) => retryStorage(attempt, signal, deps.storageRetryMs);
+  await retry(() => job.save());
   const suspectTo = cursor.claimed_to;
   const start: Counts = { processed: cursor.processed, duplicates: cursor.duplicates, failed: cursor.failed };
   const run: Counts = { processed: 0, duplicates: 0, failed: 0 };
@@ -47,12 +50,15 @@ export const replayStage: StageFn<StageInput, void> = async (deps, job, input, s
     job.touch();
   };
   let claiming: Promise<void> | null = null;
+  /** Claimed buckets a save has recorded: a save that failed is made again by the bucket's next attempt. */
+  let savedTo = cursor.claimed_to;
   const claim = async (i: number) => {
-    while (cursor.claimed_to <= i) {
+    while (savedTo <= i) {
       // Saved before the bucket starts: a restart re-checks only claimed buckets.
       claiming ??= (async () => {
-        cursor.claimed_to = Math.min(buckets, i + 1);
+        const to = (cursor.claimed_to = Math.max(cursor.claimed_to, Math.min(buckets, i + 1)));
         await job.save();
+        savedTo = Math.max(savedTo, to);
       })().finally(() => (claiming = null));
       await claiming;
     }
@@ -60,49 +66,68 @@ export const replayStage: StageFn<StageInput, void> = async (deps, job, input, s
   const finished = new Map<number, Counts>();
   const order = Array.from({ length: buckets - cursor.done_below }, (_, k) => cursor.done_below + k);
   await forEachLimited(order, BUCKETS_AT_ONCE, signal, async (i) => {
-    await claim(i);
-    finished.set(i, await replayBucket(deps, job, input, i, i < suspectTo, signal, progress));
+    const errorLines = new Set<number>();
+    const counts = await retry(async (failures) => {
+      await claim(i);
+      // After a failure, some of its logs may be stored, as after a restart.
+      return replayBucket(deps, job, input, i, i < suspectTo || failures > 0, signal, progress, errorLines);
+    });
+    finished.set(i, counts);
     while (finished.has(cursor.done_below)) {
       add(cursor, finished.get(cursor.done_below)!);
       finished.delete(cursor.done_below++);
     }
   });
-  await purgeStaging(deps.staging, input.job_id);
+  await retry(() => purgeStaging(deps.staging, input.job_id));
   progress({ processed: 0, duplicates: 0, failed: 0 });
-  await job.save();
+  await retry(() => job.save());
 };
 
-/** One bucket; `suspect`: it may have been partly written before a restart. */
-async function replayBucket(deps: StageDeps, job: LiveJob, input: StageInput, bucket: number, suspect: boolean, signal: AbortSignal, progress: Progress): Promise<Counts> {
+/**
+ * One bucket; `suspect`: it may have been partly written before (a restart, a failed
+ * attempt). A failed attempt takes back what it counted; `errorLines`, the lines whose
+ * errors the bucket reported, keeps the next attempt from listing them again.
+ */
+async function replayBucket(deps: StageDeps, job: LiveJob, input: StageInput, bucket: number, suspect: boolean, signal: AbortSignal, progress: Progress, errorLines: Set<number>): Promise<Counts> {
   const total: Counts = { processed: 0, duplicates: 0, failed: 0 };
   const counted: Progress = (d) => {
     add(total, d);
     progress(d);
   };
-  let group = new Map<string, StagedLine[]>();
-  let chars = 0;
-  for await (const part of readBucket(deps.staging, input.job_id, bucket, signal)) {
-    for (const e of part) {
-      const list = group.get(e.patient);
-      if (list) list.push(e);
-      else group.set(e.patient, [e]);
-      chars += e.text.length;
+  try {
+    let group = new Map<string, StagedLine[]>();
+    let chars = 0;
+    // A line staged twice is written once: a publish of a failed INSERTING_LOGS run may
+    // land after the next run emptied the staging area.
+    const seen = new Set<number>();
+    for await (const part of readBucket(deps.staging, input.job_id, bucket, signal)) {
+      for (const e of part) {
+        if (seen.has(e.line)) continue;
+        seen.add(e.line);
+        const list = group.get(e.patient);
+        if (list) list.push(e);
+        else group.set(e.patient, [e]);
+        chars += e.text.length;
+      }
+      if (chars >= GROUP_CHARS) {
+        await writeGroup(deps, job, input, group, suspect, signal, counted, errorLines);
+        group = new Map();
+        chars = 0;
+      }
     }
-    if (chars >= GROUP_CHARS) {
-      await writeGroup(deps, job, input, group, suspect, signal, counted);
-      group = new Map();
-      chars = 0;
-    }
+    await writeGroup(deps, job, input, group, suspect, signal, counted, errorLines);
+    return total;
+  } catch (err) {
+    progress({ processed: -total.processed, duplicates: -total.duplicates, failed: -total.failed });
+    throw err;
   }
-  await writeGroup(deps, job, input, group, suspect, signal, counted);
-  return total;
 }
 
 /**
  * Writes the logs of some patients in tasks of whole patients (about CHUNK logs each),
  * WRITES_AT_ONCE tasks at a time; writePatients sorts and writes each task's logs.
  */
-async function writeGroup(deps: StageDeps, job: LiveJob, input: StageInput, group: Map<string, StagedLine[]>, suspect: boolean, signal: AbortSignal, progress: Progress): Promise<void> {
+async function writeGroup(deps: StageDeps, job: LiveJob, input: StageInput, group: Map<string, StagedLine[]>, suspect: boolean, signal: AbortSignal, progress: Progress, errorLines: Set<number>): Promise<void> {
   const stored = new Map<string, Set<number>>();
   if (suspect) await forEachLimited(group.keys(), 16, signal, async (pid) => void stored.set(pid, await linesStored(deps, input, pid)));
   const tasks: PatientLines[] = [];
@@ -126,7 +151,11 @@ async function writeGroup(deps: StageDeps, job: LiveJob, input: StageInput, grou
   await forEachLimited(tasks, WRITES_AT_ONCE, signal, async (patients) => {
     const beforeChunk = deps.beforeReplayChunk ? () => deps.beforeReplayChunk!(input.job_id) : undefined;
     await replayWrites(deps).write({ scope, jobId: input.job_id, patients }, signal, (o) => {
-      for (const e of o.errors) addLineError(job.record, e);
+      for (const e of o.errors) {
+        if (errorLines.has(e.line)) continue;
+        errorLines.add(e.line);
+        addLineError(job.record, e);
+      }
       progress({ processed: o.processed, duplicates: o.duplicates, failed: o.failed });
     }, beforeChunk);
   });

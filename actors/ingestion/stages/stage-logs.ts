@@ -3,7 +3,7 @@ import { LineTargets } from "../../../src/ingestion/line-targets.js";
 import { lineBatches } from "../../../src/ingestion/lines.js";
 import { bucketCount, purgeStaging, readBinaryDoc, readDoc, StagingWriter, writeDoc } from "../../../src/ingestion/staging.js";
 import type { StageInput } from "../job-machine.js";
-import { DOCS, throwIfAborted, type PatientDocRow, type StageFn } from "../stage-deps.js";
+import { DOCS, PermanentError, retryStorage, throwIfAborted, type LiveJob, type PatientDocRow, type StageDeps, type StageFn } from "../stage-deps.js";
 
 /**
  * INSERTING_LOGS: reads the file again and stages every valid log, as uploaded, into
@@ -11,16 +11,29 @@ import { DOCS, throwIfAborted, type PatientDocRow, type StageFn } from "../stage
  * feeds was settled by VALIDATING (LineTargets) and INSERTING_PATIENTS (the patients
  * document), so no line is parsed here. Logs skipped for their payload have no target.
  * Ends by writing the list of patients with staged logs. A re-run starts from an empty
- * staging area, so it never stages a line twice.
+ * staging area, so it never stages a line twice: after a storage failure the stage just
+ * runs again, for up to StageDeps.storageRetryMs.
  */
-export const stageLogsStage: StageFn<StageInput, void> = async (deps, job, input, signal) => {
+export const stageLogsStage: StageFn<StageInput, void> = (deps, job, input, signal) => {
+  const r = job.record;
+  const listed = r.error_summary.length;
+  const truncated = r.error_summary_truncated;
+  return retryStorage(() => {
+    // What a failed run listed goes: the next lists it again.
+    r.error_summary.length = listed;
+    r.error_summary_truncated = truncated;
+    return stageLogs(deps, job, input, signal);
+  }, signal, deps.storageRetryMs);
+};
+
+async function stageLogs(deps: StageDeps, job: LiveJob, input: StageInput, signal: AbortSignal): Promise<void> {
   const r = job.record;
   Object.assign(r, { logs_staged: 0, logs_failed: r.logs_invalid, stage_fraction: 0 });
   await purgeStaging(deps.staging, input.job_id);
   const bytes = await readBinaryDoc(deps.staging, input.job_id, DOCS.targets);
   const existing = await readDoc<string>(deps.staging, input.job_id, DOCS.existing);
   const placed = await readDoc<PatientDocRow>(deps.staging, input.job_id, DOCS.patients);
-  if (!bytes || !existing || !placed) throw new Error("the job's validation results are missing; it must be started again");
+  if (!bytes || !existing || !placed) throw new PermanentError("the job's validation results are missing; it must be started again");
   const targets = LineTargets.fromBytes(bytes, existing);
   const idOfLine = new Map<number, string>(placed.map(([line, id]) => [line, id]));
   r.replay_buckets = bucketCount(r.source.bytes, deps.bucketBytes);
@@ -49,4 +62,4 @@ export const stageLogsStage: StageFn<StageInput, void> = async (deps, job, input
   r.stage_fraction = 1;
   r.replay = null;
   await job.save();
-};
+}
