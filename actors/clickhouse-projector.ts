@@ -1,4 +1,4 @@
-import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerConfig, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
+import { AckPolicy, DeliverPolicy, type Consumer, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
 import type { InsertEncodedRows } from "../infra/clickhouse.js";
 import type { TopologyNames } from "../infra/nats/topology.js";
 import type { Redis } from "../infra/redis.js";
@@ -6,7 +6,7 @@ import { traceText, type LogRecord } from "../readmodels/log-record.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
 import { numericCopy } from "../readmodels/query/numeric-copy.js";
 import { PacedPull } from "../infra/nats/paced-pull.js";
-import { durableFromAckFloor, ensureDurable } from "../infra/nats/durable-consumer.js";
+import { durableFromAckFloor, ensureDurable, type DurableConfig } from "../infra/nats/durable-consumer.js";
 import { EncodedRows, RowBufferPool } from "./encoded-rows.js";
 import type { PublishedMessageReader, PublishedMessages } from "../infra/nats/published-messages.js";
 
@@ -119,13 +119,13 @@ export class ClickHouseProjector {
     return `${prefix}:projected`;
   }
 
-  private consumerConfig(): Partial<ConsumerConfig> {
+  private consumerConfig(): DurableConfig {
     return { durable_name: this.consumer, ack_policy: AckPolicy.All, ack_wait: ACK_WAIT_MS * 1_000_000, max_ack_pending: 200_000 };
   }
 
   async start(): Promise<void> {
     const { jsm, names } = this.deps;
-    await ensureDurable(jsm, names.logsStream, { ...this.consumerConfig(), durable_name: this.consumer, deliver_policy: DeliverPolicy.All });
+    await ensureDurable(jsm, names.logsStream, { ...this.consumerConfig(), deliver_policy: DeliverPolicy.All });
     this.running = true;
     this.loop = (async () => {
       while (this.running) {
@@ -169,7 +169,7 @@ export class ClickHouseProjector {
   /** The durable, reading from its first unacknowledged message (see durableFromAckFloor). */
   private async consumerFromAckFloor(): Promise<Consumer> {
     const { jsm, js, names } = this.deps;
-    const pending = await durableFromAckFloor(jsm, names.logsStream, { ...this.consumerConfig(), durable_name: this.consumer });
+    const pending = await durableFromAckFloor(jsm, names.logsStream, this.consumerConfig());
     if (pending > 0) this.deps.log.error({ pending }, "clickhouse projector: reading again from the first unacknowledged message");
     return js.consumers.get(names.logsStream, this.consumer);
   }

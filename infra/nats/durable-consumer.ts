@@ -1,6 +1,6 @@
 import { DeliverPolicy, type ConsumerConfig, type JetStreamManager } from "@nats-io/jetstream";
 
-type DurableConfig = Partial<ConsumerConfig> & { durable_name: string };
+export type DurableConfig = Partial<ConsumerConfig> & { durable_name: string };
 
 /**
  * Creates the durable unless it exists. An existing one is left as it is: nats-server
