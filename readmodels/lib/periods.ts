@@ -7,7 +7,7 @@
  */
 import { insertSorted } from "./lists.js";
 import { obj, str, type Obj } from "./payload.js";
-import { cmpTime, utcInstant } from "./time.js";
+import { addDays, cmpTime, utcInstant } from "./time.js";
 
 /** The part one log contributes to a day: its measurement period's key and values. */
 export interface PeriodPart<V> {
@@ -57,11 +57,6 @@ export interface PeriodUpdate<D> {
  */
 const MOVE_DAYS = 2;
 
-const shiftDate = (date: string, days: number): string => {
-  const ms = Date.parse(`${date}T00:00:00Z`);
-  return Number.isNaN(ms) ? date : new Date(ms + days * 86_400_000).toISOString().slice(0, 10);
-};
-
 /**
  * Puts `part` in the day `date`, replacing the part of the same key within two days of it
  * (a re-sent period moves to another day when its local_date or end changed), and
@@ -79,8 +74,8 @@ export function putPeriod<V, D extends PeriodDay<V>>(
 ): PeriodUpdate<D> | null {
   let out = [...days];
   let replaced: PeriodPart<V> | null = null;
-  const lo = shiftDate(date, -MOVE_DAYS);
-  const hi = shiftDate(date, MOVE_DAYS);
+  const lo = addDays(date, -MOVE_DAYS);
+  const hi = addDays(date, MOVE_DAYS);
   for (let i = out.length - 1; i >= 0 && replaced === null && out[i].date >= lo; i--) {
     if (out[i].date > hi) continue;
     const j = out[i].periods.findIndex((x) => x.key === part.key);

@@ -124,8 +124,8 @@ const hourOffsets = new Map<string, Map<number, number | null>>();
 let hourOffsetCount = 0;
 const wallClocks = new Map<string, Intl.DateTimeFormat>();
 
-/** The zone's offset from UTC at `ms` (whole seconds), from its wall-clock time there. */
-function offsetAt(ms: number, timeZone: string): number {
+/** The zone's offset from UTC at `ms` (whole seconds), from its wall-clock time there; an unknown zone reads as UTC. */
+export function offsetAt(ms: number, timeZone: string): number {
   let f = wallClocks.get(timeZone);
   if (!f) {
     // Same zone resolution as formatter(): an unknown zone reads as UTC.
@@ -188,6 +188,12 @@ function intlDate(ms: number, timeZone: string): string {
 }
 
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A YYYY-MM-DD date `days` later (earlier when negative); a text that is no date stays as it is. */
+export function addDays(date: string, days: number): string {
+  const ms = Date.parse(`${date}T00:00:00Z`);
+  return Number.isNaN(ms) ? date : new Date(ms + days * 86_400_000).toISOString().slice(0, 10);
+}
 
 /** The day a reading belongs to: the client's local_date when valid, else the instant's date in tz. */
 export function dayOf(localDateField: string | undefined, instant: string, timeZone: string): string {

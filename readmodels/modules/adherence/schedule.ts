@@ -6,7 +6,7 @@
  * the result is a function of the logs.
  */
 import { identityKey } from "../../lib/identity.js";
-import { maxTime, timeMs } from "../../lib/time.js";
+import { addDays, maxTime, offsetAt, timeMs } from "../../lib/time.js";
 import type { Medication, MedicationsDoc } from "../medications/index.js";
 import { DEFAULT_ADHERENCE_WINDOW_MINUTES, findMedication } from "../medications/index.js";
 
@@ -81,8 +81,7 @@ export interface DoseRef {
   scheduled_time: string | null;
 }
 
-// Wall-clock offsets of a zone, and scheduled instants: the caches hold no state that changes results.
-const wallClocks = new Map<string, Intl.DateTimeFormat>();
+// Scheduled instants: the caches hold no state that changes results.
 const wallToUtc = new Map<string, Slot>();
 const nextDay = new Map<string, string>();
 const rangeCache = new Map<string, readonly Slot[]>();
@@ -94,24 +93,6 @@ const CACHE_MAX = 50_000;
 interface Slot {
   ms: number;
   iso: string;
-}
-
-function offsetAt(ms: number, tz: string): number {
-  let f = wallClocks.get(tz);
-  if (!f) {
-    const opts = { hourCycle: "h23", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric" } as const;
-    try {
-      f = new Intl.DateTimeFormat("en-US", { ...opts, timeZone: tz });
-    } catch {
-      // An unknown zone is refused at patient creation; read it as UTC, as lib/time does.
-      f = new Intl.DateTimeFormat("en-US", { ...opts, timeZone: "UTC" });
-    }
-    wallClocks.set(tz, f);
-  }
-  const at = Math.floor(ms / 60_000) * 60_000;
-  const p = f.formatToParts(new Date(at));
-  const n = (t: string) => Number(p.find((x) => x.type === t)?.value);
-  return Date.UTC(n("year"), n("month") - 1, n("day"), n("hour"), n("minute")) - at;
 }
 
 /**
@@ -145,7 +126,7 @@ function zoned(date: string, hhmm: string, tz: string): Slot | undefined {
 function dayAfter(date: string): string {
   let next = nextDay.get(date);
   if (next === undefined) {
-    next = new Date(Date.parse(`${date}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
+    next = addDays(date, 1);
     if (nextDay.size > CACHE_MAX) nextDay.clear();
     nextDay.set(date, next);
   }
