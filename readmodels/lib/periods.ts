@@ -6,7 +6,7 @@
  * keeps it a function of the set of logs. Shared by physical_activity and sleep.
  */
 import { insertSorted } from "./lists.js";
-import { obj, str, type Obj } from "./payload.js";
+import { num, obj, str, type Obj } from "./payload.js";
 import { addDays, cmpTime, utcInstant } from "./time.js";
 
 /** The part one log contributes to a day: its measurement period's key and values. */
@@ -105,4 +105,20 @@ export function sumOf<V extends Partial<Record<string, number>>>(periods: readon
     if (v !== undefined) s = (s ?? 0) + (v as number);
   }
   return s;
+}
+
+/** The numbers a log gives for `keys`, those it left out absent: what its period adds to its day. */
+export function numbersOf<K extends string>(p: Obj, keys: readonly K[]): Partial<Record<K, number>> {
+  const values: Partial<Record<K, number>> = {};
+  for (const k of keys) {
+    const v = num(p, k);
+    if (v !== undefined) values[k] = v;
+  }
+  return values;
+}
+
+/** A recent list without the entry of the log a re-sent period replaced (see putPeriod). */
+export function withoutReplaced<E extends { log_id: string }>(recent: E[], update: PeriodUpdate<unknown>): E[] {
+  const replaced = update.replaced?.log_id;
+  return replaced === undefined ? recent : recent.filter((r) => r.log_id !== replaced);
 }

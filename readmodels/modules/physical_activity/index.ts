@@ -3,7 +3,7 @@ import { DAYS, insertSorted, RECENT } from "../../lib/lists.js";
 import { num, obj, objs, str, round, type Obj } from "../../lib/payload.js";
 import { dayOf } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
-import { periodKey, putPeriod, sumOf, type PeriodPart } from "../../lib/periods.js";
+import { numbersOf, periodKey, putPeriod, sumOf, withoutReplaced, type PeriodPart } from "../../lib/periods.js";
 
 const SUMMED = ["steps", "walks", "walking_minutes", "active_minutes", "sedentary_minutes", "calories_total", "calories_active", "floors_climbed"] as const;
 
@@ -109,11 +109,7 @@ export const physicalActivity: ReadModel<"physical_activity", PhysicalActivityDo
     const period = obj(p, "period") ?? null;
     const date = dayOf(str(p, "local_date"), (period && str(period, "start_datetime")) ?? log.timestamp, ctx.timezone);
     const distance = distanceM(p);
-    const values: ActivityValues = {};
-    for (const k of GIVEN) {
-      const v = num(p, k);
-      if (v !== undefined) values[k] = v;
-    }
+    const values: ActivityValues = numbersOf(p, GIVEN);
     if (distance !== undefined) values.distance_m = distance;
     if (Array.isArray(p.exercise_sessions)) values.exercise_sessions = objs(p, "exercise_sessions").length;
     const put = putPeriod(s.doc.days, date, { key: periodKey(p, log.id), timestamp: log.timestamp, log_id: log.id, values }, rollup, DAYS);
@@ -123,8 +119,6 @@ export const physicalActivity: ReadModel<"physical_activity", PhysicalActivityDo
       steps: num(p, "steps") ?? null, active_minutes: num(p, "active_minutes") ?? null, distance_m: distance ?? null,
       distance_travelled: obj(p, "distance_travelled") ?? null,
     };
-    const replaced = put.replaced?.log_id;
-    const recent = replaced === undefined ? s.doc.recent : s.doc.recent.filter((r) => r.log_id !== replaced);
-    return withDoc(s, { days: put.days, recent: insertSorted(recent, entry, RECENT) });
+    return withDoc(s, { days: put.days, recent: insertSorted(withoutReplaced(s.doc.recent, put), entry, RECENT) });
   },
 };

@@ -1,9 +1,9 @@
 import type { LogType } from "../../../src/catalog/log-types.js";
 import { DAYS, insertSorted, RECENT } from "../../lib/lists.js";
-import { num, obj, str, type Obj } from "../../lib/payload.js";
+import { obj, str, type Obj } from "../../lib/payload.js";
 import { cmpTime, dayOf, utcInstant } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
-import { periodKey, putPeriod, sumOf, type PeriodPart } from "../../lib/periods.js";
+import { numbersOf, periodKey, putPeriod, sumOf, withoutReplaced, type PeriodPart } from "../../lib/periods.js";
 
 const MINUTES = ["total_sleep_minutes", "deep_sleep_minutes", "rem_sleep_minutes", "light_sleep_minutes", "awake_minutes"] as const;
 
@@ -78,11 +78,7 @@ export const sleep: ReadModel<"sleep", SleepDoc> = {
     const period = obj(p, "period") ?? null;
     // A night belongs to the day one wakes up on: a session from 23:00 to 07:00 is that morning's sleep.
     const date = dayOf(str(p, "local_date"), (period && str(period, "end_datetime")) ?? log.timestamp, ctx.timezone);
-    const values: SleepValues = {};
-    for (const k of MINUTES) {
-      const v = num(p, k);
-      if (v !== undefined) values[k] = v;
-    }
+    const values: SleepValues = numbersOf(p, MINUTES);
     const put = putPeriod(s.doc.days, date, { key: periodKey(p, log.id), timestamp: log.timestamp, log_id: log.id, values }, rollup, DAYS);
     if (put === null) return s;
     const session: SleepSession = {
@@ -94,7 +90,6 @@ export const sleep: ReadModel<"sleep", SleepDoc> = {
     const replaced = put.replaced?.log_id;
     const prev = s.doc.latest;
     const latest = prev && prev.log_id !== replaced && cmpTime(endOf(prev), endOf(session)) > 0 ? prev : session;
-    const recent = replaced === undefined ? s.doc.recent : s.doc.recent.filter((r) => r.log_id !== replaced);
-    return withDoc(s, { days: put.days, recent: insertSorted(recent, session, RECENT), latest });
+    return withDoc(s, { days: put.days, recent: insertSorted(withoutReplaced(s.doc.recent, put), session, RECENT), latest });
   },
 };
