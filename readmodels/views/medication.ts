@@ -29,10 +29,16 @@ function medLine(m: Medication, w: Window): string {
 
 interface Tally { name: string; taken: number; skipped: number; on_time: number; early: number; late: number; log_ids: string[] }
 
-/** A listed medication's scheduled doses of the week (by scheduled time), when it is tracked. */
-function weekSchedule(a: { schedule?: readonly MedicationSchedule[] }, m: Medication, w: Window): ScheduledDose[] | undefined {
-  const sch = (a.schedule ?? []).find((x) => keyOf(x) === keyOf(m));
-  return sch?.doses.filter((d) => inWeek(w, d.scheduled_time));
+/** Listed medications' scheduled doses of the week (by scheduled time), for those tracked: read once per render by both blocks. */
+type WeekSchedules = ReadonlyMap<Medication, ScheduledDose[]>;
+
+function weekSchedules(a: { schedule?: readonly MedicationSchedule[] } | undefined, meds: readonly Medication[], w: Window): WeekSchedules {
+  const out = new Map<Medication, ScheduledDose[]>();
+  for (const m of meds) {
+    const sch = (a?.schedule ?? []).find((x) => keyOf(x) === keyOf(m));
+    if (sch) out.set(m, sch.doses.filter((d) => inWeek(w, d.scheduled_time)));
+  }
+  return out;
 }
 
 /** "; 11 of 14 scheduled doses not reported", or nothing when every scheduled dose of the week has a report. */
@@ -41,7 +47,7 @@ function unreportedText(doses: readonly ScheduledDose[] | undefined): string {
   return n > 0 && doses ? `; ${n} of ${doses.length} scheduled dose${doses.length === 1 ? "" : "s"} not reported` : "";
 }
 
-function adherenceBlock(state: PatientState, meds: readonly Medication[], w: Window): ViewBlock[] {
+function adherenceBlock(state: PatientState, meds: readonly Medication[], weekly: WeekSchedules, w: Window): ViewBlock[] {
   const a = doc(state, "adherence");
   if (!a) return [];
   const wk = a.recent.filter((d) => inWeek(w, d.timestamp));
@@ -58,7 +64,7 @@ function adherenceBlock(state: PatientState, meds: readonly Medication[], w: Win
   }
   const list = [...tallies.entries()].map(([k, t]) => {
     const m = meds.find((x) => keyOf(x) === k);
-    return { ...t, scheduled: m ? weekSchedule(a, m, w) : undefined };
+    return { ...t, scheduled: m ? weekly.get(m) : undefined };
   });
   const lines = list.map((t) => {
     const total = t.taken + t.skipped;
@@ -67,12 +73,12 @@ function adherenceBlock(state: PatientState, meds: readonly Medication[], w: Win
   });
   const scheduledSilent = meds.filter((m) => (m.schedule_times ?? []).length > 0 && !tallies.has(keyOf(m)));
   lines.push(...scheduledSilent.map((m) =>
-    `**${clean(m.medication_name ?? m.rxnorm_cui ?? "unnamed", 80)}**: no doses recorded${unreportedText(weekSchedule(a, m, w))}`));
+    `**${clean(m.medication_name ?? m.rxnorm_cui ?? "unnamed", 80)}**: no doses recorded${unreportedText(weekly.get(m))}`));
   const partial = a.recent.length >= RECENT_DOSES && wk.length === a.recent.length;
   if (partial && lines.length > 0) lines.push(`Counts cover the latest ${RECENT_DOSES} recorded doses, from ${day(a.recent[0].timestamp, w.tz)}`);
   // What the schedule says comes from the listing that set it.
   const tracked = meds.flatMap((m) => {
-    const doses = weekSchedule(a, m, w);
+    const doses = weekly.get(m);
     return doses ? [{ m, expected: doses.length, unreported: doses.filter((d) => d.status === "unreported").length }] : [];
   });
   return block("adherence_week", "Adherence (last 7 days)", "week", lines,
@@ -129,12 +135,12 @@ function missedLine(x: Missed, w: Window): string {
 }
 
 /** The week's skipped doses and, per medication, its scheduled doses without a report; latest first. */
-function missedDoses(meds: readonly Medication[], a: { recent: readonly Dose[]; schedule?: readonly MedicationSchedule[] } | undefined, w: Window): Missed[] {
+function missedDoses(meds: readonly Medication[], a: { recent: readonly Dose[] } | undefined, weekly: WeekSchedules, w: Window): Missed[] {
   const skipped = (a?.recent ?? []).filter((d) => d.status === "skipped" && inWeek(w, d.timestamp)).map((d): Missed => ({
     name: doseName(meds, d), status: "skipped", scheduled_time: d.scheduled_time, reported_at: d.timestamp, scheduled_times: [], ids: [d.log_id],
   }));
   const unreported = meds.flatMap((m): Missed[] => {
-    const times = (a ? weekSchedule(a, m, w) ?? [] : []).filter((d) => d.status === "unreported").map((d) => d.scheduled_time);
+    const times = (weekly.get(m) ?? []).filter((d) => d.status === "unreported").map((d) => d.scheduled_time);
     return times.length === 0 ? [] : [{
       name: m.medication_name ?? m.rxnorm_cui ?? "unnamed", status: "unreported", scheduled_time: times[times.length - 1], reported_at: null,
       scheduled_times: times, ids: sourceIds(m),
@@ -151,14 +157,15 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
   const events = [...(a?.adverse_events ?? [])].reverse();
   const recentAe = events.filter((e) => inWeek(w, e.timestamp));
   const olderAe = events.filter((e) => !inWeek(w, e.timestamp));
-  const missed = missedDoses(meds, a, w);
+  const weekly = weekSchedules(a, meds, w);
+  const missed = missedDoses(meds, a, weekly, w);
   return [
     ...block("current_medications", "Current medications", "long_term", meds.map((m) => medLine(m, w)), meds.flatMap(sourceIds),
       meds.map((m) => ({
         medication_name: m.medication_name, rxnorm_cui: m.rxnorm_cui, dose: doseText(m), frequency: m.frequency, route: m.route, form: m.form,
         schedule_times: m.schedule_times, start_date: m.start_date, prescribed_by: m.prescribed_by,
       }))),
-    ...adherenceBlock(state, meds, w),
+    ...adherenceBlock(state, meds, weekly, w),
     ...block("recent_adverse_events", "Adverse events (last 7 days)", "week",
       recentAe.map((e) => aeLine(e, w)), recentAe.map((e) => e.log_id), recentAe.map(aeData)),
     ...block("adverse_events", "Earlier adverse events", "long_term", olderAe.map((e) => aeLine(e, w)), olderAe.map((e) => e.log_id), olderAe.map(aeData)),
