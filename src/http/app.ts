@@ -25,6 +25,7 @@ import { projectRoutes } from "./routes/projects.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { auditRoutes } from "./routes/audit.js";
 import { ingestionRoutes } from "./routes/ingestion.js";
+import { sdkConfigRoutes } from "./routes/sdk-config.js";
 
 export interface AppOptions {
   /** Pino options; false silences logs (tests). `stream` sends the lines elsewhere than stdout. */
@@ -143,6 +144,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(apiKeyRoutes, { services });
   await app.register(auditRoutes, { services });
   await app.register(ingestionRoutes, { services });
+  await app.register(sdkConfigRoutes, { services });
 
   app.get("/openapi.json", { config: { scope: false }, schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -16,7 +16,7 @@ import { startStack, type TestStack } from "../support/stack.js";
 // The upload PUT takes no bearer credential: its one-time token (from an authorized
 // POST /v1/ingestion/upload-url) is the credential, as with a presigned URL.
 const PUBLIC_ROUTES = ["GET /healthz", "POST /auth/token", "GET /openapi.json", "PUT /v1/ingestion/uploads/:token"];
-const ANY_CREDENTIAL_ROUTES = ["GET /v1/log-types", "GET /v1/log-types/:log_type"];
+const ANY_CREDENTIAL_ROUTES = ["GET /v1/log-types", "GET /v1/log-types/:log_type", "GET /v1/sdk/config"];
 
 const MARK = `zq${randomBytes(6).toString("hex")}`;
 const MCP_HEADERS = { accept: "application/json, text/event-stream", "content-type": "application/json" };
@@ -101,7 +101,10 @@ function bodyOf(method: string, url: string): unknown {
     "POST /mcp": { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_stable_data", arguments: { patient_id: p1 } } },
     "POST /v1/projects": { name: `x${randomBytes(3).toString("hex")}` },
     "PUT /v1/projects/:id": { name: "Renamed" },
+    "PATCH /v1/projects/:id": { name: "Renamed" },
+    "POST /v1/projects/:id/duplicate": { name: `copy${randomBytes(3).toString("hex")}` },
     "POST /v1/api-keys": { name: "x", scopes: ["sdk:state-read"] },
+    "PATCH /v1/ingestion/jobs/:id": { skip_backfill: true },
   };
   const known = bodies[`${method} ${url}`];
   if (known !== undefined) return known;

@@ -203,7 +203,7 @@ describe("log type names", () => {
       expect(LOG_TYPES).not.toContain(alias);
       expect(logTypeInfo(type).aliases).toContain(alias);
     }
-    expect(logTypeInfo("condition").aliases).toEqual(["condition_updated"]);
+    expect(logTypeInfo("condition").aliases).toEqual(["condition_updated", "condition_recorded"]);
   });
 
   it("documents every type and every alias in docs/log-types.md", () => {
