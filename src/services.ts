@@ -52,6 +52,8 @@ export interface Services {
   /** The append-only audit trail (stream {NS}_AUDIT). */
   audit: AuditLog;
   ledger: IdempotencyLedger;
+  /** Clients' log ids (the SDK's `log_id`), claimed per acceptance day. */
+  logIds: IdempotencyLedger;
   logWriter: LogWriter;
   stateStore: PatientStateStore;
   stateReader: StateReader;
@@ -138,7 +140,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     // without parsing it again. Under tests every handed-over message is frozen, so a reader
     // that writes into one fails there.
     const published = role === "api" ? undefined : new PublishedMessages<PatientLogMessage>(16 * 1024 * 1024, process.env.NODE_ENV === "test");
-    const { patients, ledger, stateStore, writer: logWriter } = await openWritePath({ nc, topology, publisher, redis, config, ...(published ? { published } : {}) }, stops);
+    const { patients, ledger, logIds, stateStore, writer: logWriter } = await openWritePath({ nc, topology, publisher, redis, config, ...(published ? { published } : {}) }, stops);
     if (config.adminKey) await bootstrapAdmin({ orgs, projects, apiKeys }, config.adminKey);
     const touchSubject = `${config.namespace}.engine.touch`;
     let engine: StateEngine | null = null;
@@ -162,7 +164,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     if (role !== "api") {
       engine = new StateEngine(
         { js: topology.js, jsm: topology.jsm, names: topology.names, store: stateStore, patients, log: options.log ?? console, ...(published ? { published } : {}) },
-        { consumer: `${config.namespace}_state`, idleMs: config.actorIdleMs, viewDebounceMs: config.viewDebounceMs, renderWaitMs: config.renderWaitMs, maxActive: config.maxActivePatients, maxInflightBytes: config.stateInflightBytes },
+        { consumer: StateEngine.consumerName(config.namespace), idleMs: config.actorIdleMs, viewDebounceMs: config.viewDebounceMs, renderWaitMs: config.renderWaitMs, maxActive: config.maxActivePatients, maxInflightBytes: config.stateInflightBytes },
       );
       await engine.start();
       const sub = engine.serveTouch(nc, touchSubject);
@@ -219,7 +221,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       options: { timeoutMs: config.queryTimeoutMs, maxRowsToRead: config.queryMaxRowsToRead, maxWaitMs: config.readWaitMs },
     });
     return {
-      config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logWriter,
+      config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logIds, logWriter,
       stateStore, stateReader, engine, projector, deviceFeed, published: published ?? null, logQuery, ingestion, jobRunner,
       async close() {
         await jobRunner?.stop();

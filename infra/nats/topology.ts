@@ -24,6 +24,13 @@ export function topologyNames(ns: string) {
     /** `{ns}.idem.{project}.{shard}`: the idempotency ledger, one compare-and-set subject per shard. */
     idempotencySubject: (project: string, shard: number) => `${ns}.idem.${project}.${shard}`,
     idempotencySubjectsAll: `${ns}.idem.>`,
+    logIdStream: `${upper}_LOG_IDS`,
+    /**
+     * `{ns}.logid.{project}.{day}.{shard}`: the clients' own log ids (the SDK's `log_id`),
+     * claimed for a day or two so that a client's re-send of a batch is a duplicate.
+     */
+    logIdSubject: (space: string, shard: number) => `${ns}.logid.${space}.${shard}`,
+    logIdSubjectsAll: `${ns}.logid.>`,
     auditStream: `${upper}_AUDIT`,
     /** `{ns}.audit.{organization}`: who read or wrote what, one append-only record per request. */
     auditSubject: (org: string) => `${ns}.audit.${org}`,
@@ -34,6 +41,19 @@ export function topologyNames(ns: string) {
     /** `{ns}.staging.{job}.m.{name}`: a job's working documents (its patients, its replay list). */
     stagingDocSubject: (job: string, name: string) => `${ns}.staging.${job}.m.${name}`,
     stagingSubjectsOfJob: (job: string) => `${ns}.staging.${job}.>`,
+    /**
+     * Where one project's data lies in JetStream, stream by stream: deleting the project
+     * purges each filter (src/control/project-erase.ts). A stream that keeps data per
+     * project lists its filter here. Staging is per job (the job's erase purges it); the
+     * audit stream is kept, and cannot be purged.
+     */
+    projectSubjects: (org: string, project: string): { stream: string; filter: string }[] => [
+      { stream: `${upper}_LOGS`, filter: `${ns}.log.${org}.${project}.*` },
+      { stream: `${upper}_IDEMPOTENCY`, filter: `${ns}.idem.${project}.*` },
+      { stream: `${upper}_LOG_IDS`, filter: `${ns}.logid.${project}.>` },
+      { stream: `${upper}_INGEST`, filter: `${ns}.ingest.${org}.${project}` },
+      { stream: `${upper}_DEAD_LETTERS`, filter: `${ns}.dlq.${org}.${project}` },
+    ],
     /** Object store of uploaded JSONL files (and inline records) of ingestion jobs. */
     uploadsBucket: `${ns}_uploads`,
     buckets: {
@@ -64,6 +84,9 @@ export interface Topology {
   uploads: ObjectStore;
 }
 
+/** How long a claimed client log id is kept (stream and Redis index): the two days it is looked up in, and a margin. */
+export const LOG_ID_RETENTION_SECONDS = 3 * 24 * 3600;
+
 /**
  * Creates (or finds) every stream and bucket. Idempotent, so every start runs it; an
  * existing stream keeps its data and gets its config brought up to date.
@@ -82,6 +105,20 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
     max_bytes: -1,
     max_msg_size: 4 * 1024 * 1024,
     // Catching up on a shard reads "next message on this subject" directly.
+    allow_direct: true,
+  });
+  await ensureStream(jsm, {
+    name: names.logIdStream,
+    subjects: [names.logIdSubjectsAll],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    discard: DiscardPolicy.Old,
+    // A client's log id is claimed in the bucket of its acceptance day and looked up in
+    // that day's and the day before's: older claims are never read again.
+    max_age: LOG_ID_RETENTION_SECONDS * 1_000_000_000,
+    max_msgs: -1,
+    max_bytes: -1,
+    max_msg_size: 4 * 1024 * 1024,
     allow_direct: true,
   });
   await ensureStream(jsm, {
@@ -172,7 +209,7 @@ async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamM
 export async function destroyTopology(nc: NatsConnection, ns: string): Promise<void> {
   const names = topologyNames(ns);
   const jsm = await jetstreamManager(nc);
-  const streams = [names.logsStream, names.idempotencyStream, names.ingestStream, names.deadLetterStream, names.auditStream, names.stagingStream, `OBJ_${names.uploadsBucket}`, ...Object.values(names.buckets).map((b) => `KV_${b}`)];
+  const streams = [names.logsStream, names.idempotencyStream, names.logIdStream, names.ingestStream, names.deadLetterStream, names.auditStream, names.stagingStream, `OBJ_${names.uploadsBucket}`, ...Object.values(names.buckets).map((b) => `KV_${b}`)];
   for (const s of streams) {
     try {
       await jsm.streams.delete(s);

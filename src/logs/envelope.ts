@@ -9,12 +9,14 @@ import { canonicalTimestamp } from "../../readmodels/lib/time.js";
 export interface ValidLogInput {
   log_type: LogType;
   patient_id: string;
-  /** Normalised to ISO 8601 UTC with milliseconds. */
+  /** Normalised to ISO 8601 UTC with milliseconds; the acceptance time when the client sent none. */
   timestamp: string;
   payload: Record<string, unknown>;
   idempotency_key?: string;
   trace?: Trace;
   metadata?: Record<string, unknown>;
+  /** The client's own id of this log (the Olira SDK's `log_id`): a re-send of it within a day is a duplicate. */
+  client_log_id?: string;
 }
 
 export type EnvelopeResult =
@@ -46,6 +48,12 @@ export const MAX_LOG_DEPTH = 64;
 export const MIN_TIMESTAMP = "1900-01-01T00:00:00.000Z";
 export const MAX_TIMESTAMP = "2299-12-31T23:59:59.999Z";
 
+/** A client-chosen key or id: 1 to 255 characters, without NUL (keys of the ledger are built on them). */
+const isClientKey = (v: unknown): v is string => typeof v === "string" && v.length > 0 && v.length <= 255 && !v.includes("\u0000");
+
+/** Present and not null: the SDK sends every optional key, as null when unset. */
+const given = (v: unknown) => v !== undefined && v !== null;
+
 function checkTrace(v: unknown): boolean {
   if (typeof v === "string") return v.length > 0 && v.length <= 256;
   return isObject(v) && typeof v.object_type === "string" && typeof v.object_id === "string" && v.object_type !== "" && v.object_id !== "";
@@ -54,8 +62,10 @@ function checkTrace(v: unknown): boolean {
 /**
  * Validates one log of a batch. `at` locates it in the request (["body","logs",3]) so
  * every detail points at the exact field, as the contract's validation item requires.
+ * `acceptedAt` (the batch's `ingested_at`) is the timestamp of a log sent without one, as
+ * the hosted product does; without it (ingestion files) a timestamp is required.
  */
-export function validateEnvelope(raw: unknown, at: (string | number)[]): EnvelopeResult {
+export function validateEnvelope(raw: unknown, at: (string | number)[], acceptedAt?: string): EnvelopeResult {
   if (!isObject(raw)) {
     return { ok: false, code: "validation_error", message: "log must be an object", details: [fieldIssue(at, "must be an object", raw)] };
   }
@@ -73,7 +83,7 @@ export function validateEnvelope(raw: unknown, at: (string | number)[]): Envelop
     };
   }
   if (typeof raw.patient_id !== "string" || !PATIENT_ID.test(raw.patient_id)) addIssue(details, at, raw, "patient_id", "is required: a patient id of letters, digits, _ or -");
-  const timestamp = canonicalTimestamp(raw.timestamp);
+  const timestamp = !given(raw.timestamp) && acceptedAt !== undefined ? acceptedAt : canonicalTimestamp(raw.timestamp);
   if (timestamp === null) {
     const what = "an ISO 8601 datetime with a UTC offset and a real date, e.g. 2026-01-31T09:30:00Z";
     addIssue(details, at, raw, "timestamp", raw.timestamp === undefined ? `is required: ${what}` : `must be ${what}`);
@@ -81,14 +91,16 @@ export function validateEnvelope(raw: unknown, at: (string | number)[]): Envelop
     addIssue(details, at, raw, "timestamp", `must be between ${MIN_TIMESTAMP} and ${MAX_TIMESTAMP} (UTC)`);
   }
   if (!isObject(raw.payload)) addIssue(details, at, raw, "payload", "is required and must be an object");
-  if (raw.idempotency_key !== undefined && raw.idempotency_key !== null && (typeof raw.idempotency_key !== "string" || raw.idempotency_key.length === 0 || raw.idempotency_key.length > 255 || raw.idempotency_key.includes("\u0000"))) {
-    addIssue(details, at, raw, "idempotency_key", "must be a string of 1 to 255 characters, without NUL");
-  }
-  if (raw.trace !== undefined && raw.trace !== null && !checkTrace(raw.trace)) addIssue(details, at, raw, "trace", 'must be a string or {"object_type","object_id"}');
-  if (raw.metadata !== undefined && raw.metadata !== null && !isObject(raw.metadata)) addIssue(details, at, raw, "metadata", "must be an object");
+  if (given(raw.idempotency_key) && !isClientKey(raw.idempotency_key)) addIssue(details, at, raw, "idempotency_key", "must be a string of 1 to 255 characters, without NUL");
+  if (given(raw.log_id) && !isClientKey(raw.log_id)) addIssue(details, at, raw, "log_id", "must be a string of 1 to 255 characters, without NUL: the client's own id of this log");
+  if (given(raw.trace) && !checkTrace(raw.trace)) addIssue(details, at, raw, "trace", 'must be a string or {"object_type","object_id"}');
+  if (given(raw.metadata) && !isObject(raw.metadata)) addIssue(details, at, raw, "metadata", "must be an object");
+  if (given(raw.context) && !isObject(raw.context)) addIssue(details, at, raw, "context", "must be an object (the sending client's environment, service and version)");
+  if (given(raw.write_back) && typeof raw.write_back !== "boolean") addIssue(details, at, raw, "write_back", "must be true or false");
+  if (given(raw.write_back_integration_id) && typeof raw.write_back_integration_id !== "string") addIssue(details, at, raw, "write_back_integration_id", "must be a string");
 
   // Measured first: a payload a few thousand levels deep overflows every recursive step after.
-  const tooDeep = (["payload", "metadata"] as const).filter((f) => nestedDeeperThan(raw[f], MAX_LOG_DEPTH));
+  const tooDeep = (["payload", "metadata", "context"] as const).filter((f) => nestedDeeperThan(raw[f], MAX_LOG_DEPTH));
   // Not echoed: measuring the value for the echo would recurse through it too.
   for (const f of tooDeep) details.push(fieldIssue([...at, f], `nests deeper than ${MAX_LOG_DEPTH} levels`, "(too deep)"));
   if (logType && isObject(raw.payload) && tooDeep.length === 0) {
@@ -108,7 +120,23 @@ export function validateEnvelope(raw: unknown, at: (string | number)[]): Envelop
     payload: raw.payload as Record<string, unknown>,
   };
   if (typeof raw.idempotency_key === "string") log.idempotency_key = raw.idempotency_key;
-  if (raw.trace !== undefined && raw.trace !== null) log.trace = raw.trace as Trace;
-  if (isObject(raw.metadata)) log.metadata = raw.metadata;
+  if (given(raw.trace)) log.trace = raw.trace as Trace;
+  const metadata = withEnvelopeExtras(isObject(raw.metadata) ? raw.metadata : undefined, raw);
+  if (metadata) log.metadata = metadata;
+  if (typeof raw.log_id === "string") log.client_log_id = raw.log_id;
   return { ok: true, log };
+}
+
+/**
+ * The envelope's `context` (which client sent the log) and `log_id` (its id there) are kept
+ * in the log's metadata, under those names, unless the metadata already has them. The
+ * `write_back` flags ask the hosted product to write to an EHR; this service writes to
+ * none, so they are checked and dropped.
+ */
+function withEnvelopeExtras(metadata: Record<string, unknown> | undefined, raw: Record<string, unknown>): Record<string, unknown> | undefined {
+  const extras: [string, unknown][] = [];
+  if (isObject(raw.context) && !(metadata && Object.hasOwn(metadata, "context"))) extras.push(["context", raw.context]);
+  if (typeof raw.log_id === "string" && !(metadata && Object.hasOwn(metadata, "log_id"))) extras.push(["log_id", raw.log_id]);
+  if (extras.length === 0) return metadata;
+  return { ...metadata, ...Object.fromEntries(extras) };
 }

@@ -53,6 +53,7 @@ class Results<R> {
 /** An operation waiting for its shard's next commit; `index` is its place in `results`. */
 type Op =
   | { kind: "claim"; key: string; claim: Claim; results: Results<ClaimResult>; index: number }
+  | { kind: "peek"; key: string; results: Results<Claim | null>; index: number }
   | { kind: "replace"; key: string; expected: string; claim: Claim; results: Results<boolean>; index: number }
   | { kind: "release"; key: string; logId: string; results: Results<boolean>; index: number };
 
@@ -104,6 +105,18 @@ function decodeClaim(v: string): Claim {
 }
 
 /**
+ * Where a ledger keeps its claims: compare-and-set subjects of one stream, and their
+ * index in Redis under `{prefix}:{indexKind}:{space:shard}`.
+ */
+export interface LedgerStore {
+  stream: string;
+  subject(space: string, shard: number): string;
+  indexKind: string;
+  /** Seconds a space's Redis index lives after its latest commit; unset: for good. */
+  ttlSeconds?: number;
+}
+
+/**
  * Per-log idempotency keys that deduplicate forever, at batch cost.
  *
  * Keys of a project are spread over a few shards; each shard is one JetStream subject
@@ -130,21 +143,28 @@ export class IdempotencyLedger {
       redis: Redis;
       names: TopologyNames;
       redisPrefix: string;
-      /** Shards per project: more spreads contention between instances, fewer batches better. @default 8 */
+      /** Shards per space: more spreads contention between instances, fewer batches better. @default 8 */
       shardCount?: number;
+      /** @default the idempotency stream, kept for good */
+      store?: LedgerStore;
     },
-  ) {}
+  ) {
+    this.store = deps.store ?? { stream: deps.names.idempotencyStream, subject: deps.names.idempotencySubject, indexKind: "idem" };
+  }
+
+  readonly store: LedgerStore;
 
   keyOf(idempotencyKey: string): string {
     return digest(idempotencyKey);
   }
 
-  private shard(project: string, key: string): ShardCommitter {
+  /** A space is where keys are unique: a project, or (for a ledger kept a while) a project's day. */
+  private shard(space: string, key: string): ShardCommitter {
     const n = key.charCodeAt(0) % (this.deps.shardCount ?? 8);
-    const id = `${project}.${n}`;
+    const id = `${space}.${n}`;
     let s = this.shards.get(id);
     if (!s) {
-      s = new ShardCommitter(this, project, n);
+      s = new ShardCommitter(this, space, n);
       this.shards.set(id, s);
     }
     return s;
@@ -166,6 +186,15 @@ export class IdempotencyLedger {
         const { key, claim } = items[i]!;
         this.shard(project, key).enqueue({ kind: "claim", key, claim, results, index: i });
       }
+    });
+  }
+
+  /** Who holds each key now (null: nobody), without claiming: read in order with the shard's commits. */
+  peekMany(space: string, keys: string[]): Promise<(Claim | null)[]> {
+    if (keys.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      const results = new Results<Claim | null>(keys.length, resolve, reject);
+      for (let i = 0; i < keys.length; i++) this.shard(space, keys[i]!).enqueue({ kind: "peek", key: keys[i]!, results, index: i });
     });
   }
 
@@ -213,11 +242,13 @@ export class IdempotencyLedger {
 
 const WON: ClaimResult = Object.freeze({ won: true });
 
+type Outcome = ClaimResult | boolean | Claim | null;
+
 /** Delivers each operation's outcome, in the order they were decided. */
-function settleAll(ops: readonly Op[], outcomes: readonly (ClaimResult | boolean)[]): void {
+function settleAll(ops: readonly Op[], outcomes: readonly Outcome[]): void {
   for (let i = 0; i < ops.length; i++) {
     const op = ops[i]!;
-    (op.results as Results<ClaimResult | boolean>).done(op.index, outcomes[i]!);
+    (op.results as Results<Outcome>).done(op.index, outcomes[i]!);
   }
 }
 
@@ -248,14 +279,21 @@ class ShardCommitter {
 
   constructor(
     private readonly ledger: IdempotencyLedger,
-    project: string,
+    space: string,
     shard: number,
   ) {
-    const { names, redisPrefix } = ledger.deps;
-    this.subject = names.idempotencySubject(project, shard);
+    const { redisPrefix } = ledger.deps;
+    const { subject, indexKind } = ledger.store;
+    this.subject = subject(space, shard);
     // One hash tag per shard keeps the index and its sequence in one Redis Cluster slot.
-    this.hashKey = `${redisPrefix}:idem:{${project}:${shard}}`;
-    this.seqKey = `${redisPrefix}:idemseq:{${project}:${shard}}`;
+    this.hashKey = `${redisPrefix}:${indexKind}:{${space}:${shard}}`;
+    this.seqKey = `${redisPrefix}:${indexKind}seq:{${space}:${shard}}`;
+  }
+
+  /** Keeps the index for as long as the store keeps its claims. */
+  private expire(m: ReturnType<Redis["multi"]>): void {
+    const ttl = this.ledger.store.ttlSeconds;
+    if (ttl !== undefined) m.expire(this.hashKey, ttl).expire(this.seqKey, ttl);
   }
 
   enqueue(op: Op): void {
@@ -296,7 +334,7 @@ class ShardCommitter {
     const lines: string[] = [];
     const indexSet: string[] = [];
     const indexDel: string[] = [];
-    const outcomes: (ClaimResult | boolean)[] = new Array(ops.length);
+    const outcomes: Outcome[] = new Array(ops.length);
     const effects = new Map<string, Claim | null>();
     const claimed = (key: string, c: Claim) => {
       current.set(key, c);
@@ -308,7 +346,8 @@ class ShardCommitter {
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i]!;
       const held = current.get(op.key);
-      if (op.kind === "claim") {
+      if (op.kind === "peek") outcomes[i] = held ?? null;
+      else if (op.kind === "claim") {
         if (held) outcomes[i] = { won: false, existing: held };
         else {
           claimed(op.key, op.claim);
@@ -373,6 +412,7 @@ class ShardCommitter {
       if (indexSet.length > 0) m.hSet(this.hashKey, indexSet);
       if (indexDel.length > 0) m.hDel(this.hashKey, indexDel);
       m.set(this.seqKey, String(ackSeq));
+      this.expire(m);
       // The ledger message is durable: settle now. The index update is not awaited; Redis
       // applies it before any later read (one connection, in order), and if it is lost,
       // a later commit's compare-and-set fails and reads the gap back.
@@ -406,6 +446,7 @@ class ShardCommitter {
       if (++n % 10_000 === 0) await Promise.resolve();
     }
     m.set(this.seqKey, String(last));
+    this.expire(m);
     await m.exec();
   }
 
@@ -414,11 +455,11 @@ class ShardCommitter {
    * direct gets ("next message on this subject after seq"), not a consumer.
    */
   private async catchUp(seq: number): Promise<void> {
-    const { jsm, names, redis } = this.ledger.deps;
+    const { jsm, redis } = this.ledger.deps;
     const seen: LedgerEntry[][] = [];
     let last = seq;
     for (;;) {
-      const m = await jsm.direct.getMessage(names.idempotencyStream, { seq: last + 1, next_by_subj: this.subject }).catch(() => null);
+      const m = await jsm.direct.getMessage(this.ledger.store.stream, { seq: last + 1, next_by_subj: this.subject }).catch(() => null);
       if (!m) break;
       seen.push(decodeLedger(m.data));
       last = m.seq;
@@ -445,13 +486,14 @@ class ShardCommitter {
       else multi.hDel(this.hashKey, k);
     }
     multi.set(this.seqKey, String(last));
+    this.expire(multi);
     await multi.exec();
   }
 
   private async fold(state: Map<string, Claim>): Promise<number> {
-    const { js, jsm, names } = this.ledger.deps;
+    const { js, jsm } = this.ledger.deps;
     let last = 0;
-    for await (const m of readSubject(js, jsm, names.idempotencyStream, this.subject, { decode: decodeLedger })) {
+    for await (const m of readSubject(js, jsm, this.ledger.store.stream, this.subject, { decode: decodeLedger })) {
       applyLedger(state, m.data);
       last = m.seq;
     }

@@ -1,6 +1,6 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { connectNats } from "../../infra/nats/connection.js";
-import { ensureTopology, type Topology } from "../../infra/nats/topology.js";
+import { ensureTopology, LOG_ID_RETENTION_SECONDS, type Topology } from "../../infra/nats/topology.js";
 import { createJetStreamPublisher, type JetStreamPublisher } from "../../infra/nats/jetstream-publisher.js";
 import { JsonKv } from "../../infra/nats/json-kv.js";
 import { entryValue, watchKeys } from "../../infra/nats/kv-invalidation.js";
@@ -16,6 +16,7 @@ import type { PublishedMessages } from "../../infra/nats/published-messages.js";
 export interface WritePath {
   patients: PatientStore;
   ledger: IdempotencyLedger;
+  logIds: IdempotencyLedger;
   stateStore: PatientStateStore;
   writer: LogWriter;
 }
@@ -42,7 +43,13 @@ export async function openWritePath(
   const { nc, topology, publisher, redis, config, published } = c;
   const patients = new PatientStore(new JsonKv(topology.kv.patients), new JsonKv(topology.kv.externalIds));
   stops.push(await watchKeys(topology.kv.patients, (e) => patients.refresh(e.key, entryValue<Patient>(e))));
-  const ledger = new IdempotencyLedger({ publisher, js: topology.js, jsm: topology.jsm, redis, names: topology.names, redisPrefix: config.namespace });
+  const { names } = topology;
+  const ledgerDeps = { publisher, js: topology.js, jsm: topology.jsm, redis, names, redisPrefix: config.namespace };
+  const ledger = new IdempotencyLedger(ledgerDeps);
+  const logIds = new IdempotencyLedger({
+    ...ledgerDeps,
+    store: { stream: names.logIdStream, subject: names.logIdSubject, indexKind: "logid", ttlSeconds: LOG_ID_RETENTION_SECONDS },
+  });
   const stateStore = new PatientStateStore(redis, config.namespace);
   const writer = new LogWriter({
     accepted: stateStore,
@@ -52,12 +59,13 @@ export async function openWritePath(
     jsm: topology.jsm,
     patients,
     ledger,
+    logIds,
     // Stay well under the server's max_payload: headers and the subject travel too.
     maxMessageBytes: Math.max(64 * 1024, (nc.info?.max_payload ?? 1024 * 1024) - 16 * 1024),
     claimLeaseMs: config.publishTimeoutMs * 2 + 1_000,
     ...(published ? { published } : {}),
   });
-  return { patients, ledger, stateStore, writer };
+  return { patients, ledger, logIds, stateStore, writer };
 }
 
 /**

@@ -1,14 +1,14 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { JetStreamPublisher } from "../../infra/nats/jetstream-publisher.js";
 import type { PublishedMessages } from "../../infra/nats/published-messages.js";
-import { readSubject } from "../../infra/nats/log-history.js";
 import type { TopologyNames } from "../../infra/nats/topology.js";
 import type { LogRecord } from "../../readmodels/log-record.js";
 import type { PatientStore } from "../control/patients.js";
 import { AppError, type ErrorDetail, fieldIssue } from "../errors.js";
 import { newId } from "../ids.js";
 import { validateEnvelope, type ValidLogInput } from "./envelope.js";
-import type { Claim, IdempotencyLedger } from "./idempotency-ledger.js";
+import type { IdempotencyLedger } from "./idempotency-ledger.js";
+import { KeyClaims, type Pending, type Valid } from "./key-claims.js";
 
 export interface WriteScope {
   organization_id: string;
@@ -32,32 +32,7 @@ export interface PatientLogMessage {
   logs: LogRecord[];
 }
 
-/** A log that passed validation, as it will be stored, and its JSON text. */
-interface Valid {
-  index: number;
-  log: ValidLogInput;
-  record: LogRecord;
-  text: string;
-  /** What its key is claimed as in the ledger: the client's key, or a generated one in its own namespace. */
-  claimAs: string | undefined;
-}
-
-interface Pending {
-  index: number;
-  log: LogRecord;
-  /** JSON.stringify(log), made once when the log was validated. */
-  text: string;
-  /** Digest of the idempotency key, when the log has one. */
-  key?: string;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Prefix of generated keys in the ledger: no client key starts with NUL (the envelope refuses it). */
-const GENERATED_KEY_SPACE = "\u0000generated:";
-
-/** Patients' stored log ids read during one batch's claims, with when each read began. */
-type Histories = Map<string, { readAt: number; ids: Promise<Set<string>> }>;
+const DAY_MS = 86_400_000;
 
 /** `{"logs":[` and `]}` around a message's records. */
 const MESSAGE_WRAPPER_BYTES = 11;
@@ -88,8 +63,7 @@ function toRecord(log: ValidLogInput, scope: WriteScope, ingestedAt: string, key
  */
 export class LogWriter {
   private readonly encoder = new TextEncoder();
-  /** When a batch claimed its keys: where its "stored" marks go. */
-  private readonly claimedAt = new WeakMap<BatchAnswer, number>();
+  private readonly claims: KeyClaims;
 
   constructor(
     private readonly deps: {
@@ -99,6 +73,12 @@ export class LogWriter {
       jsm: JetStreamManager;
       patients: PatientStore;
       ledger: IdempotencyLedger;
+      /**
+       * Clients' log ids (the SDK's `log_id`), claimed per project and acceptance day: a
+       * log sent without an idempotency key whose id was claimed that day or the day
+       * before is a duplicate. The SDK re-sends a batch it timed out on with the same ids.
+       */
+      logIds: IdempotencyLedger;
       /** Largest JetStream message the server takes (its max_payload), in bytes. */
       maxMessageBytes: number;
       /** How long a claim may be in flight before a duplicate checks the history: publish time-out plus margin. */
@@ -107,8 +87,12 @@ export class LogWriter {
       accepted?: { raiseAccepted(projectId: string, entries: { patient_id: string; seq: number }[]): Promise<void> };
       /** This process's readers of the log stream, handed each stored message as the object it was serialized from. */
       published?: PublishedMessages<PatientLogMessage>;
+      /** The acceptance time of a batch, in epoch ms. @default Date.now */
+      clock?: () => number;
     },
-  ) {}
+  ) {
+    this.claims = new KeyClaims(deps);
+  }
 
   /**
    * `at` locates each log in the caller's input for error paths: a prefix to which the
@@ -139,9 +123,11 @@ export class LogWriter {
       answer.failed++;
     };
 
-    const ingestedAt = new Date().toISOString();
+    const acceptedAt = this.deps.clock?.() ?? Date.now();
+    const ingestedAt = new Date(acceptedAt).toISOString();
+    const day = Math.floor(acceptedAt / DAY_MS);
     for (let i = 0; i < raw.length; i++) {
-      const r = validateEnvelope(raw[i], pathOf(i));
+      const r = validateEnvelope(raw[i], pathOf(i), ingestedAt);
       if (!r.ok) {
         fail(i, r.code, r.message, r.details);
         continue;
@@ -149,11 +135,12 @@ export class LogWriter {
       // Each record is serialized once, here: its size is known before anything is claimed
       // or stored (a log JetStream would refuse is the client's to fix, never a retryable
       // storage error, and an atomic batch stays whole), and messagesOf joins these texts.
-      const generated = r.log.idempotency_key === undefined ? opts.generatedKey?.(i) : undefined;
-      const record = toRecord(r.log, scope, ingestedAt, r.log.idempotency_key ?? generated);
+      const { idempotency_key, client_log_id } = r.log;
+      const generated = idempotency_key === undefined && client_log_id === undefined ? opts.generatedKey?.(i) : undefined;
+      const record = toRecord(r.log, scope, ingestedAt, idempotency_key ?? generated);
       const text = JSON.stringify(record);
-      const claimAs = generated === undefined ? r.log.idempotency_key : GENERATED_KEY_SPACE + generated;
-      if (this.fits(text)) valid.push({ index: i, log: r.log, record, text, claimAs });
+      const claim = this.claims.claimOf(scope, day, idempotency_key, client_log_id, generated);
+      if (this.fits(text)) valid.push({ index: i, log: r.log, record, text, claim });
       else {
         const message = `log is too large to store: at most ${this.deps.maxMessageBytes - MESSAGE_WRAPPER_BYTES} bytes as stored JSON`;
         fail(i, "validation_error", message, [{ ...fieldIssue([...pathOf(i), "payload"], message), type: "payload_too_large" }]);
@@ -163,8 +150,8 @@ export class LogWriter {
     if (opts.atomic && answer.errors.length > 0) {
       throw new AppError("validation", `${answer.errors.length} of ${raw.length} logs are invalid; nothing was written (atomic)`, answer.errors.flatMap((e) => e.details));
     }
-    const { toStore, twins } = await this.claimKeys(scope, valid, answer);
-    await this.store(scope, toStore, answer);
+    const { toStore, twins, claimedAt } = await this.claims.claimKeys(scope, valid, answer, day);
+    await this.store(scope, toStore, answer, claimedAt);
     this.answerTwins(twins, answer);
     answer.results = answer.results.filter(Boolean);
     answer.results.sort((a, b) => a.index - b.index);
@@ -229,93 +216,6 @@ export class LogWriter {
     }
   }
 
-  /** Claims every idempotency key; logs whose key is already held become duplicates. */
-  private async claimKeys(
-    scope: WriteScope,
-    valid: Valid[],
-    answer: BatchAnswer,
-  ): Promise<{ toStore: Pending[]; twins: { index: number; first: number }[] }> {
-    const firstInBatch = new Map<string, Pending>();
-    const twins: { index: number; first: number }[] = [];
-    const pending: Pending[] = [];
-    for (const { index, record, text, claimAs } of valid) {
-      const p: Pending = { index, log: record, text };
-      if (claimAs !== undefined) {
-        p.key = this.deps.ledger.keyOf(claimAs);
-        const twin = firstInBatch.get(p.key);
-        if (twin) {
-          // The same key twice in one batch: the first one decides, without a round trip
-          // (answered once it has; see answerTwins).
-          twins.push({ index, first: twin.index });
-          continue;
-        }
-        firstInBatch.set(p.key, p);
-      }
-      pending.push(p);
-    }
-    const now = Date.now();
-    this.claimedAt.set(answer, now);
-    const keyed = pending.filter((p) => p.key !== undefined);
-    const results = await this.deps.ledger.claimMany(
-      scope.project_id,
-      keyed.map((p) => ({ key: p.key!, claim: { log_id: p.log.id, patient_id: p.log.patient_id, claimed_at: now } })),
-    );
-    const toStore: Pending[] = pending.filter((p) => p.key === undefined);
-    // A batch retried after a crash finds many of its keys held by its own earlier attempt:
-    // each patient's history is read once for all of them, not once per key.
-    const histories: Histories = new Map();
-    await Promise.all(
-      keyed.map(async (p, i) => {
-        const r = results[i]!;
-        if (r.won || (await this.retakeIfOrphan(scope, p, r.existing, histories))) {
-          toStore.push(p);
-          return;
-        }
-        // A patient token sees only its patient: a key another patient's log holds is a
-        // duplicate still (keys are the project's), but that log's id is not its to learn.
-        const theirs = scope.only_patient_id !== undefined && r.existing.patient_id !== scope.only_patient_id;
-        answer.results[p.index] = { index: p.index, id: theirs ? null : r.existing.log_id, status: "duplicate" };
-        answer.duplicates++;
-      }),
-    );
-    return { toStore, twins };
-  }
-
-  /**
-   * A held key is a duplicate once its log is known stored. While the holder may still
-   * be publishing (inside the lease) we wait for it; after the lease, the patient's
-   * history decides, and a claim whose log never landed is taken over.
-   */
-  private async retakeIfOrphan(scope: WriteScope, p: Pending, existing: Claim, histories: Histories): Promise<boolean> {
-    const ledger = this.deps.ledger;
-    const leaseEnd = existing.claimed_at + this.deps.claimLeaseMs;
-    while (true) {
-      if (await ledger.isMarkedStored(existing.log_id, existing.claimed_at)) return false;
-      if (Date.now() >= leaseEnd) break;
-      await sleep(Math.min(50, Math.max(1, leaseEnd - Date.now())));
-    }
-    // A history read before this claim's lease ended could miss the holder's late publish.
-    let history = histories.get(existing.patient_id);
-    if (!history || history.readAt < leaseEnd) {
-      history = { readAt: Date.now(), ids: this.historyIds(scope, existing.patient_id) };
-      histories.set(existing.patient_id, history);
-    }
-    if ((await history.ids).has(existing.log_id)) {
-      await ledger.markStored([existing.log_id], existing.claimed_at);
-      return false;
-    }
-    return ledger.replace(scope.project_id, p.key!, existing.log_id, { log_id: p.log.id, patient_id: p.log.patient_id, claimed_at: Date.now() });
-  }
-
-  /** The ids of every log stored for the patient (its subject is its history). */
-  private async historyIds(scope: WriteScope, patientId: string): Promise<Set<string>> {
-    const { names, js, jsm } = this.deps;
-    const subject = names.logSubject(scope.organization_id, scope.project_id, patientId);
-    const ids = new Set<string>();
-    for await (const m of readSubject<PatientLogMessage>(js, jsm, names.logsStream, subject)) for (const l of m.data.logs) ids.add(l.id);
-    return ids;
-  }
-
   /** Splits one patient's logs into messages under the server's payload limit. */
   private messagesOf(group: Pending[]): { data: Uint8Array; message: PatientLogMessage; logs: Pending[] }[] {
     const message: PatientLogMessage = { logs: group.map((g) => g.log) };
@@ -328,7 +228,7 @@ export class LogWriter {
     return [...this.messagesOf(group.slice(0, half)), ...this.messagesOf(group.slice(half))];
   }
 
-  private async store(scope: WriteScope, toStore: Pending[], answer: BatchAnswer): Promise<void> {
+  private async store(scope: WriteScope, toStore: Pending[], answer: BatchAnswer, claimedAt: number): Promise<void> {
     const byPatient = new Map<string, Pending[]>();
     for (const p of toStore) {
       const list = byPatient.get(p.log.patient_id);
@@ -350,7 +250,7 @@ export class LogWriter {
             for (const g of logs) {
               answer.results[g.index] = { index: g.index, id: g.log.id, status: "accepted" };
               answer.accepted++;
-              if (g.key) stored.push(g.log.id);
+              if (g.claim) stored.push(g.log.id);
             }
           } catch (err) {
             for (const g of logs) {
@@ -358,7 +258,7 @@ export class LogWriter {
               answer.errors.push({ index: g.index, code: "storage_error", message, details: [{ type: "storage_error", message }] });
               answer.results[g.index] = { index: g.index, id: null, status: "failed" };
               answer.failed++;
-              if (g.key) released.push(g);
+              if (g.claim) released.push(g);
             }
           }
         });
@@ -371,7 +271,7 @@ export class LogWriter {
         .catch(() => undefined);
     }
     // Not awaited: a retry racing this mark waits for it (see retakeIfOrphan).
-    void this.deps.ledger.markStored(stored, this.claimedAt.get(answer) ?? Date.now()).catch(() => undefined);
-    await Promise.all(released.map((g) => this.deps.ledger.release(scope.project_id, g.key!, g.log.id).catch(() => false)));
+    void this.claims.markStored(stored, claimedAt).catch(() => undefined);
+    await Promise.all(released.map((g) => this.claims.release(g).catch(() => false)));
   }
 }

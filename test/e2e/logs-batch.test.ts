@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
 import { readSubject } from "../../infra/nats/log-history.js";
 import { LogWriter, type PatientLogMessage } from "../../src/logs/log-writer.js";
+import { KeyClaims } from "../../src/logs/key-claims.js";
 import type { JetStreamPublisher } from "../../infra/nats/jetstream-publisher.js";
 import type { LogRecord } from "../../readmodels/log-record.js";
 import { deleteKeys } from "../../infra/redis.js";
@@ -106,7 +107,7 @@ describe("POST /v1/logs/batch", () => {
     const s = t.services;
     const down = { publish: async () => { throw new Error("stream unavailable"); } } as unknown as JetStreamPublisher;
     const writer = new LogWriter({
-      publisher: down, names: s.topology.names, js: s.topology.js, jsm: s.topology.jsm, patients: s.patients, ledger: s.ledger,
+      publisher: down, names: s.topology.names, js: s.topology.js, jsm: s.topology.jsm, patients: s.patients, ledger: s.ledger, logIds: s.logIds,
       maxMessageBytes: 1024 * 1024, claimLeaseMs: 5_000,
     });
     const logs = [symptom(3, { idempotency_key: "k-down" }), symptom(3, { idempotency_key: "k-down" })];
@@ -153,7 +154,7 @@ describe("POST /v1/logs/batch", () => {
     const keys = Array.from({ length: 200 }, (_, i) => `k-crashed-${i}`);
     const claimedAt = Date.now() - 60_000;
     await ledger.claimMany("prj_default", keys.map((k, i) => ({ key: ledger.keyOf(k), claim: { log_id: `log_lost_${i}`, patient_id: patient, claimed_at: claimedAt } })));
-    const reads = vi.spyOn(LogWriter.prototype as unknown as { historyIds: () => unknown }, "historyIds");
+    const reads = vi.spyOn(KeyClaims.prototype as unknown as { historyIds: () => unknown }, "historyIds");
     const r = (await batch({ logs: keys.map((k) => symptom(2, { idempotency_key: k })) })).json();
     expect(r).toMatchObject({ accepted: 200, duplicates: 0, failed: 0 });
     expect(reads).toHaveBeenCalledTimes(1);

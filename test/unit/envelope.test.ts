@@ -59,6 +59,25 @@ describe("validateEnvelope", () => {
     if (r.ok) expect(r.log.idempotency_key).toBeUndefined();
   });
 
+  it("dates a log sent without a timestamp (absent or null) at the acceptance time given, and requires one when none is given", () => {
+    const { timestamp: _, ...undated } = base;
+    for (const log of [undated, { ...base, timestamp: null }]) {
+      expect(validateEnvelope(log, at, "2026-11-26T10:00:00.000Z")).toMatchObject({ ok: true, log: { timestamp: "2026-11-26T10:00:00.000Z" } });
+      expect(validateEnvelope(log, at)).toMatchObject({ ok: false, details: [{ field: "logs.3.timestamp" }] });
+    }
+    expect(validateEnvelope({ ...base, timestamp: "soon" }, at, "2026-11-26T10:00:00.000Z").ok).toBe(false);
+  });
+
+  it("keeps the hosted product's envelope extras: context and log_id in metadata (the client's own keys win), write_back dropped", () => {
+    const context = { environment: "production", service: "app", sdk_version: "1.11.0", sdk_language: "python" };
+    const r = validateEnvelope({ ...base, log_id: "c0ffee", context, write_back: true, write_back_integration_id: null }, at);
+    expect(r).toMatchObject({ ok: true, log: { client_log_id: "c0ffee", metadata: { context, log_id: "c0ffee" } } });
+    const own = validateEnvelope({ ...base, log_id: "c0ffee", context, metadata: { context: "mine", log_id: "mine" } }, at);
+    expect(own).toMatchObject({ ok: true, log: { metadata: { context: "mine", log_id: "mine" } } });
+    const plain = validateEnvelope(base, at);
+    expect(plain.ok && [plain.log.metadata, plain.log.client_log_id]).toEqual([undefined, undefined]);
+  });
+
   it("accepts a valid log and resolves a legacy alias to its canonical type", () => {
     const r = validateEnvelope({ ...base, log_type: "condition_updated", payload: { disease_type: "asthma" } }, at);
     expect(r).toMatchObject({ ok: true, log: { log_type: "condition", timestamp: "2026-01-01T00:00:00.000Z" } });

@@ -62,8 +62,9 @@ export const logsCommand: Command = {
 
 Sends logs to POST /v1/logs/batch. FILE (or - for stdin) holds a JSON array of logs, an
 object {"logs":[...]}, or JSON Lines. A log is
-  {"log_type","patient_id","timestamp","payload","idempotency_key"?,"trace"?}.
-Each log is validated on its own; rejected ones are listed on stderr.
+  {"log_type","patient_id","timestamp"?,"payload","idempotency_key"?,"log_id"?,"trace"?}.
+A log without a timestamp is dated when the service accepts it. Each log is validated on
+its own; rejected ones are listed on stderr.
 
 Exit code: 0 when every log was accepted (or was a duplicate), 1 otherwise.
 

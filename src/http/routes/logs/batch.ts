@@ -38,7 +38,11 @@ export const logBatchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         summary: "Submit typed logs; each is validated on its own, the answer comes once accepted logs are durable",
         tags: ["logs"],
         body: Type.Object({
-          logs: Type.Array(Type.Unknown({ description: "A log: log_type, patient_id, timestamp, payload, idempotency_key?, trace?, metadata?" }), {
+          logs: Type.Array(Type.Unknown({
+            description:
+              "A log: log_type, patient_id, payload, timestamp? (absent or null: the acceptance time, as ingested_at), idempotency_key?, trace?, metadata?, " +
+              "log_id? (the sender's id: without an idempotency key, a re-send the same or the next day is a duplicate), context? (kept in metadata), write_back? (ignored)",
+          }), {
             maxItems: s.config.maxBatchLogs,
           }),
           atomic: Type.Optional(Type.Boolean({ default: false, description: "true: any invalid log rejects the whole batch (422) and nothing is written" })),
