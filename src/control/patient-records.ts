@@ -84,18 +84,57 @@ export function assertPatientFields(input: Parameters<typeof patientFieldProblem
   if (p) throw new AppError("validation", p.message, [fieldIssue([...location, p.field], p.message, p.value)]);
 }
 
-/** Drops repeated (system, value) pairs, keeping the first. */
 /** One string per (system, value): two identifiers are the same exactly when their keys are. */
-export const identifierKey = (e: ExternalIdentifier): string => `${e.system}\u0000${e.value}`;
+export const identifierKey = (e: { system: string; value: string }): string => `${e.system}\u0000${e.value}`;
 
-export function uniqueIdentifiers(ids: ExternalIdentifier[]): ExternalIdentifier[] {
+/** An identifier as a body may spell it: a null integration_id is none. */
+export type IdentifierInput = { system: string; value: string; integration_id?: string | null };
+
+/** The stored form: integration_id only when there is one. */
+export function cleanIdentifier(e: IdentifierInput): ExternalIdentifier {
+  return typeof e.integration_id === "string" ? { system: e.system, value: e.value, integration_id: e.integration_id } : { system: e.system, value: e.value };
+}
+
+/** Drops repeated (system, value) pairs, keeping the first. */
+export function uniqueIdentifiers(ids: IdentifierInput[]): ExternalIdentifier[] {
   const seen = new Set<string>();
-  return ids.filter((e) => {
+  const out: ExternalIdentifier[] = [];
+  for (const e of ids) {
     const k = identifierKey(e);
-    if (seen.has(k)) return false;
+    if (seen.has(k)) continue;
     seen.add(k);
-    return true;
-  });
+    out.push(cleanIdentifier(e));
+  }
+  return out;
+}
+
+/** Names identifiers to remove: those equal to every field given (null is not given). */
+export interface IdentifierMatcher {
+  system?: string | null;
+  value?: string | null;
+  integration_id?: string | null;
+}
+
+/** The fields a matcher gives, without the nulls. */
+export function cleanMatcher(m: IdentifierMatcher): IdentifierMatcher {
+  const out: IdentifierMatcher = {};
+  if (typeof m.system === "string") out.system = m.system;
+  if (typeof m.value === "string") out.value = m.value;
+  if (typeof m.integration_id === "string") out.integration_id = m.integration_id;
+  return out;
+}
+
+/** Why a matcher cannot be used, or null: it must name something, and a value only means something within its system. */
+export function matcherProblem(m: IdentifierMatcher): string | null {
+  const c = cleanMatcher(m);
+  if (c.system === undefined && c.value === undefined && c.integration_id === undefined) return "a matcher needs system, system and value, or integration_id";
+  if (c.value !== undefined && c.system === undefined) return "value needs system: a value only identifies a patient within its system";
+  return null;
+}
+
+export function matchesIdentifier(m: IdentifierMatcher, e: ExternalIdentifier): boolean {
+  const c = cleanMatcher(m);
+  return (c.system === undefined || c.system === e.system) && (c.value === undefined || c.value === e.value) && (c.integration_id === undefined || c.integration_id === e.integration_id);
 }
 
 export function newPatient(input: Static<typeof PatientCreateSchema>, scope: { organization_id: string; project_id: string }, now: string): Patient {
@@ -109,6 +148,8 @@ export function newPatient(input: Static<typeof PatientCreateSchema>, scope: { o
     phone_number: input.phone_number ?? null,
     date_of_birth: input.date_of_birth ?? null,
     sex: input.sex ?? null,
+    primary_disease_site: input.primary_disease_site ?? null,
+    disease_stage: input.disease_stage ?? null,
     timezone: canonicalTimeZone(input.timezone ?? "UTC"),
     status: "active",
     external_identifiers: uniqueIdentifiers(input.external_identifiers ?? []),
@@ -128,6 +169,8 @@ export function publicPatient(p: Patient) {
     phone_number: p.phone_number,
     date_of_birth: p.date_of_birth,
     sex: p.sex,
+    primary_disease_site: p.primary_disease_site ?? null,
+    disease_stage: p.disease_stage ?? null,
     timezone: p.timezone,
     status: p.status,
     external_identifiers: p.external_identifiers,

@@ -2,9 +2,11 @@ import { isKvConflict, type JsonKv } from "../../infra/nats/json-kv.js";
 import { AppError } from "../errors.js";
 import { digest } from "./hash.js";
 
+/** (system, value) is an identifier's identity; integration_id is what it is linked to, when anything. */
 export interface ExternalIdentifier {
   system: string;
   value: string;
+  integration_id?: string;
 }
 
 export interface Patient {
@@ -17,6 +19,9 @@ export interface Patient {
   phone_number: string | null;
   date_of_birth: string | null;
   sex: string | null;
+  /** Free text; absent on records written before the field existed (read as null). */
+  primary_disease_site?: string | null;
+  disease_stage?: string | null;
   /** IANA zone; daily rollups of device data use it. */
   timezone: string;
   status: "active" | "deleted";
@@ -188,6 +193,44 @@ export class PatientStore {
     return r?.value ?? null;
   }
 
+  /**
+   * Add-only merge of identifiers into an active patient: pairs it has stay as stored
+   * (their integration_id too), new ones are claimed (409 when another patient holds one)
+   * and appended. `also` makes the other changes of the same request in the same write.
+   * Null when the patient is not active; the claims made here are then let go.
+   */
+  async addIdentifiers(
+    project: string,
+    id: string,
+    wanted: ExternalIdentifier[],
+    now: string,
+    also: (p: Patient) => Patient = (p) => p,
+  ): Promise<{ patient: Patient; added: ExternalIdentifier[]; skipped: ExternalIdentifier[] } | null> {
+    const before = await this.getActive(project, id);
+    if (!before) return null;
+    const has = (list: ExternalIdentifier[], e: ExternalIdentifier) => list.some((x) => x.system === e.system && x.value === e.value);
+    const fresh = wanted.filter((e) => !has(before.external_identifiers, e));
+    await this.claimIdentifiers(project, id, fresh, now);
+    let added: ExternalIdentifier[] = [];
+    let updated: Patient | null;
+    try {
+      updated = await this.modify(project, id, (cur) => {
+        if (cur.status !== "active") return undefined;
+        // Only claimed pairs are appended: one present at the read and removed since has no claim here.
+        added = fresh.filter((e) => !has(cur.external_identifiers, e));
+        return also({ ...cur, external_identifiers: [...cur.external_identifiers, ...added], updated_at: now });
+      });
+    } catch (err) {
+      await this.releaseIdentifiers(project, fresh, id);
+      throw err;
+    }
+    if (!updated || updated.status !== "active") {
+      await this.releaseIdentifiers(project, fresh, id);
+      return null;
+    }
+    return { patient: updated, added, skipped: wanted.filter((e) => !has(added, e)) };
+  }
+
   async list(project: string): Promise<string[]> {
     return (await this.patients.keys(`${project}.*`)).map((k) => k.slice(project.length + 1));
   }
@@ -199,5 +242,12 @@ export class PatientStore {
     if (p) await this.releaseIdentifiers(project, p.external_identifiers, p.id);
     await this.patients.delete(k);
     this.cache.delete(k);
+  }
+
+  /** Erases every patient record and identifier claim of a deleted project (their state and logs go elsewhere first). */
+  async eraseProject(project: string): Promise<void> {
+    await this.patients.purgeMatching(`${project}.*`);
+    await this.claims.purgeMatching(`${project}.*`);
+    for (const k of this.cache.keys()) if (k.startsWith(`${project}.`)) this.cache.delete(k);
   }
 }

@@ -25,9 +25,14 @@ describe("patients", () => {
     expect(r.statusCode).toBe(201);
     const p = r.json();
     expect(Object.keys(p).sort()).toEqual(
-      ["id", "first_name", "last_name", "email", "phone_number", "date_of_birth", "sex", "timezone", "status", "external_identifiers", "metadata", "created_at"].sort(),
+      [
+        "id", "first_name", "last_name", "email", "phone_number", "date_of_birth", "sex", "primary_disease_site", "disease_stage",
+        "timezone", "status", "external_identifiers", "metadata", "created_at",
+      ].sort(),
     );
-    expect(p).toMatchObject({ id: expect.stringMatching(/^pat_/), timezone: "UTC", status: "active", phone_number: null, metadata: { cohort: "pilot" } });
+    expect(p).toMatchObject({
+      id: expect.stringMatching(/^pat_/), timezone: "UTC", status: "active", phone_number: null, primary_disease_site: null, disease_stage: null, metadata: { cohort: "pilot" },
+    });
     expect((await get(`/v1/patients/${p.id}`)).json()).toEqual(p);
   });
 
@@ -80,8 +85,11 @@ describe("patients", () => {
     const x = (await post("/v1/patients", { external_identifiers: [{ system: "mrn", value: "RO-X" }] })).json();
     const y = (await post("/v1/patients", { first_name: "Yves", external_identifiers: [{ system: "mrn", value: "RO-Y" }] })).json();
     const put = (payload: object) => t.app.inject({ method: "PUT", url: `/v1/patients/${y.id}`, headers: t.auth, payload });
+    // Identifiers on PUT only add: another patient's is a 409, and nothing else of the body is written.
+    const taken = await put({ external_identifiers: [{ system: "mrn", value: "RO-X" }], first_name: "Changed" });
+    expect(taken.statusCode).toBe(409);
+    expect(taken.json()).toMatchObject({ error_type: "conflict_error", details: [{ field: "external_identifiers", input_value: { system: "mrn", value: "RO-X" } }] });
     for (const change of [
-      { external_identifiers: [{ system: "mrn", value: "RO-X" }] },
       { status: "archived" },
       { created_at: "1970-01-01T00:00:00Z" },
       { id: x.id },
@@ -92,12 +100,13 @@ describe("patients", () => {
     }
     expect((await get(`/v1/patients/${y.id}`)).json()).toEqual(y);
     expect((await get("/v1/patients?system=mrn&value=RO-X")).json().patients.map((p: { id: string }) => p.id)).toEqual([x.id]);
-    // Identifiers sent back in another order, keys swapped, are the same identifiers.
+    // Identifiers sent back in another order, keys swapped, are the same identifiers: nothing to add.
     const twoIds = (await post("/v1/patients", { external_identifiers: [{ system: "mrn", value: "RO-Z1" }, { system: "nhs", value: "RO-Z2" }] })).json();
     const reordered = await t.app.inject({ method: "PUT", url: `/v1/patients/${twoIds.id}`, headers: t.auth, payload: {
       external_identifiers: [{ value: "RO-Z2", system: "nhs" }, { value: "RO-Z1", system: "mrn" }], last_name: "Z",
     } });
     expect(reordered.statusCode).toBe(200);
+    expect(reordered.json().external_identifiers).toEqual(twoIds.external_identifiers);
     // What a GET gave may go back whole; unknown fields are ignored, as on create.
     const back = await put({ ...y, first_name: "Yvonne", unknown_field: 1 });
     expect(back.statusCode).toBe(200);
@@ -165,14 +174,20 @@ describe("patients", () => {
     const add = await post(`/v1/patients/${p.id}/external-identifiers`, {
       external_identifiers: [{ system: "mrn", value: "E-1" }, { system: "nhs", value: "943" }],
     });
-    expect(add.json()).toMatchObject({ patient_id: p.id, added: [{ system: "nhs", value: "943" }], skipped: [{ system: "mrn", value: "E-1" }] });
+    expect(add.json()).toMatchObject({
+      patient_id: p.id, added: 1, removed: 0, skipped: 1,
+      added_identifiers: [{ system: "nhs", value: "943" }], removed_identifiers: [], skipped_identifiers: [{ system: "mrn", value: "E-1" }],
+    });
     const del = await t.app.inject({
       method: "DELETE",
       url: `/v1/patients/${p.id}/external-identifiers`,
       headers: t.auth,
       payload: { external_identifiers: [{ system: "mrn", value: "E-1" }, { system: "x", value: "y" }] },
     });
-    expect(del.json()).toMatchObject({ removed: [{ system: "mrn", value: "E-1" }], skipped: [{ system: "x", value: "y" }], external_identifiers: [{ system: "nhs", value: "943" }] });
+    expect(del.json()).toMatchObject({
+      added: 0, removed: 1, skipped: 1,
+      removed_identifiers: [{ system: "mrn", value: "E-1" }], skipped_identifiers: [{ system: "x", value: "y" }], external_identifiers: [{ system: "nhs", value: "943" }],
+    });
     // The released identifier is free for another patient.
     expect((await post("/v1/patients", { external_identifiers: [{ system: "mrn", value: "E-1" }] })).statusCode).toBe(201);
   });

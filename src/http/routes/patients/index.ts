@@ -2,33 +2,20 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { AppError, fieldIssue, notFound } from "../../../errors.js";
-import { assertPatientFields, canonicalTimeZone, identifierKey, newPatient, publicPatient, uniqueIdentifiers } from "../../../control/patient-records.js";
-import type { ExternalIdentifier, Patient } from "../../../control/patients.js";
+import { assertPatientFields, canonicalTimeZone, matchesIdentifier, newPatient, publicPatient, uniqueIdentifiers } from "../../../control/patient-records.js";
+import type { Patient } from "../../../control/patients.js";
 import type { Services } from "../../../services.js";
 import { responses } from "../../schemas.js";
-import { IdentifiersBody, PatientCreateSchema, PatientIdParams, PatientSchema, PatientUpdateSchema } from "./schemas.js";
+import { PatientCreateSchema, PatientIdParams, PatientSchema, PatientUpdateSchema, UPDATABLE_FIELDS } from "./schemas.js";
 import { patientMaintenanceRoutes } from "./maintenance.js";
 
 const checkPatientCreate = TypeCompiler.Compile(PatientCreateSchema);
 
-/** Whether a read-only field came back as read: identifiers as a set of (system, value), the rest as JSON. */
-function sameValue(field: string, sent: unknown, stored: unknown): boolean {
-  if (field !== "external_identifiers") return JSON.stringify(sent) === JSON.stringify(stored);
-  // The schema gives PUT no identifiers: what was sent is checked for shape here.
-  const key = (e: unknown) => (e !== null && typeof e === "object" ? identifierKey(e as ExternalIdentifier) : "?");
-  if (!Array.isArray(sent) || !Array.isArray(stored)) return false;
-  const a = new Set(sent.map(key));
-  const b = new Set(stored.map(key));
-  return a.size === b.size && [...a].every((k) => b.has(k));
-}
-
-/** What PUT changes; the rest of a patient is read-only there. */
-const UPDATABLE_FIELDS = Object.keys(PatientUpdateSchema.properties);
+/** What PUT does not change: a client may send back what it read, so these pass when unchanged. */
 const READ_ONLY_FIELDS = [
   ["id", "a patient keeps its id"],
   ["status", "DELETE /v1/patients/{id} deletes a patient"],
   ["created_at", "it is set when the patient is created"],
-  ["external_identifiers", "use POST or DELETE /v1/patients/{id}/external-identifiers"],
 ] as const;
 
 const PatientRef = Type.Unsafe<typeof PatientSchema.static>(Type.Ref("Patient"));
@@ -60,46 +47,45 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     {
       config,
       schema: {
-        summary: "List patients, or find one by external identifier (system and value)",
+        summary: "List patients, or those with an external identifier matching every filter given (system, value, integration_id)",
         tags,
         querystring: Type.Object({
           limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
           offset: Type.Integer({ minimum: 0, default: 0 }),
-          system: Type.Optional(Type.String({ minLength: 1 })),
-          value: Type.Optional(Type.String({ minLength: 1 })),
+          system: Type.Optional(Type.String({ minLength: 1, description: "Patients with an identifier of this system" })),
+          value: Type.Optional(Type.String({ minLength: 1, description: "Patients with an identifier of this value (with system: the one holding that pair)" })),
           // The names the hosted product's SDKs send: a filter they set must never be dropped
           // (every patient would come back, and the first taken for the one asked for).
           external_system: Type.Optional(Type.String({ minLength: 1, description: "Alias of system" })),
           external_value: Type.Optional(Type.String({ minLength: 1, description: "Alias of value" })),
+          integration_id: Type.Optional(Type.String({ minLength: 1, description: "Patients with an identifier linked to this integration" })),
         }),
         response: responses({ 200: Type.Object({ patients: Type.Array(PatientRef), total: Type.Integer(), has_more: Type.Boolean() }) }),
       },
     },
     async (req) => {
-      const { limit, offset } = req.query;
+      const { limit, offset, integration_id } = req.query;
       const system = req.query.system ?? req.query.external_system;
       const value = req.query.value ?? req.query.external_value;
       const project = req.principal.project_id;
+      // The filters hold together, on one identifier: system and integration_id, say, find
+      // the patients with an identifier of that system linked to that integration.
+      const filters = { system, value, integration_id };
+      const filtered = system !== undefined || value !== undefined || integration_id !== undefined;
       let all: Patient[];
-      if (value !== undefined) {
-        const systems = system !== undefined ? [system] : undefined;
-        const found = systems ? await s.patients.findByExternalId(project, { system: systems[0]!, value }) : null;
-        all = found ? [found] : systems ? [] : await scanByValue(project, value);
+      if (system !== undefined && value !== undefined) {
+        // The pair has at most one holder: the identifier index finds it without a scan.
+        const found = await s.patients.findByExternalId(project, { system, value });
+        all = found && found.external_identifiers.some((e) => matchesIdentifier(filters, e)) ? [found] : [];
       } else {
         const ids = (await s.patients.list(project)).sort();
         all = (await Promise.all(ids.map((id) => s.patients.getActive(project, id)))).filter((p): p is Patient => p !== null);
-        if (system !== undefined) all = all.filter((p) => p.external_identifiers.some((e) => e.system === system));
+        if (filtered) all = all.filter((p) => p.external_identifiers.some((e) => matchesIdentifier(filters, e)));
       }
       const page = all.slice(offset, offset + limit);
       return { patients: page.map(publicPatient), total: all.length, has_more: offset + page.length < all.length };
     },
   );
-
-  async function scanByValue(project: string, value: string): Promise<Patient[]> {
-    const ids = (await s.patients.list(project)).sort();
-    const ps = await Promise.all(ids.map((id) => s.patients.getActive(project, id)));
-    return ps.filter((p): p is Patient => p !== null && p.external_identifiers.some((e) => e.value === value));
-  }
 
   app.post(
     "/v1/patients/batch",
@@ -151,7 +137,7 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     "/v1/patients/:id",
     {
       config,
-      schema: { summary: "Update a patient (partial: only the fields sent change)", tags, params: PatientIdParams, body: PatientUpdateSchema, response: responses({ 200: PatientRef }) },
+      schema: { summary: "Update a patient (partial: only the fields sent change; external_identifiers are added, never removed)", tags, params: PatientIdParams, body: PatientUpdateSchema, response: responses({ 200: PatientRef }) },
     },
     async (req) => {
       const project = req.principal.project_id;
@@ -160,7 +146,7 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       // A client may send back what it read (GET, change, PUT): read-only fields pass when
       // unchanged and are refused when not, rather than silently kept or, worse, stored.
       for (const [field, how] of READ_ONLY_FIELDS) {
-        if (body[field] !== undefined && !sameValue(field, body[field], current[field])) {
+        if (body[field] !== undefined && JSON.stringify(body[field]) !== JSON.stringify(current[field])) {
           const message = `${field} cannot be changed here: ${how}`;
           throw new AppError("validation", message, [fieldIssue(["body", field], message, body[field])]);
         }
@@ -171,7 +157,18 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       for (const f of UPDATABLE_FIELDS) if (body[f] !== undefined) changes[f] = body[f];
       if (typeof changes.timezone === "string") changes.timezone = canonicalTimeZone(changes.timezone);
       const now = new Date().toISOString();
-      const updated = await s.patients.modify(project, req.params.id, (p) => (p.status === "active" ? { ...p, ...changes, updated_at: now } : undefined));
+      const apply = (p: Patient): Patient => ({ ...p, ...changes, updated_at: now });
+      const ids = req.body.external_identifiers;
+      let updated: Patient | null;
+      if (ids !== undefined) {
+        if (ids.length === 0) {
+          const message = "external_identifiers cannot be emptied here: PUT only adds identifiers; remove them with DELETE /v1/patients/{id}/external-identifiers";
+          throw new AppError("validation", message, [fieldIssue(["body", "external_identifiers"], message, ids)]);
+        }
+        updated = (await s.patients.addIdentifiers(project, req.params.id, uniqueIdentifiers(ids), now, apply))?.patient ?? null;
+      } else {
+        updated = await s.patients.modify(project, req.params.id, (p) => (p.status === "active" ? apply(p) : undefined));
+      }
       if (!updated || updated.status !== "active") throw notFound("patient", req.params.id);
       // Days (device rollups, adherence) and views follow the patient's zone, and views its
       // date of birth: compile the state again. A read before that finishes waits for it (StateReader).

@@ -1,21 +1,23 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
-import { notFound } from "../../../errors.js";
-import { uniqueIdentifiers } from "../../../control/patient-records.js";
+import { AppError, fieldIssue, notFound } from "../../../errors.js";
+import { cleanMatcher, matcherProblem, matchesIdentifier, uniqueIdentifiers, type IdentifierMatcher } from "../../../control/patient-records.js";
 import type { ExternalIdentifier, Patient } from "../../../control/patients.js";
 import type { Services } from "../../../services.js";
 import { responses } from "../../schemas.js";
-import { ExternalIdentifierSchema, IdentifiersBody, PatientIdParams } from "./schemas.js";
+import { IdentifierMatchersBody, IdentifiersAnswer, IdentifiersBody, PatientIdParams } from "./schemas.js";
 
-const IdentifiersAnswer = Type.Object({
-  patient_id: Type.String(),
-  added: Type.Array(ExternalIdentifierSchema),
-  removed: Type.Array(ExternalIdentifierSchema),
-  skipped: Type.Array(ExternalIdentifierSchema, { description: "Already present (add) or absent (remove): nothing to do" }),
-  external_identifiers: Type.Array(ExternalIdentifierSchema),
-});
-
-const same = (a: ExternalIdentifier, b: ExternalIdentifier) => a.system === b.system && a.value === b.value;
+/** The list a body gives under `identifiers` or `external_identifiers` (`what` it holds); 422 unless exactly one is there. */
+function bodyList<T>(body: { identifiers?: T[]; external_identifiers?: T[] }, what: string): { list: T[]; key: string } {
+  if (body.identifiers !== undefined && body.external_identifiers !== undefined) {
+    const message = "send the identifiers under one key, identifiers or external_identifiers, not both";
+    throw new AppError("validation", message, [fieldIssue(["body", "identifiers"], message, body.identifiers)]);
+  }
+  if (body.identifiers !== undefined) return { list: body.identifiers, key: "identifiers" };
+  if (body.external_identifiers !== undefined) return { list: body.external_identifiers, key: "external_identifiers" };
+  const message = `the body needs identifiers: a list of ${what} (the key external_identifiers is accepted too)`;
+  throw new AppError("validation", message, [fieldIssue(["body", "identifiers"], message, body)]);
+}
 
 /** External-identifier edits and deletion: the patient routes that touch more than one record. */
 export const patientMaintenanceRoutes: FastifyPluginAsyncTypebox<{
@@ -29,23 +31,21 @@ export const patientMaintenanceRoutes: FastifyPluginAsyncTypebox<{
     "/v1/patients/:id/external-identifiers",
     {
       config,
-      schema: { summary: "Add external identifiers (409 if another patient holds one)", tags, params: PatientIdParams, body: IdentifiersBody, response: responses({ 200: IdentifiersAnswer }) },
+      schema: {
+        summary: "Add external identifiers (present ones are skipped; 409 if another patient holds one)",
+        tags,
+        params: PatientIdParams,
+        body: IdentifiersBody,
+        response: responses({ 200: IdentifiersAnswer }),
+      },
     },
     async (req) => {
       const project = req.principal.project_id;
       const p = await load(project, req.params.id, req.principal.patient_id);
-      const wanted = uniqueIdentifiers(req.body.external_identifiers);
-      const added = wanted.filter((e) => !p.external_identifiers.some((x) => same(x, e)));
-      const skipped = wanted.filter((e) => p.external_identifiers.some((x) => same(x, e)));
-      const now = new Date().toISOString();
-      await s.patients.claimIdentifiers(project, p.id, added, now);
-      const updated = await s.patients.modify(project, p.id, (cur) => ({
-        ...cur,
-        external_identifiers: uniqueIdentifiers([...cur.external_identifiers, ...added]),
-        updated_at: now,
-      }));
-      if (!updated) throw notFound("patient", p.id);
-      return { patient_id: p.id, added, removed: [], skipped, external_identifiers: updated.external_identifiers };
+      const wanted = uniqueIdentifiers(bodyList(req.body, "{system, value}").list);
+      const r = await s.patients.addIdentifiers(project, p.id, wanted, new Date().toISOString());
+      if (!r) throw notFound("patient", p.id);
+      return answer(p.id, r.patient, { added: r.added, removed: [], skipped: r.skipped });
     },
   );
 
@@ -53,23 +53,34 @@ export const patientMaintenanceRoutes: FastifyPluginAsyncTypebox<{
     "/v1/patients/:id/external-identifiers",
     {
       config,
-      schema: { summary: "Remove external identifiers", tags, params: PatientIdParams, body: IdentifiersBody, response: responses({ 200: IdentifiersAnswer }) },
+      schema: {
+        summary: "Remove external identifiers matching any matcher: system and value, system alone (all of it) or integration_id",
+        tags,
+        params: PatientIdParams,
+        body: IdentifierMatchersBody,
+        response: responses({ 200: IdentifiersAnswer }),
+      },
     },
     async (req) => {
       const project = req.principal.project_id;
+      const { list, key } = bodyList(req.body, "matchers: {system, value}, {system} or {integration_id}");
+      list.forEach((m, i) => {
+        const problem = matcherProblem(m);
+        if (problem) throw new AppError("validation", `${key}[${i}]: ${problem}`, [fieldIssue(["body", key, i], problem, m)]);
+      });
+      const matchers = list.map(cleanMatcher);
       const p = await load(project, req.params.id, req.principal.patient_id);
-      const wanted = uniqueIdentifiers(req.body.external_identifiers);
-      const removed = wanted.filter((e) => p.external_identifiers.some((x) => same(x, e)));
-      const skipped = wanted.filter((e) => !p.external_identifiers.some((x) => same(x, e)));
       const now = new Date().toISOString();
-      const updated = await s.patients.modify(project, p.id, (cur) => ({
-        ...cur,
-        external_identifiers: cur.external_identifiers.filter((x) => !removed.some((e) => same(x, e))),
-        updated_at: now,
-      }));
-      if (!updated) throw notFound("patient", p.id);
+      let removed: ExternalIdentifier[] = [];
+      const updated = await s.patients.modify(project, p.id, (cur) => {
+        if (cur.status !== "active") return undefined;
+        removed = cur.external_identifiers.filter((e) => matchers.some((m) => matchesIdentifier(m, e)));
+        return { ...cur, external_identifiers: cur.external_identifiers.filter((e) => !removed.includes(e)), updated_at: now };
+      });
+      if (!updated || updated.status !== "active") throw notFound("patient", p.id);
       await s.patients.releaseIdentifiers(project, removed, p.id);
-      return { patient_id: p.id, added: [], removed, skipped, external_identifiers: updated.external_identifiers };
+      const skipped = matchers.filter((m) => !removed.some((e) => matchesIdentifier(m, e)));
+      return answer(p.id, updated, { added: [], removed, skipped });
     },
   );
 
@@ -115,3 +126,20 @@ export const patientMaintenanceRoutes: FastifyPluginAsyncTypebox<{
     },
   );
 };
+
+/**
+ * The identifier routes' answer: counts as the hosted product's SDKs read them (integers),
+ * the identifiers behind each count, and the patient's identifiers after the change.
+ */
+function answer(patientId: string, p: Patient, lists: { added: ExternalIdentifier[]; removed: ExternalIdentifier[]; skipped: IdentifierMatcher[] }) {
+  return {
+    patient_id: patientId,
+    added: lists.added.length,
+    removed: lists.removed.length,
+    skipped: lists.skipped.length,
+    added_identifiers: lists.added,
+    removed_identifiers: lists.removed,
+    skipped_identifiers: lists.skipped,
+    external_identifiers: p.external_identifiers,
+  };
+}
