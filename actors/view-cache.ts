@@ -44,26 +44,3 @@ export function currentCachedView(raw: string | null, stored: StoredPatientState
   if (c.applied_seq === undefined || c.applied_seq < lastInputChange(stored, type)) return null;
   return c.view ?? null;
 }
-
-/** The head of encodeCachedView's text, as JSON.stringify writes it. */
-const CACHED_HEAD = /^\{"applied_seq":(\d+),"fingerprint":"([^"\\]*)","view":\{/;
-const BLOCKS_KEY = ',"blocks":';
-
-/**
- * A cached view as the raw view read answers it (`{patient_id, view_type, view_id,
- * valid_from, valid_to, content: {blocks, temp}}`), cut from the stored text without
- * parsing it, when it is still current; null when it is not, or when the text is not
- * laid out as encodeCachedView writes it (the caller then parses, see currentCachedView).
- * The view's head (type, id, times) holds no object, so the first `,"blocks":` after it
- * is the view's own; blocks are stored with the fields a read answers, in its order
- * (readmodels/views/lib.ts, block).
- */
-export function currentCachedViewAnswer(raw: string | null, stored: StoredPatientState, type: ViewType, patientId: string): string | null {
-  if (!raw || stored.fingerprint !== MODEL_FINGERPRINT) return null;
-  const head = CACHED_HEAD.exec(raw);
-  if (!head || head[2] !== MODEL_FINGERPRINT || Number(head[1]) < lastInputChange(stored, type)) return null;
-  const start = head[0].length;
-  const blocks = raw.indexOf(BLOCKS_KEY, start);
-  if (blocks < 0 || !raw.endsWith("}}") || !raw.startsWith(`"view_type":${JSON.stringify(type)},`, start)) return null;
-  return `{"patient_id":${JSON.stringify(patientId)},${raw.slice(start, blocks)},"content":{${raw.slice(blocks + 1, -2)}}}`;
-}

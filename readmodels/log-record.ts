@@ -9,6 +9,15 @@ export function traceText(t: Trace | undefined): string | undefined {
 }
 
 /**
+ * A trace as its two parts, the form clients that only know object traces read: an object
+ * as it is; a string as an id of no stated type (`object_type` null), never split at a
+ * ":", so what a client sent comes back whole (as the log query answers it too).
+ */
+export function traceParts(t: Trace): { object_type: string | null; object_id: string } {
+  return typeof t === "string" ? { object_type: null, object_id: t } : { object_type: t.object_type, object_id: t.object_id };
+}
+
+/**
  * A log as stored in JetStream and folded by the reducers. Everything a reducer needs
  * (time, ids) is here, so reducers never read the clock or a server.
  */

@@ -9,7 +9,7 @@ import type { PatientState } from "../patient-state.js";
 import { deviceSnapshot } from "./device.js";
 import { engagementSnapshot } from "./engagement.js";
 import { labsSnapshot } from "./labs.js";
-import { asOfOf, clean, newestFirst, shortHash, windowOf } from "./lib.js";
+import { asOfOf, clean, day, hhmm, newestFirst, shortHash, windowOf } from "./lib.js";
 import { medicationSnapshot } from "./medication.js";
 import { profileSnapshot } from "./profile.js";
 import { questionnaireSnapshot } from "./questionnaire.js";
@@ -86,4 +86,13 @@ export function recentEntries(type: ViewType, state: PatientState, limit: number
   const all = def.entries(state, windowOf(asOfOf(state, def.inputs), state.timezone)).sort(newestFirst);
   const n = Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0;
   return { entries: all.slice(0, n), total_count: all.length };
+}
+
+/**
+ * A recent entry as one line, its time in the patient's zone to the minute:
+ * `2026-11-21 09:00 — symptom_report: pain 7/10 (esas_r)`. Client text in a summary
+ * (a lab's name, a test's value) has its line breaks collapsed, so it stays one line.
+ */
+export function recentLine(e: RecentEntry, tz: string): string {
+  return `${day(e.timestamp, tz)} ${hhmm(e.timestamp, tz)} — ${e.kind}: ${e.summary.replace(/\s+/g, " ").trim()}`;
 }

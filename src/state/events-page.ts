@@ -2,6 +2,38 @@ import type { PatientStateStore, StateEvent } from "../../actors/state-store.js"
 import { compareLogs } from "../../readmodels/order.js";
 import { AppError } from "../errors.js";
 
+/**
+ * The audit rows each `status` filter keeps. complete: every row, since a row is written
+ * once its log is applied, whether that changed the state (applied) or not (no_change).
+ * pending and failed keep none: a read waits until every accepted log is applied
+ * (read-your-writes), and a log is validated before it is accepted, so applying it cannot fail.
+ */
+export const EVENT_STATUS_FILTERS = {
+  complete: ["applied", "no_change"],
+  pending: [],
+  failed: [],
+  applied: ["applied"],
+  no_change: ["no_change"],
+} as const satisfies Record<string, readonly StateEvent["status"][]>;
+
+export type EventStatusFilter = keyof typeof EVENT_STATUS_FILTERS;
+
+export interface EventFilters {
+  /** Canonical log types. */
+  log_types?: readonly string[];
+  status?: EventStatusFilter;
+  /** Only rows of these logs (those carrying a trace asked for). */
+  log_ids?: ReadonlySet<string>;
+}
+
+/** The rows the filters keep, or undefined when they keep every row (complete keeps all: the page reads as unfiltered). */
+export function eventMatcher(f: EventFilters): ((e: StateEvent) => boolean) | undefined {
+  const statuses: readonly string[] | undefined = f.status === undefined || f.status === "complete" ? undefined : EVENT_STATUS_FILTERS[f.status];
+  const { log_types: types, log_ids: ids } = f;
+  if (!types && !statuses && !ids) return undefined;
+  return (e) => (!types || types.includes(e.log_type)) && (!statuses || statuses.includes(e.status)) && (!ids || ids.has(e.source_event_log_id));
+}
+
 /** Where a page of the audit ended: the row's number then, and its place in fold order. */
 interface EventsCursor {
   score: number;
@@ -15,6 +47,8 @@ export interface EventsPageQuery {
   until?: string;
   limit: number;
   cursor?: string;
+  /** Only rows it keeps (log type, status, trace): applied like since/until, after paging by number. */
+  match?: (e: StateEvent) => boolean;
 }
 
 export interface EventsPage {
@@ -86,7 +120,7 @@ export async function readEventsPage(store: PatientStateStore, patientId: string
   for (;;) {
     // Rows that will be skipped (looking for a renumbered cursor's place, or filtered out)
     // are read in large reads, not a page at a time.
-    const want = skipThrough || since || until ? Math.max(q.limit + 1, SEEK_ROWS) : q.limit + 1;
+    const want = skipThrough || since || until || q.match ? Math.max(q.limit + 1, SEEK_ROWS) : q.limit + 1;
     const batch = await store.events(patientId, after, want);
     for (const r of batch) {
       after = r.score;
@@ -96,6 +130,7 @@ export async function readEventsPage(store: PatientStateStore, patientId: string
       }
       if (since && r.event.triggered_at < since) continue;
       if (until && r.event.triggered_at > until) continue;
+      if (q.match && !q.match(r.event)) continue;
       if (rows.length === q.limit) return { rows, more: true };
       rows.push(r);
     }

@@ -1,7 +1,7 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { readSubject } from "../../infra/nats/log-history.js";
 import type { TopologyNames } from "../../infra/nats/topology.js";
-import { traceText, type LogRecord, type Trace } from "../../readmodels/log-record.js";
+import { traceParts, traceText, type LogRecord } from "../../readmodels/log-record.js";
 import type { PatientLogMessage } from "../logs/log-writer.js";
 import { AppError } from "../errors.js";
 import { resolveLogType } from "../catalog/index.js";
@@ -11,6 +11,10 @@ export interface LogQuery {
   until?: string;
   log_types?: string[];
   trace?: string;
+  /** Only logs whose trace has this object_type (traceParts): an object trace's; a string trace has none. */
+  trace_type?: string;
+  /** Only logs whose trace has this object_id (traceParts): an object trace's, or a string trace whole. */
+  trace_id?: string;
   limit: number;
   cursor?: string;
   order: "asc" | "desc";
@@ -22,7 +26,29 @@ export interface LogRow {
   timestamp: string;
   ingested_at: string;
   payload: Record<string, unknown>;
-  trace: Trace | null;
+  /** Always an object (a string trace as its traceParts: object_type null), or null. */
+  trace: { object_type: string | null; object_id: string } | null;
+}
+
+type LogDeps = { js: JetStreamClient; jsm: JetStreamManager; names: TopologyNames };
+
+/**
+ * Every log of a patient straight from JetStream (its subject is its history), in
+ * acceptance order. Logs stored before the call are all there: the write path answers
+ * only after JetStream stored them.
+ */
+export async function* patientLogs(deps: LogDeps, scope: { organization_id: string; project_id: string }, patientId: string): AsyncGenerator<LogRecord> {
+  const subject = deps.names.logSubject(scope.organization_id, scope.project_id, patientId);
+  for await (const m of readSubject<PatientLogMessage>(deps.js, deps.jsm, deps.names.logsStream, subject)) yield* m.data.logs;
+}
+
+/** Whether a log's trace has the parts asked for (each filter optional; a log without a trace matches none). */
+export function traceMatches(l: LogRecord, q: { trace?: string; trace_type?: string; trace_id?: string }): boolean {
+  if (q.trace !== undefined && traceText(l.trace) !== q.trace) return false;
+  if (q.trace_type === undefined && q.trace_id === undefined) return true;
+  if (l.trace === undefined) return false;
+  const parts = traceParts(l.trace);
+  return (q.trace_type === undefined || parts.object_type === q.trace_type) && (q.trace_id === undefined || parts.object_id === q.trace_id);
 }
 
 type Key = [timestamp: string, id: string];
@@ -41,39 +67,39 @@ function decodeCursor(c: string): Key {
 
 const cmp = (a: Key, b: Key) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
 
-/**
- * A patient's logs straight from JetStream (its subject is its history), filtered and
- * paged by (timestamp, id) with an opaque cursor. Logs stored before the read are all
- * there: the write path answers only after JetStream stored them.
- */
+/** The ids of a patient's logs that `keep` keeps. */
+export async function logIdsWhere(deps: LogDeps, scope: { organization_id: string; project_id: string }, patientId: string, keep: (l: LogRecord) => boolean): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for await (const l of patientLogs(deps, scope, patientId)) if (keep(l)) ids.add(l.id);
+  return ids;
+}
+
+/** A patient's logs (patientLogs), filtered and paged by (timestamp, id) with an opaque cursor. */
 export async function readPatientLogs(
-  deps: { js: JetStreamClient; jsm: JetStreamManager; names: TopologyNames },
+  deps: LogDeps,
   scope: { organization_id: string; project_id: string },
   patientId: string,
   q: LogQuery,
 ): Promise<{ logs: LogRow[]; next_cursor: string | null }> {
   const types = q.log_types?.map((t) => resolveLogType(t) ?? t);
   const after = q.cursor ? decodeCursor(q.cursor) : undefined;
-  const subject = deps.names.logSubject(scope.organization_id, scope.project_id, patientId);
   const rows: LogRecord[] = [];
-  for await (const m of readSubject<PatientLogMessage>(deps.js, deps.jsm, deps.names.logsStream, subject)) {
-    for (const l of m.data.logs) {
-      if (q.since && l.timestamp < q.since) continue;
-      if (q.until && l.timestamp > q.until) continue;
-      if (types && !types.includes(l.log_type)) continue;
-      if (q.trace !== undefined && traceText(l.trace) !== q.trace) continue;
-      if (after) {
-        const c = cmp([l.timestamp, l.id], after);
-        if (q.order === "asc" ? c <= 0 : c >= 0) continue;
-      }
-      rows.push(l);
+  for await (const l of patientLogs(deps, scope, patientId)) {
+    if (q.since && l.timestamp < q.since) continue;
+    if (q.until && l.timestamp > q.until) continue;
+    if (types && !types.includes(l.log_type)) continue;
+    if (!traceMatches(l, q)) continue;
+    if (after) {
+      const c = cmp([l.timestamp, l.id], after);
+      if (q.order === "asc" ? c <= 0 : c >= 0) continue;
     }
+    rows.push(l);
   }
   rows.sort((a, b) => (q.order === "asc" ? 1 : -1) * cmp([a.timestamp, a.id], [b.timestamp, b.id]));
   const page = rows.slice(0, q.limit);
   const last = page.at(-1);
   return {
-    logs: page.map((l) => ({ id: l.id, type: l.log_type, timestamp: l.timestamp, ingested_at: l.ingested_at, payload: l.payload, trace: l.trace ?? null })),
+    logs: page.map((l) => ({ id: l.id, type: l.log_type, timestamp: l.timestamp, ingested_at: l.ingested_at, payload: l.payload, trace: l.trace === undefined ? null : traceParts(l.trace) })),
     next_cursor: rows.length > q.limit && last ? encodeCursor([last.timestamp, last.id]) : null,
   };
 }

@@ -8,7 +8,7 @@ import { EVENT_MODULES, STABLE_MODULES, type EventKey, type ModuleKey, type Stab
 import { MODELS, MODULE_KEYS } from "../../readmodels/registry.js";
 import { moduleEntry, toModuleRead } from "../../readmodels/patient-state.js";
 import { isViewType, renderView, VIEW_INPUTS, VIEW_TYPES, type View, type ViewType } from "../../readmodels/views/index.js";
-import { currentCachedView, currentCachedViewAnswer, encodeCachedView } from "../../actors/view-cache.js";
+import { currentCachedView, encodeCachedView } from "../../actors/view-cache.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -176,24 +176,12 @@ export class StateReader {
   }
 
   /**
-   * The raw view read's answer as JSON text, cut from the stored view when that is
-   * current (currentCachedViewAnswer); json null when the view must be rendered or parsed
-   * first: viewOf does both, given this snapshot so it does not read it again.
-   */
-  async rawViewAnswer(principal: Principal, patientId: string, viewType: string): Promise<{ snap: Snapshot; json: string | null }> {
-    assertViewType(viewType);
-    const snap = await this.snapshot(principal, patientId, [], viewType);
-    return { snap, json: currentCachedViewAnswer(snap.cachedView ?? null, snap.stored, viewType, patientId) };
-  }
-
-  /**
    * One view as current as the patient's state, reading no module when the stored view is
-   * still current (the common case: only its inputs' last change matters). `read`: the
-   * patient's meta and stored view, when the caller has read them already (rawViewAnswer).
+   * still current (the common case: only its inputs' last change matters).
    */
-  async viewOf(principal: Principal, patientId: string, viewType: string, read?: Snapshot): Promise<{ snap: Snapshot; view: View }> {
+  async viewOf(principal: Principal, patientId: string, viewType: string): Promise<{ snap: Snapshot; view: View }> {
     assertViewType(viewType);
-    const meta = read ?? (await this.snapshot(principal, patientId, [], viewType));
+    const meta = await this.snapshot(principal, patientId, [], viewType);
     const cached = currentCachedView(meta.cachedView ?? null, meta.stored, viewType);
     if (cached) return { snap: meta, view: cached };
     // Stale or missing: the inputs, with the stored view again (the engine may have just
@@ -215,6 +203,14 @@ export class StateReader {
   async allViews(s: StoredPatientState): Promise<View[]> {
     return Promise.all(VIEW_TYPES.map((t) => this.view(s, t)));
   }
+}
+
+/** Event-state module names the hosted product's clients use for ours. */
+const EVENT_MODULE_ALIASES: Readonly<Record<string, EventKey>> = { behavioral_state: "emotional_state" };
+
+/** An event-state module name as we key it: an alias (behavioral_state) as its module, any other name as given. */
+export function eventModuleKey(name: string): string {
+  return Object.hasOwn(EVENT_MODULE_ALIASES, name) ? EVENT_MODULE_ALIASES[name]! : name;
 }
 
 export function assertModule(key: string, kind: "stable" | "event"): asserts key is ModuleKey {

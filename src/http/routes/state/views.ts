@@ -3,21 +3,28 @@ import { Type } from "@sinclair/typebox";
 import { AppError } from "../../../errors.js";
 import type { Services } from "../../../services.js";
 import { assertViewType } from "../../../state/state-reader.js";
-import { recentEntries, renderMarkdown, VIEW_INPUTS } from "../../../../readmodels/views/index.js";
+import { recentEntries, recentLine, renderMarkdown, VIEW_INPUTS, type ViewBlock } from "../../../../readmodels/views/index.js";
 import { blockListing, hasResult, TEMPLATE_BLOCKS, viewBlock } from "../../../../readmodels/views/template-blocks.js";
 import { Nullable, responses } from "../../schemas.js";
-import { markFreshness, sendJsonText } from "./index.js";
-import { BlockSchema, PatientParams } from "./schemas.js";
+import { markFreshness } from "./index.js";
+import { BlockSchema, PatientParams, RecentItemSchema } from "./schemas.js";
 
 const ViewParams = Type.Object({ pid: PatientParams.properties.pid, view_type: Type.String() });
 
-const blockOut = (b: { id: string; name: string; text: string; segment: string; refs: string[]; data: unknown }) => ({
+/**
+ * A block as the raw view read answers it: ours, plus the template block it fills and its
+ * result again (`template_ref`, `result`), where the hosted product's clients read them.
+ * Only here: MCP's get_view answers blocks without the copies, to keep a model's context small.
+ */
+const blockOut = (b: ViewBlock) => ({
   id: b.id,
   name: b.name,
   text: b.text,
   segment: b.segment,
   refs: b.refs,
   data: b.data,
+  template_ref: { block_id: b.id },
+  result: { id: b.id, name: b.name, content: b.text },
 });
 
 /** Views: generated snapshots per template, as JSON blocks or one markdown document. */
@@ -76,13 +83,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     },
     async (req, reply) => {
       assertViewType(req.params.view_type);
-      // A current stored view answers a raw read as it is stored, without a parse.
-      const raw = req.query.format === "markdown" ? undefined : await reader.rawViewAnswer(req.principal, req.params.pid, req.params.view_type);
-      if (raw?.json) {
-        markFreshness(reply, raw.snap);
-        return sendJsonText(reply, raw.json);
-      }
-      const { snap, view: v } = await reader.viewOf(req.principal, req.params.pid, req.params.view_type, raw?.snap);
+      const { snap, view: v } = await reader.viewOf(req.principal, req.params.pid, req.params.view_type);
       markFreshness(reply, snap);
       if (req.query.format === "markdown") {
         return reply.type("text/markdown; charset=utf-8").serializer((x: unknown) => x as string).send(renderMarkdown(v) as never);
@@ -184,7 +185,16 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         params: ViewParams,
         querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 200, default: 20 }) }),
         response: responses({
-          200: Type.Object({ patient_id: Type.String(), view_type: Type.String(), entries: Type.Array(Type.Unknown()), count: Type.Integer(), total_count: Type.Integer() }),
+          200: Type.Object({
+            patient_id: Type.String(),
+            view_type: Type.String(),
+            entries: Type.Array(Type.String(), {
+              description: "Each item as one line, its time in the patient's time zone: 2026-11-21 09:00 — symptom_report: pain 7/10 (esas_r)",
+            }),
+            items: Type.Array(RecentItemSchema, { description: "The same entries as objects, in the same order (entries[i] is items[i])" }),
+            count: Type.Integer(),
+            total_count: Type.Integer({ description: "Entries behind the view in all" }),
+          }),
         }),
       },
     },
@@ -193,7 +203,15 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       const snap = await reader.snapshot(req.principal, req.params.pid, VIEW_INPUTS[req.params.view_type]);
       markFreshness(reply, snap);
       const r = recentEntries(req.params.view_type, snap.stored.state, req.query.limit);
-      return { patient_id: req.params.pid, view_type: req.params.view_type, entries: r.entries, count: r.entries.length, total_count: r.total_count };
+      const tz = snap.stored.state.timezone;
+      return {
+        patient_id: req.params.pid,
+        view_type: req.params.view_type,
+        entries: r.entries.map((e) => recentLine(e, tz)),
+        items: r.entries,
+        count: r.entries.length,
+        total_count: r.total_count,
+      };
     },
   );
 };
