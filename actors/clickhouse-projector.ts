@@ -11,7 +11,7 @@ import { EncodedRows, RowBufferPool } from "./encoded-rows.js";
 import type { PublishedMessageReader, PublishedMessages } from "../infra/nats/published-messages.js";
 
 /** The columns an insert names, in the order of encodeRow's values. */
-const LOG_COLUMNS = ["organization_id", "project_id", "patient_id", "id", "type", "timestamp", "ingested_at", "trace", "idempotency_key", "payload", "payload_numbers", "stream_seq"] as const;
+const LOG_COLUMNS = ["organization_id", "project_id", "patient_id", "id", "type", "timestamp", "ingested_at", "trace", "trace_type", "idempotency_key", "payload", "payload_numbers", "stream_seq"] as const;
 
 /**
  * One log as a row of the ClickHouse `logs` table (infra/clickhouse-schema.ts): a
@@ -26,7 +26,7 @@ const LOG_COLUMNS = ["organization_id", "project_id", "patient_id", "id", "type"
  */
 export function encodeRow(l: LogRecord, seq: number): string {
   return JSON.stringify([
-    l.organization_id, l.project_id, l.patient_id, l.id, l.log_type, l.timestamp, l.ingested_at, traceText(l.trace) ?? "", l.idempotency_key ?? "",
+    l.organization_id, l.project_id, l.patient_id, l.id, l.log_type, l.timestamp, l.ingested_at, traceText(l.trace) ?? "", typeof l.trace === "object" ? l.trace.object_type : "", l.idempotency_key ?? "",
     l.payload, numericCopy(l.payload), seq,
   ]);
 }

@@ -52,6 +52,20 @@ export const MIGRATIONS: { version: number; name: string; sql: (db: string) => s
       `ALTER TABLE ${db}.logs MODIFY COLUMN payload_json JSON MATERIALIZED accurateCastOrDefault(if(payload_numbers = '', payload, payload_numbers), 'JSON')`,
     ],
   },
+  {
+    version: 4,
+    name: "trace_type: the type of a trace sent as {object_type, object_id}",
+    // `trace` keeps the text filters compare (`type:id`, or a string trace as sent); queries
+    // answer the trace as {object_type, object_id}, which that text cannot tell from a
+    // string holding a colon. The projector now writes the object's type ('' for a string
+    // trace). Rows inserted before this version get it from their text on read: the part
+    // before the first colon when both sides are non-empty (the batch route refuses empty
+    // parts), else ''. That reads a string trace with a colon in it, stored before this
+    // version, as an object.
+    sql: (db) => [
+      `ALTER TABLE ${db}.logs ADD COLUMN IF NOT EXISTS trace_type LowCardinality(String) DEFAULT if(position(trace, ':') > 1 AND position(trace, ':') < length(trace), substring(trace, 1, position(trace, ':') - 1), '') AFTER trace`,
+    ],
+  },
 ];
 
 /** A database name is an identifier we control (the namespace), never user text. */

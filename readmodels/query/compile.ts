@@ -2,6 +2,7 @@ import { fieldIssue } from "../../src/errors.js";
 import { Ctx, isPlainObject } from "./context.js";
 import { extract, groupExpr, orderTerms, rawExpr, type Field } from "./fields.js";
 import { compileFilter } from "./filter.js";
+import { arraySelectExpr } from "./array-select.js";
 import { groupOrderColumn, parseAggregations, parseGroupBy, parseOrder, parseSelect, rowOrderField, type AggItem, type OrderItem, type SelectItem } from "./projection.js";
 import { DEFAULT_LIMITS, MAX_OFFSET, QueryValidationError, type CompileLimits, type CompileScope, type CompiledQuery, type QueryShape } from "./types.js";
 
@@ -53,13 +54,22 @@ export function compileLogQuery(body: unknown, scope: CompileScope, limits: Comp
   };
 }
 
+/** The columns of a whole log row; `shapeRows` answers trace and trace_type as one `trace` object. */
+const LOG_ROW = ["id", "type", "timestamp", "ingested_at", "trace", "trace_type", "payload"];
+
 /** Log rows (or the selected columns `s{i}`), and the count of matching logs. */
 function rowsSql(ctx: Ctx, where: string, select: SelectItem[] | undefined, order: string, page: string): { sql: string; countSql: string } {
-  const cols = select ? select.map((s, i) => `${rawExpr(ctx, s.field)} AS s${i}`) : ["id", "type", "timestamp", "trace", "payload"];
+  const cols = select ? select.map((s, i) => `${selectExpr(ctx, s)} AS s${i}`) : LOG_ROW;
   return {
     sql: `SELECT ${cols.join(", ")}\n${FROM}\nWHERE ${where}\nORDER BY ${order}\n${page}`,
     countSql: `SELECT count() AS n\n${FROM}\nWHERE ${where}`,
   };
+}
+
+/** A selected field's column: an array select, the trace as [type, text] (made an object by shapeRows), or the field as answered. */
+function selectExpr(ctx: Ctx, s: SelectItem): string {
+  if (s.array) return arraySelectExpr(ctx, s.field, s.array);
+  return s.field.root === "trace" ? "[trace_type, trace]" : rawExpr(ctx, s.field);
 }
 
 /** Group keys `g{i}` and aggregations `a{i}`, and the count of groups. */
@@ -76,7 +86,7 @@ function groupSql(ctx: Ctx, where: string, keys: Field[], aggs: AggItem[], order
 
 function shapeOf(select: SelectItem[] | undefined, grouped: boolean, keys: Field[], aggs: AggItem[]): QueryShape {
   const shape: QueryShape = {};
-  if (select) shape.select = select.map((s) => ({ key: s.key, path: s.field.text }));
+  if (select) shape.select = select.map((s) => (s.array ? { key: s.key, path: s.field.text, array: s.array.first ? "first" : "list" } : { key: s.key, path: s.field.text }));
   if (grouped) {
     shape.groupKeys = keys.map((f) => f.text);
     shape.aggregations = aggs.map((a) => (a.field ? { alias: a.alias, op: a.op, field: a.field.text } : { alias: a.alias, op: a.op }));
@@ -118,7 +128,8 @@ function conflicts(ctx: Ctx, flags: Flags, select: SelectItem[] | undefined, gro
   }
   if (grouped && select) {
     select.forEach((s, i) => {
-      if (!keys.some((k) => k.text === s.field.text)) ctx.fail(["select", i, "path"], "with group_by, select may only name group keys", s.field.text);
+      if (s.array) ctx.fail(["select", i], "an array select reads each log's payload: not with group_by or aggregations", s.field.text);
+      else if (!keys.some((k) => k.text === s.field.text)) ctx.fail(["select", i, "path"], "with group_by, select may only name group keys", s.field.text);
     });
   }
 }

@@ -7,6 +7,12 @@ export type ParamType = "String" | "Float64" | "Bool" | "Int64" | "UInt32" | "Ar
 /** A payload path segment: an object key, or a 0-based array index as the client writes it. */
 export type PathSeg = string | number;
 
+/** The lambda argument of an array select: one element (its raw JSON text) of the selected array. */
+export const ELEMENT = "el";
+
+/** JSON text a path is read from: the log's payload column, or an array element (ELEMENT). */
+export type JsonDoc = "payload" | typeof ELEMENT;
+
 /**
  * An object key in a payload path. It is the one piece of body text that reaches SQL, as a
  * backquoted identifier of the JSON column: letters, digits and _ only, so it can neither
@@ -46,6 +52,8 @@ function floatParam(type: ParamType, value: unknown): unknown {
 export class Ctx {
   readonly issues: ErrorDetail[] = [];
   readonly params: Record<string, unknown> = {};
+  /** Leaf conditions compiled so far, in filter and array selects' where (the maxConditions budget). */
+  conditions = 0;
   private nextValue = 0;
   private nextKey = 0;
   private readonly paths = new Map<string, string>();
@@ -87,13 +95,15 @@ export class Ctx {
    * `payload, {k0:String}, {k1:Int64}`: the JSON path arguments of JSONExtract*, each segment
    * a parameter. ClickHouse JSON array indexes are 1-based (negative counts from the end),
    * clients send 0-based ones, so index i is bound as i + 1. The same path reuses its keys.
+   * `doc` is the JSON text read: the log's payload, or the array element an array select
+   * is testing (ELEMENT, the lambda's argument); both are names the compiler writes.
    */
-  jsonArgs(path: PathSeg[]): string {
-    const id = path.join(".");
+  jsonArgs(path: PathSeg[], doc: JsonDoc = "payload"): string {
+    const id = `${doc}:${path.join(".")}`;
     let args = this.paths.get(id);
     if (args === undefined) {
       const parts = path.map((seg) => (typeof seg === "number" ? this.named(`k${this.nextKey++}`, "Int64", seg + 1) : this.named(`k${this.nextKey++}`, "String", seg)));
-      args = ["payload", ...parts].join(", ");
+      args = [doc, ...parts].join(", ");
       this.paths.set(id, args);
     }
     return args;

@@ -1,4 +1,4 @@
-import { KEY, quote, type Ctx, type PathSeg } from "./context.js";
+import { ELEMENT, KEY, quote, type Ctx, type JsonDoc, type PathSeg } from "./context.js";
 
 /**
  * Field references: `type`, `timestamp`, `trace`, `payload` and dotted payload paths such
@@ -13,6 +13,8 @@ export interface Field {
   path: PathSeg[];
   /** The field as the body wrote it: the answer's key when no alias is given. */
   text: string;
+  /** A path inside the array element an array select's `where` tests (root "payload" then stands for the element). */
+  inElement?: boolean;
 }
 
 const ROOTS: readonly string[] = ["type", "timestamp", "trace", "payload"];
@@ -27,13 +29,40 @@ export function parseField(input: unknown): Field | string {
   if (!ROOTS.includes(root)) return `field ${quote(input)} is not allowed: a field starts with type, timestamp, trace or payload`;
   if (root !== "payload" && rest.length > 0) return `field ${quote(input)} is not allowed: ${root} has no sub-fields`;
   if (rest.length > MAX_PATH_SEGMENTS) return `field ${quote(input)} is too deep: at most ${MAX_PATH_SEGMENTS} segments after payload`;
+  const path = segments(input, rest);
+  return typeof path === "string" ? path : { root: root as Root, path, text: input };
+}
+
+function segments(input: string, rest: string[]): PathSeg[] | string {
   const path: PathSeg[] = [];
   for (const seg of rest) {
     if (INDEX.test(seg)) path.push(Number(seg));
     else if (KEY.test(seg)) path.push(seg);
     else return `field ${quote(input)} has an invalid segment ${quote(seg)}: a key is letters, digits and _ (not starting with a digit), an index is a number`;
   }
-  return { root: root as Root, path, text: input };
+  return path;
+}
+
+/**
+ * A path inside an element of the array `array` (an array select's `where` field or
+ * `element`): dotted keys and indexes relative to the element (`name`, `code.system`).
+ * The array's own path names the element itself (arrays of strings or numbers), and a
+ * path that starts with it and a dot reads inside the element too, as the SDK's examples
+ * write it (`payload.symptoms.name` for `name`).
+ */
+export function parseElementPath(input: unknown, array: Field): Field | string {
+  if (typeof input !== "string" || input === "") return `must be a path inside each element of ${array.text}, such as name or code.system (${array.text} itself is the element)`;
+  const relative = input === array.text ? "" : input.startsWith(`${array.text}.`) ? input.slice(array.text.length + 1) : input;
+  const rest = relative === "" ? [] : relative.split(".");
+  if (rest.length > MAX_PATH_SEGMENTS) return `path ${quote(input)} is too deep: at most ${MAX_PATH_SEGMENTS} segments inside an element`;
+  const path = segments(input, rest);
+  return typeof path === "string" ? path : { root: "payload", path, text: input, inElement: true };
+}
+
+/** The JSON path arguments of a payload or element path (fields.ts never reads an element from the JSON column). */
+export function pathArgs(ctx: Ctx, f: Field): string {
+  const doc: JsonDoc = f.inElement ? ELEMENT : "payload";
+  return ctx.jsonArgs(f.path, doc);
 }
 
 /** A payload path, typed as the value compared with it (JS number → Float64, string → String, boolean → Bool). */
@@ -46,7 +75,7 @@ export type JsonScalar = "String" | "Float64" | "Bool";
  */
 export function extract(ctx: Ctx, f: Field, type: JsonScalar): string {
   if (type === "Float64") return numeric(ctx, f);
-  return `JSONExtract(${ctx.jsonArgs(f.path)}, 'Nullable(${type})')`;
+  return `JSONExtract(${pathArgs(ctx, f)}, 'Nullable(${type})')`;
 }
 
 /**
@@ -57,8 +86,8 @@ export function extract(ctx: Ctx, f: Field, type: JsonScalar): string {
  * same for every value kind the JSON type infers from JSON text (tested on ClickHouse).
  */
 export function numeric(ctx: Ctx, f: Field): string {
-  const col = ctx.jsonColumn(f.path);
-  if (col === undefined) return `JSONExtract(${ctx.jsonArgs(f.path)}, 'Nullable(Float64)')`;
+  const col = f.inElement ? undefined : ctx.jsonColumn(f.path);
+  if (col === undefined) return `JSONExtract(${pathArgs(ctx, f)}, 'Nullable(Float64)')`;
   return `coalesce(toFloat64(${col}.:Int64), ${col}.:Float64, toFloat64(${col}.:UInt64), toFloat64OrNull(${col}.:String), toFloat64(${col}.:Bool))`;
 }
 

@@ -1,6 +1,6 @@
 import { LOG_TYPE_ALIASES } from "../../src/catalog/aliases.js";
 import { isPlainObject, type Ctx } from "./context.js";
-import { extract, parseField, type Field } from "./fields.js";
+import { extract, parseElementPath, parseField, pathArgs, type Field } from "./fields.js";
 import { FILTER_OPS, type FilterOp } from "./types.js";
 
 /**
@@ -13,28 +13,51 @@ import { FILTER_OPS, type FilterOp } from "./types.js";
 export function compileFilter(ctx: Ctx, filter: unknown): string | undefined {
   if (filter === undefined) return undefined;
   if (!Array.isArray(filter)) return ctx.fail(["filter"], "must be an array of conditions", filter);
-  const walk = { conditions: 0 };
-  const sql = list(ctx, walk, filter, ["filter"], 0, "AND");
-  if (walk.conditions > ctx.limits.maxConditions) {
-    ctx.fail(["filter"], `too costly: ${walk.conditions} conditions, at most ${ctx.limits.maxConditions}`);
+  const sql = list(ctx, { field: parseField }, filter, ["filter"], 0, "AND");
+  if (ctx.conditions > ctx.limits.maxConditions) {
+    ctx.fail(["filter"], `too costly: ${ctx.conditions} conditions, at most ${ctx.limits.maxConditions}`);
   }
   return sql === "" ? undefined : sql;
 }
 
+/**
+ * An array select's `where`: one filter node (or a list, ANDed) whose fields are paths
+ * inside each element of `array` (see parseElementPath), compiled to a condition on the
+ * element ELEMENT. Every op applies as on a payload path, read from the element's text.
+ * Its leaf conditions count toward the body's maxConditions with the filter's.
+ */
+export function compileElementFilter(ctx: Ctx, where: unknown, array: Field, loc: Loc): string | undefined {
+  const walk: Walk = { field: (input) => parseElementPath(input, array) };
+  const before = ctx.conditions;
+  let sql: string | undefined;
+  if (!Array.isArray(where)) sql = node(ctx, walk, where, loc, 0);
+  else if (where.length === 0) return ctx.fail(loc, "must be a condition, a group, or a non-empty list of them (ANDed)", where);
+  else sql = list(ctx, walk, where, loc, 0, "AND");
+  if (before <= ctx.limits.maxConditions && ctx.conditions > ctx.limits.maxConditions) {
+    ctx.fail(loc, `too costly: ${ctx.conditions} conditions in filter and array selects, at most ${ctx.limits.maxConditions}`);
+  }
+  return sql;
+}
+
 type Loc = (string | number)[];
 
-function list(ctx: Ctx, walk: { conditions: number }, items: unknown[], loc: Loc, depth: number, joiner: "AND" | "OR"): string | undefined {
+/** How a walk reads a condition's field: from the log (roots), or inside an array element. */
+interface Walk {
+  field: (input: unknown) => Field | string;
+}
+
+function list(ctx: Ctx, walk: Walk, items: unknown[], loc: Loc, depth: number, joiner: "AND" | "OR"): string | undefined {
   const parts = items.map((item, i) => node(ctx, walk, item, [...loc, i], depth));
   if (parts.some((p) => p === undefined)) return undefined;
   return parts.length === 1 ? (parts[0] as string) : parts.map((p) => `(${p})`).join(` ${joiner} `);
 }
 
-function node(ctx: Ctx, walk: { conditions: number }, item: unknown, loc: Loc, depth: number): string | undefined {
+function node(ctx: Ctx, walk: Walk, item: unknown, loc: Loc, depth: number): string | undefined {
   if (!isPlainObject(item)) return ctx.fail(loc, 'must be a condition {"field","op","value"} or a group {"or":[…]} / {"and":[…]}', item);
   const group = "or" in item ? "or" : "and" in item ? "and" : undefined;
   if (group === undefined) {
-    walk.conditions++;
-    return condition(ctx, item, loc);
+    ctx.conditions++;
+    return condition(ctx, walk, item, loc);
   }
   const extra = Object.keys(item).find((k) => k !== group);
   if (extra !== undefined) return ctx.fail([...loc, extra], `is not allowed beside "${group}": a group holds only its list`, item[extra]);
@@ -47,10 +70,10 @@ function node(ctx: Ctx, walk: { conditions: number }, item: unknown, loc: Loc, d
 const CMP = { eq: "=", neq: "!=", gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
 type CmpOp = keyof typeof CMP;
 
-function condition(ctx: Ctx, item: Record<string, unknown>, loc: Loc): string | undefined {
+function condition(ctx: Ctx, walk: Walk, item: Record<string, unknown>, loc: Loc): string | undefined {
   const extra = Object.keys(item).find((k) => k !== "field" && k !== "op" && k !== "value");
   if (extra !== undefined) return ctx.fail([...loc, extra], "is not an allowed field", item[extra]);
-  const f = parseField(item.field);
+  const f = walk.field(item.field);
   if (typeof f === "string") return ctx.fail([...loc, "field"], f, item.field);
   const op = item.op;
   if (typeof op !== "string" || !(FILTER_OPS as readonly string[]).includes(op)) {
@@ -58,6 +81,7 @@ function condition(ctx: Ctx, item: Record<string, unknown>, loc: Loc): string | 
   }
   if (!("value" in item)) return ctx.fail([...loc, "value"], "is required");
   const c: Cond = { ctx, f, op: op as FilterOp, v: item.value, at: [...loc, "value"] };
+  if (f.inElement) return payloadCond(c);
   if (f.root === "payload") {
     return f.path.length > 0 ? payloadCond(c) : ctx.fail([...loc, "field"], "a filter on payload needs a path such as payload.score", item.field);
   }
@@ -170,7 +194,7 @@ function payloadCond(c: Cond): string | undefined {
       // value as a substring; numbers and booleans only match array elements.
       const t = scalarType(v);
       if (t === undefined) return wrong(c, "a string, number or boolean");
-      const args = ctx.jsonArgs(f.path);
+      const args = pathArgs(ctx, f);
       const p = ctx.bind(t, v);
       const inArray = `has(JSONExtract(${args}, 'Array(Nullable(${t}))'), ${p})`;
       if (t !== "String") return inArray;
@@ -178,10 +202,10 @@ function payloadCond(c: Cond): string | undefined {
     }
     case "is": // '' is a missing path, 'null' a JSON null: both are "is null".
       if (!isNullValue(v)) return wrong(c, 'null or "not_null"');
-      return `JSONExtractRaw(${ctx.jsonArgs(f.path)}) ${v === null ? "IN" : "NOT IN"} ('', 'null')`;
+      return `JSONExtractRaw(${pathArgs(ctx, f)}) ${v === null ? "IN" : "NOT IN"} ('', 'null')`;
     case "exists": // Present at all, even as JSON null (unlike is not_null).
       if (typeof v !== "boolean") return wrong(c, "true or false");
-      return `${v ? "" : "NOT "}JSONHas(${ctx.jsonArgs(f.path)})`;
+      return `${v ? "" : "NOT "}JSONHas(${pathArgs(ctx, f)})`;
     default:
       return unreachable(op);
   }

@@ -1,6 +1,7 @@
 import { isPlainObject, quote, type Ctx } from "./context.js";
 import { parseField, type Field } from "./fields.js";
 import { AGG_OPS, type AggOp } from "./types.js";
+import { ARRAY_KEYS, isArrayForm, parseArraySelect, type ArraySelect } from "./array-select.js";
 
 /**
  * The parts of a body that shape the answer: select, group_by, aggregations, order.
@@ -20,6 +21,8 @@ const MAX_ORDER = 8;
 export interface SelectItem {
   key: string;
   field: Field;
+  /** The array form (`first`, `where`, `element`): `field` is the array. */
+  array?: ArraySelect;
 }
 
 export interface AggItem {
@@ -56,20 +59,27 @@ function valueField(ctx: Ctx, at: (string | number)[], v: unknown): Field | unde
   return f;
 }
 
-/** `select`: [{path, alias?}]; the whole payload may be selected. Keys (alias, else path) are unique. */
+const SELECT_ITEM = "{path, alias?} or an array select {path, first, alias?, where?, element?}";
+
+/**
+ * `select`: [{path, alias?}] or the array form (array-select.ts); the whole payload may be
+ * selected. Keys (alias, else path) are unique.
+ */
 export function parseSelect(ctx: Ctx, v: unknown): SelectItem[] {
   const out: SelectItem[] = [];
   const keys = new Set<string>();
-  items(ctx, "select", v, MAX_SELECT, "{path, alias?}").forEach((item, i) => {
+  items(ctx, "select", v, MAX_SELECT, SELECT_ITEM).forEach((item, i) => {
     const at = ["select", i];
-    if (!entry(ctx, at, item, ["path", "alias"], "{path, alias?}")) return;
+    if (!entry(ctx, at, item, ["path", "alias", ...ARRAY_KEYS], SELECT_ITEM)) return;
     const f = parseField(item.path);
     if (typeof f === "string") return ctx.fail([...at, "path"], f, item.path);
     if ("alias" in item && (typeof item.alias !== "string" || !ALIAS.test(item.alias))) return ctx.fail([...at, "alias"], ALIAS_RULE, item.alias);
+    const array = isArrayForm(item) ? parseArraySelect(ctx, item, f, at) : undefined;
+    if (isArrayForm(item) && array === undefined) return;
     const key = typeof item.alias === "string" ? item.alias : f.text;
     if (keys.has(key)) return ctx.fail([...at, "alias" in item ? "alias" : "path"], `duplicate key ${quote(key)}: give each selected field its own alias`, key);
     keys.add(key);
-    out.push({ key, field: f });
+    out.push(array ? { key, field: f, array } : { key, field: f });
   });
   return out;
 }

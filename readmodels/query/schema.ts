@@ -30,11 +30,25 @@ const FilterNode = Type.Object(
 
 const Alias = Type.String({ pattern: "^(?!__proto__$)[A-Za-z_][A-Za-z0-9_]{0,63}$" });
 
+/** `{path, alias?}`, or the array form when any of first, where, element is given. */
+const SelectItem = Type.Object(
+  {
+    path: FieldText,
+    alias: Type.Optional(Alias),
+    first: Type.Optional(Type.Boolean({ description: "Array select: true answers the first kept element (null when none), false the list ([] when none)" })),
+    where: Type.Optional(Type.Union([FilterNode, Type.Array(FilterNode, { minItems: 1 })], {
+      description: "Array select: keeps the elements this filter node (or list of nodes, ANDed) holds for; its fields are paths inside the element (the array's own path is the element itself)",
+    })),
+    element: Type.Optional(Type.String({ minLength: 1, maxLength: 600, description: "Array select: the path read from each kept element, e.g. name" })),
+  },
+  { additionalProperties: false, description: "A field, answered under alias else path; with first/where/element, an array in the payload (path) filtered and read per element" },
+);
+
 export const QueryBodySchema = Type.Object(
   {
     patient_ids: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: "Cohort (organization route); omit for the whole organization. At most 1000 by default." })),
     filter: Type.Optional(Type.Array(FilterNode, { description: "Conditions, ANDed" })),
-    select: Type.Optional(Type.Array(Type.Object({ path: FieldText, alias: Type.Optional(Alias) }, { additionalProperties: false }), { minItems: 1, maxItems: 64 })),
+    select: Type.Optional(Type.Array(SelectItem, { minItems: 1, maxItems: 64 })),
     order: Type.Optional(Type.Array(Type.Object({ field: FieldText, desc: Type.Optional(Type.Boolean()) }, { additionalProperties: false }), { minItems: 1, maxItems: 8 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, description: "Rows (or groups). @default 100, at most 1000 by default" })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),

@@ -13,7 +13,7 @@ export function shapeRows(q: CompiledQuery, raw: Record<string, unknown>[]): unk
       return raw.map((r) => groupRow(q.shape, r));
     case "rows": {
       const select = q.shape.select;
-      return raw.map((r) => (select ? Object.fromEntries(select.map((s, i) => [s.key, fieldValue(s.path, r[`s${i}`])])) : logRow(r)));
+      return raw.map((r) => (select ? Object.fromEntries(select.map((s, i) => [s.key, selectedValue(s, r[`s${i}`])])) : logRow(r)));
     }
     default:
       return unreachable(q.kind);
@@ -32,7 +32,27 @@ export function countOf(raw: Record<string, unknown>[]): number {
 }
 
 function logRow(r: Record<string, unknown>): Record<string, unknown> {
-  return { id: r.id, type: r.type, timestamp: toIso(r.timestamp), trace: fieldValue("trace", r.trace), payload: fieldValue("payload", r.payload) };
+  return { id: r.id, type: r.type, timestamp: toIso(r.timestamp), ingested_at: toIso(r.ingested_at), trace: traceObject(r.trace_type, r.trace), payload: fieldValue("payload", r.payload) };
+}
+
+/**
+ * A trace as GET /v1/state/{pid}/logs answers it, from the `trace` text (`type:id` for an
+ * object, the string itself for a string trace, '' for none) and `trace_type` (the
+ * object's type, '' for a string trace): `{object_type, object_id}`, object_type null for
+ * a string trace; null for none.
+ */
+function traceObject(type: unknown, text: unknown): { object_type: string | null; object_id: string } | null {
+  if (typeof text !== "string" || text === "") return null;
+  if (typeof type === "string" && type !== "" && text.startsWith(`${type}:`)) return { object_type: type, object_id: text.slice(type.length + 1) };
+  return { object_type: null, object_id: text };
+}
+
+/** A selected column: an array select's raw JSON (one text, or a list of them), the trace's [type, text], or a field. */
+function selectedValue(s: { path: string; array?: "first" | "list" }, v: unknown): unknown {
+  if (s.array === "list") return Array.isArray(v) ? v.map((x) => fieldValue(s.path, x)) : [];
+  if (s.array === "first") return fieldValue(s.path, v);
+  if (s.path === "trace" && Array.isArray(v)) return traceObject(v[0], v[1]);
+  return fieldValue(s.path, v);
 }
 
 function groupRow(shape: QueryShape, r: Record<string, unknown>): Record<string, unknown> {
@@ -51,7 +71,7 @@ function groupRow(shape: QueryShape, r: Record<string, unknown>): Record<string,
 /** A column value by the field it came from (the path text as the body wrote it). */
 function fieldValue(path: string, v: unknown): unknown {
   if (path === "timestamp") return toIso(v);
-  if (path === "trace") return v === "" || v === undefined ? null : v; // '' is "no trace"
+  if (path === "trace") return v === "" || v === undefined ? null : v; // a group key: the trace text, '' is "no trace"
   if (path === "type") return v;
   // payload or payload.<path>: JSON text; '' is a path the log lacks.
   if (typeof v !== "string") return v ?? null;

@@ -41,8 +41,11 @@ export type AggOp = (typeof AGG_OPS)[number];
  * (`s{i}`, `g{i}`, `a{i}`) so that no alias or path from the body is ever written into SQL.
  */
 export interface QueryShape {
-  /** The `select` entries in order; column `s{i}` holds entry i, answered under `key` (alias, else path). */
-  select?: { key: string; path: string }[];
+  /**
+   * The `select` entries in order; column `s{i}` holds entry i, answered under `key` (alias,
+   * else path). `array`: an array select answering its first kept element or the list.
+   */
+  select?: { key: string; path: string; array?: "first" | "list" }[];
   /** The `group_by` fields in order; column `g{i}` holds key i. */
   groupKeys?: string[];
   /** The aggregations in order; column `a{i}` holds entry i, answered under `alias`. */

@@ -31,12 +31,12 @@ describe("the ClickHouse projector", () => {
     const deadline = Date.now() + 5_000;
     let got: Record<string, unknown>[] = [];
     while (Date.now() < deadline) {
-      got = await rows(`SELECT id, type, organization_id, project_id, patient_id, trace, idempotency_key, toString(timestamp) AS ts, toString(ingested_at) AS ing, stream_seq, payload FROM ${ns}.logs FINAL WHERE patient_id = {p:String} ORDER BY timestamp`, { p: pid });
+      got = await rows(`SELECT id, type, organization_id, project_id, patient_id, trace, trace_type, idempotency_key, toString(timestamp) AS ts, toString(ingested_at) AS ing, stream_seq, payload FROM ${ns}.logs FINAL WHERE patient_id = {p:String} ORDER BY timestamp`, { p: pid });
       if (got.length === 2) break;
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(got.map((r) => r.id)).toEqual(ans.results.map((r: any) => r.id));
-    expect(got[0]).toMatchObject({ type: "symptom_report", organization_id: "org_default", project_id: "prj_default", trace: "visit:v9", idempotency_key: "ck-1", ts: "2026-08-01 10:00:00.000" });
+    expect(got[0]).toMatchObject({ type: "symptom_report", organization_id: "org_default", project_id: "prj_default", trace: "visit:v9", trace_type: "visit", idempotency_key: "ck-1", ts: "2026-08-01 10:00:00.000" });
     expect(JSON.parse(got[0]!.payload as string)).toEqual(logs[0]!.payload);
     // ingested_at is the service's clock (after the event time here); stream_seq the message's.
     expect(String(got[0]!.ing) > String(got[0]!.ts)).toBe(true);
@@ -155,7 +155,7 @@ describe("the ClickHouse projector", () => {
     expect(m.map((r) => Number(r.version))).toEqual(MIGRATIONS.map((x) => x.version));
   });
 
-  it("migrates a version-1 database forward: old rows get the JSON column and answer path queries", async () => {
+  it("migrates a version-1 database forward: old rows get the JSON column and a trace type, and answer path queries", async () => {
     const client = t.services.clickhouse.client!;
     const db = `${t.config.namespace}_v1`;
     try {
@@ -163,8 +163,11 @@ describe("the ClickHouse projector", () => {
       // Rows as version 1 stored them: its columns only.
       const log = (id: string, payload: Record<string, unknown>) =>
         ({ id, type: "symptom_report", organization_id: "o", project_id: "p", patient_id: "pat_1", timestamp: "2026-01-01T00:00:00.000Z", ingested_at: "2026-01-01T00:00:00.000Z", trace: "", idempotency_key: "", payload: JSON.stringify(payload), stream_seq: 1 });
-      await client.insert({ table: `${db}.logs`, values: [log("log_a", { score: 3, note: "x" }), log("log_b", { score: "5", a: { b: null } })], format: "JSONEachRow", clickhouse_settings: { date_time_input_format: "best_effort" } });
-      expect(await migrate(client, db)).toEqual([2, 3]);
+      // Traces as version 1 stored them: an object's `type:id`, or a string as sent.
+      const traces = ["visit:v9", "plain", ":x", "y:", "a:b:c", ""];
+      const traced = traces.map((trace, i) => ({ ...log(`log_t${i}`, {}), trace }));
+      await client.insert({ table: `${db}.logs`, values: [log("log_a", { score: 3, note: "x" }), log("log_b", { score: "5", a: { b: null } }), ...traced], format: "JSONEachRow", clickhouse_settings: { date_time_input_format: "best_effort" } });
+      expect(await migrate(client, db)).toEqual([2, 3, 4]);
       expect(await migrate(client, db)).toEqual([]);
       const q = compileLogQuery({ aggregations: [{ op: "avg", field: "payload.score", alias: "avg" }, { op: "count", alias: "n" }], filter: [{ field: "payload.score", op: "gte", value: 3 }] }, { organization_id: "o", project_id: "p" });
       expect(q.sql).toContain("payload_json.`score`");
@@ -173,6 +176,9 @@ describe("the ClickHouse projector", () => {
       // The text stays the answer: the JSON type would have dropped the null.
       const whole = await rows(`SELECT payload, toJSONString(payload_json) AS j FROM ${db}.logs FINAL WHERE id = 'log_b'`);
       expect(whole[0]).toEqual({ payload: '{"score":"5","a":{"b":null}}', j: '{"score":"5"}' });
+      // Old rows read a trace type from their text: the part before the first colon when both sides are non-empty.
+      const typed = await rows(`SELECT trace, trace_type FROM ${db}.logs FINAL WHERE id LIKE 'log_t%' ORDER BY id`);
+      expect(typed.map((r) => r.trace_type)).toEqual(["visit", "", "", "", "a", ""]);
     } finally {
       await client.command({ query: `DROP DATABASE IF EXISTS ${db}` });
     }

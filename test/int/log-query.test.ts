@@ -43,7 +43,7 @@ describe("the log query builder", () => {
     expect(r.count).toBe(4);
     expect(r.rows.every((x: any) => x.payload.score !== 10)).toBe(true);
     expect(r).toMatchObject({ organization_id: "org_default", has_more: false });
-    expect(r.rows[0]).toEqual({ id: expect.stringMatching(/^log_/), type: "symptom_report", timestamp: "2026-09-03T09:00:00.000Z", trace: null, payload: expect.any(Object) });
+    expect(r.rows[0]).toEqual({ id: expect.stringMatching(/^log_/), type: "symptom_report", timestamp: "2026-09-03T09:00:00.000Z", ingested_at: expect.stringMatching(/^20\d\d-.*Z$/), trace: null, payload: expect.any(Object) });
     const theirs = (await query({ filter: [{ field: "type", op: "eq", value: "symptom_report" }] }, other)).json();
     expect(theirs.count).toBe(1);
   });
@@ -112,7 +112,7 @@ describe("the log query builder", () => {
     for (const f of [{ field: "trace", op: "eq", value: trace }, { field: "trace", op: "in", value: [trace, "other"] }]) {
       const r = await query({ filter: [f] });
       expect(r.statusCode).toBe(200);
-      expect(r.json().rows.map((x: any) => x.trace)).toEqual(["visit:v9"]);
+      expect(r.json().rows.map((x: any) => x.trace)).toEqual([{ object_type: "visit", object_id: "v9" }]);
     }
   });
 

@@ -108,7 +108,7 @@ describe("compileLogQuery: nesting", () => {
 describe("compileLogQuery: scope", () => {
   it("always puts organization and project in the WHERE clause as parameters", () => {
     const c = q({});
-    expect(c.sql).toBe("SELECT id, type, timestamp, trace, payload\nFROM logs FINAL\nWHERE organization_id = {org:String} AND project_id = {project:String}\nORDER BY timestamp DESC, id DESC\nLIMIT {limit:UInt32} OFFSET {offset:UInt32}");
+    expect(c.sql).toBe("SELECT id, type, timestamp, ingested_at, trace, trace_type, payload\nFROM logs FINAL\nWHERE organization_id = {org:String} AND project_id = {project:String}\nORDER BY timestamp DESC, id DESC\nLIMIT {limit:UInt32} OFFSET {offset:UInt32}");
     expect(c.params).toEqual({ org: "org_1", project: "prj_1", limit: 101, offset: 0 });
   });
 

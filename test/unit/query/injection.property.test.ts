@@ -33,29 +33,36 @@ const timeCond = fc.oneof(
   fc.record({ field: fc.constant("timestamp"), op: cmp, value: iso as fc.Arbitrary<unknown> }),
   fc.record({ field: fc.constant("timestamp"), op: fc.constantFrom("in", "nin"), value: list(iso) }),
 );
-const payloadCond = fc.oneof(
-  fc.record({ field: path, op: cmp, value: fc.oneof(value, num) as fc.Arbitrary<unknown> }),
-  fc.record({ field: path, op: fc.constantFrom("eq", "neq"), value: fc.boolean() }),
-  fc.record({ field: path, op: fc.constantFrom("in", "nin"), value: fc.oneof(list(value), list(num)) as fc.Arbitrary<unknown> }),
-  fc.record({ field: path, op: fc.constantFrom("like", "ilike"), value: value.map(likePattern) }),
-  fc.record({ field: path, op: fc.constant("contains"), value: fc.oneof(value, num, fc.boolean()) as fc.Arbitrary<unknown> }),
-  fc.record({ field: path, op: fc.constant("is"), value: fc.constantFrom(null, "not_null") }),
-  fc.record({ field: path, op: fc.constant("exists"), value: fc.boolean() }),
+const condOn = (field: fc.Arbitrary<string>) => fc.oneof(
+  fc.record({ field, op: cmp, value: fc.oneof(value, num) as fc.Arbitrary<unknown> }),
+  fc.record({ field, op: fc.constantFrom("eq", "neq"), value: fc.boolean() }),
+  fc.record({ field, op: fc.constantFrom("in", "nin"), value: fc.oneof(list(value), list(num)) as fc.Arbitrary<unknown> }),
+  fc.record({ field, op: fc.constantFrom("like", "ilike"), value: value.map(likePattern) }),
+  fc.record({ field, op: fc.constant("contains"), value: fc.oneof(value, num, fc.boolean()) as fc.Arbitrary<unknown> }),
+  fc.record({ field, op: fc.constant("is"), value: fc.constantFrom(null, "not_null") }),
+  fc.record({ field, op: fc.constant("exists"), value: fc.boolean() }),
 );
+const payloadCond = condOn(path);
 const leaf = fc.oneof(textCond, traceIs, timeCond, payloadCond);
-/** Filter nodes with at most `groups` nested or/and levels (the default maxDepth is 5). */
-const nodeAt = (groups: number): fc.Arbitrary<unknown> => {
-  if (groups === 0) return leaf;
-  const inner = fc.array(nodeAt(groups - 1), { minLength: 1, maxLength: 3 });
-  return fc.oneof({ arbitrary: leaf, weight: 3 }, { arbitrary: fc.record({ or: inner }), weight: 1 }, { arbitrary: fc.record({ and: inner }), weight: 1 });
+/** Filter nodes over `leaves` with at most `groups` nested or/and levels (the default maxDepth is 5). */
+const nodeAt = (groups: number, leaves: fc.Arbitrary<unknown> = leaf): fc.Arbitrary<unknown> => {
+  if (groups === 0) return leaves;
+  const inner = fc.array(nodeAt(groups - 1, leaves), { minLength: 1, maxLength: 3 });
+  return fc.oneof({ arbitrary: leaves, weight: 3 }, { arbitrary: fc.record({ or: inner }), weight: 1 }, { arbitrary: fc.record({ and: inner }), weight: 1 });
 };
 const node = nodeAt(5);
 const anyField = fc.oneof(fc.constantFrom("type", "trace", "timestamp"), path);
+/** A path inside an array element, relative to it (keys and indexes). */
+const inElement = fc.array(fc.oneof(key, key, fc.nat(999)), { minLength: 1, maxLength: 4 }).map((segs) => segs.join("."));
+/** Array selects: where nodes over element paths, an element path, first or the list. */
+const arraySelect = (a: string) => fc.record({
+  path, first: fc.boolean(), alias: fc.constant(a), where: nodeAt(2, condOn(inElement)), element: inElement,
+}, { requiredKeys: ["path", "first", "alias"] });
 
 const common = { patient_ids: fc.uniqueArray(id, { minLength: 1, maxLength: 5 }), filter: fc.array(node, { maxLength: 4 }), limit: fc.integer({ min: 1, max: 1000 }), offset: fc.integer({ min: 0, max: 100_000 }), include_total: fc.boolean() };
 const rowsBody = fc.record({
   ...common,
-  select: fc.uniqueArray(alias, { minLength: 1, maxLength: 4 }).chain((as) => fc.tuple(...as.map((a) => anyField.map((p) => ({ path: p, alias: a }))))),
+  select: fc.uniqueArray(alias, { minLength: 1, maxLength: 4 }).chain((as) => fc.tuple(...as.map((a) => fc.oneof(anyField.map((p) => ({ path: p, alias: a }) as object), arraySelect(a))))),
   order: fc.array(fc.record({ field: anyField, desc: fc.boolean() }, { requiredKeys: ["field"] }), { minLength: 1, maxLength: 3 }),
   single: fc.boolean(),
   typed: fc.boolean(),
@@ -81,7 +88,9 @@ const scope = fc.record({ organization_id: id, project_id: id, patient_id: fc.op
 /** Every string (and number) a body or scope carries, with the path keys split out. */
 function userStrings(body: unknown, out: Set<string> = new Set()): Set<string> {
   if (typeof body === "string") {
-    out.add(body);
+    // A path inside an array element is its segments (Qzk keys and indexes), never used whole.
+    if (body.startsWith("Qzk") && body.includes(".")) body.split(".").forEach((seg) => out.add(seg));
+    else out.add(body);
     if (body.startsWith("payload.")) for (const seg of body.split(".").slice(1)) out.add(seg);
   } else if (typeof body === "number") out.add(String(body));
   else if (Array.isArray(body)) body.forEach((x) => userStrings(x, out));
@@ -135,7 +144,8 @@ describe("compileLogQuery never writes user text into SQL", () => {
         // Values and ids arrive through params; a path key as its own parameter or as an identifier.
         const bound = new Set(Object.values(c.params).flatMap((v) => (Array.isArray(v) ? v : [v])).map(String));
         const idents = new Set([c.sql, c.countSql ?? ""].flatMap((sql) => [...sql.matchAll(/`([^`]*)`/g)].map((m) => m[1]!)));
-        for (const u of userStrings([body.filter, body.patient_ids, s])) {
+        const arrays = ((body.select ?? []) as Record<string, unknown>[]).map((x) => [x.where, x.element]);
+        for (const u of userStrings([body.filter, body.patient_ids, s, arrays])) {
           if (u.startsWith("§")) expect(bound.has(u), `${JSON.stringify(u)} not bound`).toBe(true);
           if (u.startsWith("Qzk")) expect(bound.has(u) || idents.has(u), `${JSON.stringify(u)} neither bound nor an identifier`).toBe(true);
         }

@@ -74,6 +74,30 @@ describe("compileLogQuery rejects", () => {
     rejects({ filter: [c, { or: Array(DEFAULT_LIMITS.maxConditions).fill(c) }] }, ["body", "filter"], "51 conditions");
   });
 
+  it("an array select on a path outside the payload, with a non-boolean first, or a bad element path", () => {
+    rejects({ select: [{ path: "trace", first: true }] }, ["body", "select", 0, "path"], "payload path");
+    rejects({ select: [{ path: "payload", first: true }] }, ["body", "select", 0, "path"], "payload path");
+    rejects({ select: [{ path: "payload.a", first: "yes" }] }, ["body", "select", 0, "first"], "true");
+    rejects({ select: [{ path: "payload.a", first: true, element: "a-b" }] }, ["body", "select", 0, "element"], "invalid segment");
+    rejects({ select: [{ path: "payload.a", first: true, element: "" }] }, ["body", "select", 0, "element"], "inside each element");
+  });
+
+  it("an array select's where that is not a filter node, has an unknown op, or a value of the wrong kind", () => {
+    const at = ["body", "select", 0, "where"];
+    rejects({ select: [{ path: "payload.a", first: true, where: "score > 3" }] }, at, "condition");
+    rejects({ select: [{ path: "payload.a", first: true, where: [] }] }, at, "non-empty");
+    rejects({ select: [{ path: "payload.a", first: true, where: { field: "s", op: "regex", value: "x" } }] }, [...at, "op"], "must be one of");
+    rejects({ select: [{ path: "payload.a", first: true, where: { or: [{ field: "s", op: "in", value: "x" }] } }] }, [...at, "or", 0, "value"], "non-empty array");
+  });
+
+  it("an array select beside group_by, or past the conditions budget it shares with filter", () => {
+    rejects({ group_by: ["payload.a"], select: [{ path: "payload.a", first: true }], aggregations: [{ op: "count", alias: "n" }] }, ["body", "select", 0], "not with group_by");
+    const c = { field: "type", op: "eq", value: "x" };
+    const full = { filter: Array(DEFAULT_LIMITS.maxConditions).fill(c) };
+    expect(() => compileLogQuery({ ...full, select: [{ path: "payload.a", first: true }] }, org)).not.toThrow();
+    rejects({ ...full, select: [{ path: "payload.a", first: true, where: { field: "z", op: "eq", value: 1 } }] }, ["body", "select", 0, "where"], "51 conditions");
+  });
+
   it("an in-list or cohort over maxInList, and empty ones", () => {
     const big = Array.from({ length: DEFAULT_LIMITS.maxInList + 1 }, (_, i) => `v${i}`);
     rejects(where("type", "in", big), ["body", "filter", 0, "value"], "too costly");

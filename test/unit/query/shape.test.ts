@@ -5,20 +5,37 @@ const org = { organization_id: "org_1", project_id: "prj_1" };
 const q = (body: Record<string, unknown>) => compileLogQuery(body, org);
 
 describe("shapeRows", () => {
-  it("answers default rows with an ISO timestamp, null for an empty trace and the payload parsed", () => {
+  it("answers default rows with ISO times, the trace as {object_type, object_id} or null, and the payload parsed", () => {
+    const at = { timestamp: "2025-03-01 10:00:00.000", ingested_at: "2025-03-02 08:00:00.125" };
     const raw = [
-      { id: "L1", type: "symptom_report", timestamp: "2025-03-01 10:00:00.000", trace: "", payload: '{"score":4,"symptoms":[{"name":"pain"}]}' },
-      { id: "L2", type: "vitals", timestamp: "2025-03-01 09:59:59.250", trace: "visit:v1", payload: "{}" },
+      { id: "L1", type: "symptom_report", ...at, trace: "", trace_type: "", payload: '{"score":4,"symptoms":[{"name":"pain"}]}' },
+      { id: "L2", type: "vitals", ...at, trace: "visit:v1", trace_type: "visit", payload: "{}" },
+      { id: "L3", type: "vitals", ...at, trace: "visit:v1:a", trace_type: "", payload: "{}" },
     ];
+    const times = { timestamp: "2025-03-01T10:00:00.000Z", ingested_at: "2025-03-02T08:00:00.125Z" };
     expect(shapeRows(q({}), raw)).toEqual([
-      { id: "L1", type: "symptom_report", timestamp: "2025-03-01T10:00:00.000Z", trace: null, payload: { score: 4, symptoms: [{ name: "pain" }] } },
-      { id: "L2", type: "vitals", timestamp: "2025-03-01T09:59:59.250Z", trace: "visit:v1", payload: {} },
+      { id: "L1", type: "symptom_report", ...times, trace: null, payload: { score: 4, symptoms: [{ name: "pain" }] } },
+      { id: "L2", type: "vitals", ...times, trace: { object_type: "visit", object_id: "v1" }, payload: {} },
+      // A trace sent as a plain string has no type: the whole text is the id.
+      { id: "L3", type: "vitals", ...times, trace: { object_type: null, object_id: "visit:v1:a" }, payload: {} },
     ]);
+  });
+
+  it("answers a selected trace as the same object, and an array select as its first kept element or the list", () => {
+    const c = q({ select: [
+      { path: "trace" },
+      { path: "payload.symptoms", first: true, alias: "worst" },
+      { path: "payload.symptoms", first: false, element: "name", alias: "names" },
+      { path: "payload.tags", first: true, alias: "none" },
+    ] });
+    const raw = [{ s0: ["visit", "visit:v1"], s1: '{"name":"pain","score":7}', s2: ['"pain"', "", "3"], s3: "" }];
+    expect(shapeRows(c, raw)).toEqual([{ trace: { object_type: "visit", object_id: "v1" }, worst: { name: "pain", score: 7 }, names: ["pain", null, 3], none: null }]);
+    expect(shapeRows(c, [{ s0: ["", ""], s1: "", s2: [], s3: "" }])).toEqual([{ trace: null, worst: null, names: [], none: null }]);
   });
 
   it("answers only the selected keys, alias else path, with JSON values parsed and missing paths null", () => {
     const c = q({ select: [{ path: "timestamp" }, { path: "payload.score", alias: "score" }, { path: "payload.tags" }, { path: "payload.gone" }, { path: "trace" }] });
-    const raw = [{ s0: "2025-03-01 10:00:00.000", s1: "4.5", s2: '["a","b"]', s3: "", s4: "" }];
+    const raw = [{ s0: "2025-03-01 10:00:00.000", s1: "4.5", s2: '["a","b"]', s3: "", s4: ["", ""] }];
     expect(shapeRows(c, raw)).toEqual([{ timestamp: "2025-03-01T10:00:00.000Z", score: 4.5, "payload.tags": ["a", "b"], "payload.gone": null, trace: null }]);
   });
 
