@@ -86,8 +86,8 @@ try {
       stages[stage] = now;
       process.stdout.write(`\n${((now - t0) / 1000).toFixed(1)} s: ${stage} (RSS ${m.now} MB)\n`);
     }
-    process.stdout.write(`\r${job.status} ${job.stage} ${job.progress_pct}% logs ${job.logs_processed}/${job.logs_total} eta ${job.estimated_seconds_remaining ?? "-"} s, RSS ${m.now} MB (peak ${m.peak})      `);
-    if (!["queued", "running"].includes(job.status)) {
+    process.stdout.write(`\r${job.status} ${job.stage} ${job.progress_pct}% logs ${job.stage === "REPLAYING" ? job.logs_replayed : job.logs_processed}/${job.logs_total} eta ${job.estimated_seconds_remaining ?? "-"} s, RSS ${m.now} MB (peak ${m.peak})      `);
+    if (!["queued", "validating", "inserting_patients", "inserting_logs", "replaying", "backfilling"].includes(job.status)) {
       tDone = now;
       break;
     }

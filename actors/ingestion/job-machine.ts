@@ -12,6 +12,8 @@ export interface JobMachineInput extends StageInput {
   require_confirmation: boolean;
   rollback_on_cancel: boolean;
   summary_types: string[] | null;
+  /** Complete after the replay without a view backfill. @default false */
+  skip_backfill: boolean;
   /** How long AWAITING_CONFIRMATION waits before cancelling, in ms. @default 604_800_000 (7 days) */
   confirm_timeout_ms: number;
 }
@@ -30,6 +32,8 @@ export interface JobContext extends JobMachineInput {
 export type JobEvent =
   | { type: "START" }
   | { type: "CONFIRM"; summary_types?: string[] }
+  /** The review changes what confirmation will do (PATCH while awaiting confirmation). */
+  | { type: "REVISE"; summary_types?: string[]; skip_backfill?: boolean }
   | { type: "CANCEL"; reason?: string };
 
 const notProvided = (name: string) => async (): Promise<never> => {
@@ -43,8 +47,9 @@ const notProvided = (name: string) => async (): Promise<never> => {
  * actors/ingestion/wiring.ts with `machine.provide()`; the machine itself only decides.
  *
  * QUEUED → VALIDATING → INSERTING_PATIENTS → INSERTING_LOGS → (AWAITING_CONFIRMATION →)
- * REPLAYING → BACKFILLING → COMPLETED. Cancel is accepted until replay starts: once
- * logs reach patient state, a job can only finish.
+ * REPLAYING → BACKFILLING → COMPLETED (straight from REPLAYING when the review chose
+ * skip_backfill). Cancel is accepted until replay starts: once logs reach patient state,
+ * a job can only finish.
  */
 export const jobMachine = setup({
   types: { context: {} as JobContext, events: {} as JobEvent, input: {} as JobMachineInput },
@@ -66,6 +71,8 @@ export const jobMachine = setup({
   },
   guards: {
     needsConfirmation: ({ context }) => context.require_confirmation,
+    // A snapshot saved before skip_backfill existed has none: it backfills.
+    skipsBackfill: ({ context }) => context.skip_backfill === true,
   },
   actions: {
     noteCancel: assign({ message: ({ event }) => (event.type === "CANCEL" ? (event.reason ?? "cancelled on request") : null) }),
@@ -135,6 +142,12 @@ export const jobMachine = setup({
           target: "REPLAYING",
           actions: assign({ summary_types: ({ context, event }) => event.summary_types ?? context.summary_types }),
         },
+        REVISE: {
+          actions: assign({
+            summary_types: ({ context, event }) => event.summary_types ?? context.summary_types,
+            skip_backfill: ({ context, event }) => event.skip_backfill ?? context.skip_backfill,
+          }),
+        },
         CANCEL: { target: "CANCELLING", actions: "noteCancel" },
       },
     },
@@ -143,7 +156,7 @@ export const jobMachine = setup({
       invoke: {
         src: "replay",
         input: ({ context }) => stageInput(context),
-        onDone: "BACKFILLING",
+        onDone: [{ guard: "skipsBackfill", target: "COMPLETED" }, { target: "BACKFILLING" }],
         onError: { target: "FAILING", actions: assign({ message: ({ event }) => `replay failed: ${errorMessage(event.error)}` }) },
       },
     },

@@ -1,12 +1,14 @@
 import { createActor, type Actor, type SnapshotFrom } from "xstate";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
-import { AppError, isAppError, notFound } from "../../src/errors.js";
-import { TERMINAL, type JobRecord, type JobStatus, type Stage } from "../../src/ingestion/job-record.js";
+import { isAppError, notFound } from "../../src/errors.js";
+import { TERMINAL, type JobRecord, type Stage } from "../../src/ingestion/job-record.js";
 import type { JobStore, StoredJob } from "../../src/ingestion/job-store.js";
-import type { JobMachineInput, JobStateName } from "./job-machine.js";
+import { AT_REVIEW_ONLY, conflict, machineInput, statusOf, type JobControl } from "./job-control.js";
+import type { JobStateName } from "./job-machine.js";
 import type { HeapGrowthCap } from "../../infra/heap-growth-cap.js";
 import { HeldJob } from "./live-job.js";
 import { DOCS, type StageDeps } from "./stage-deps.js";
+import { removePatient } from "./review.js";
 import { backfillStage } from "./stages/backfill.js";
 import { provideJobMachine, type ProvidedJobMachine } from "./wiring.js";
 
@@ -21,29 +23,12 @@ export interface JobRunnerOptions {
   heapCap?: HeapGrowthCap;
 }
 
-/** What the routes ask of the runner (locally, or over NATS from an HTTP worker). */
-export type JobControl =
-  | { op: "wake"; project_id: string; job_id: string }
-  | { op: "confirm"; project_id: string; job_id: string; summary_types?: string[] }
-  | { op: "cancel"; project_id: string; job_id: string }
-  | { op: "retry_backfill"; project_id: string; job_id: string; summary_types?: string[] };
-
 type JobActor = Actor<ProvidedJobMachine>;
 
 /** Machine states that hold one of the `maxRunning` slots. */
 const WORKING = new Set<JobStateName>(["VALIDATING", "INSERTING_PATIENTS", "INSERTING_LOGS", "REPLAYING", "BACKFILLING", "CANCELLING", "FAILING"]);
 const STAGE_STATES = new Set<string>(["QUEUED", "VALIDATING", "INSERTING_PATIENTS", "INSERTING_LOGS", "AWAITING_CONFIRMATION", "REPLAYING", "BACKFILLING"]);
 const CANCELLABLE = new Set<JobStateName>(["QUEUED", "VALIDATING", "INSERTING_PATIENTS", "INSERTING_LOGS", "AWAITING_CONFIRMATION"]);
-
-const input = (r: JobRecord, confirmTimeoutMs: number): JobMachineInput => ({
-  job_id: r.job_id,
-  organization_id: r.organization_id,
-  project_id: r.project_id,
-  require_confirmation: r.require_confirmation,
-  rollback_on_cancel: r.rollback_on_cancel,
-  summary_types: r.summary_types,
-  confirm_timeout_ms: confirmTimeoutMs,
-});
 
 /**
  * Runs ingestion jobs in the process that owns background work (role "all" or
@@ -58,6 +43,7 @@ export class JobRunner {
   private readonly machine: ProvidedJobMachine;
   private timer: NodeJS.Timeout | null = null;
   private stopping = false;
+  private stopped: Promise<void> | null = null;
   private sub: Subscription | null = null;
 
   constructor(
@@ -99,7 +85,12 @@ export class JobRunner {
     });
   }
 
-  async stop(): Promise<void> {
+  /** Stops every job where it stands and saves it; once (a second call waits for the first). */
+  stop(): Promise<void> {
+    return (this.stopped ??= this.stopAll());
+  }
+
+  private async stopAll(): Promise<void> {
     this.stopping = true;
     this.options.heapCap?.set(false);
     this.sub?.unsubscribe();
@@ -131,16 +122,32 @@ export class JobRunner {
       if (!stored) throw notFound("ingestion job", c.job_id);
       if (TERMINAL.has(stored.record.status) && c.op !== "retry_backfill") {
         if (c.op === "cancel" && stored.record.status === "cancelled") return stored.record;
-        throw conflict(stored.record, c.op === "confirm" ? "only a job awaiting confirmation can be confirmed" : "it has already ended");
+        throw conflict(stored.record, AT_REVIEW_ONLY[c.op] ?? "it has already ended");
       }
       h = TERMINAL.has(stored.record.status) ? { job: this.holdFinished(stored), actor: null } : this.hold(stored);
     }
     if (h.job.record.project_id !== c.project_id) throw notFound("ingestion job", c.job_id);
+    const held = h;
+    // One operation of a job at a time: a removal rewrites staging that a confirm's replay reads.
+    return held.job.exclusive(() => this.apply(held, c));
+  }
+
+  private async apply(h: { job: HeldJob; actor: JobActor | null }, c: Exclude<JobControl, { op: "wake" }>): Promise<JobRecord> {
     const state = h.actor ? (h.actor.getSnapshot().value as JobStateName) : null;
     const r = h.job.record;
+    const atReview = AT_REVIEW_ONLY[c.op];
+    if (atReview !== undefined && state !== "AWAITING_CONFIRMATION") throw conflict(r, atReview);
     if (c.op === "confirm") {
-      if (state !== "AWAITING_CONFIRMATION") throw conflict(r, "only a job awaiting confirmation can be confirmed");
       h.actor!.send({ type: "CONFIRM", ...(c.summary_types ? { summary_types: c.summary_types } : {}) });
+    } else if (c.op === "revise") {
+      h.actor!.send({ type: "REVISE", ...(c.summary_types ? { summary_types: c.summary_types } : {}), ...(c.skip_backfill !== undefined ? { skip_backfill: c.skip_backfill } : {}) });
+      // The state stays: no transition mirrors the change into the record.
+      const ctx = h.actor!.getSnapshot().context;
+      r.summary_types = ctx.summary_types;
+      r.skip_backfill = ctx.skip_backfill === true;
+      if (c.skip_backfill !== undefined) r.backfill_status = c.skip_backfill ? "skipped" : null;
+    } else if (c.op === "remove_patient") {
+      await removePatient(this.deps, h.job, c.patient_id);
     } else if (c.op === "cancel") {
       if (r.status === "cancelled") return r;
       if (state === null || !CANCELLABLE.has(state)) throw conflict(r, "a job can be cancelled until its replay into patient state starts");
@@ -175,8 +182,8 @@ export class JobRunner {
     entry.job = job;
     this.held.set(stored.record.job_id, entry);
     const options = stored.snapshot
-      ? { snapshot: stored.snapshot as SnapshotFrom<ProvidedJobMachine>, input: input(stored.record, this.options.confirmTimeoutMs) }
-      : { input: input(stored.record, this.options.confirmTimeoutMs) };
+      ? { snapshot: stored.snapshot as SnapshotFrom<ProvidedJobMachine>, input: machineInput(stored.record, this.options.confirmTimeoutMs) }
+      : { input: machineInput(stored.record, this.options.confirmTimeoutMs) };
     actor = createActor(this.machine, options);
     entry.actor = actor;
     let last: string | null = null;
@@ -208,6 +215,7 @@ export class JobRunner {
     if (value === "AWAITING_CONFIRMATION") r.awaiting_since ??= now.toISOString();
     if (value !== "QUEUED") r.started_at ??= now.toISOString();
     r.summary_types = ctx.summary_types;
+    r.skip_backfill = ctx.skip_backfill === true;
     r.status = statusOf(value, r);
     if (value === "FAILED" || value === "CANCELLED") r.status_message = ctx.message;
     if (TERMINAL.has(r.status)) {
@@ -229,7 +237,7 @@ export class JobRunner {
     if (r.source.inline) await this.deps.uploads.delete(r.source.object);
     const { jsm, names } = this.deps.staging;
     const completed = r.status === "completed" || r.status === "completed_with_errors";
-    const filters = completed ? [DOCS.rows, DOCS.targets, DOCS.existing, DOCS.patients].map((d) => names.stagingDocSubject(r.job_id, d)) : [names.stagingSubjectsOfJob(r.job_id)];
+    const filters = completed ? [DOCS.rows, DOCS.targets, DOCS.existing, DOCS.typeCounts, DOCS.patients].map((d) => names.stagingDocSubject(r.job_id, d)) : [names.stagingSubjectsOfJob(r.job_id)];
     for (const filter of filters) await jsm.streams.purge(names.stagingStream, { filter }).catch(() => undefined);
     this.held.delete(r.job_id);
   }
@@ -271,25 +279,4 @@ export class JobRunner {
     const end = Date.now() + ms;
     while (!TERMINAL.has(job.record.status) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
   }
-}
-
-function statusOf(value: JobStateName, r: JobRecord): JobStatus {
-  switch (value) {
-    case "QUEUED":
-      return "queued";
-    case "AWAITING_CONFIRMATION":
-      return "awaiting_confirmation";
-    case "COMPLETED":
-      return r.logs_failed > 0 ? "completed_with_errors" : "completed";
-    case "FAILED":
-      return "failed";
-    case "CANCELLED":
-      return "cancelled";
-    default:
-      return "running";
-  }
-}
-
-function conflict(r: JobRecord, why: string): AppError {
-  return new AppError("conflict", `job ${r.job_id} is ${r.status} (stage ${r.stage}): ${why}`, [{ type: "invalid_job_state", message: why, status: r.status, stage: r.stage }]);
 }

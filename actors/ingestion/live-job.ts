@@ -12,6 +12,7 @@ export class HeldJob implements LiveJob {
   private dirty = false;
   private chain: Promise<void> = Promise.resolve();
   private readonly work = new Set<Promise<unknown>>();
+  private turn: Promise<unknown> = Promise.resolve();
   /** Set while a retry-backfill runs outside the (final) machine. */
   backfill: AbortController | null = null;
 
@@ -52,6 +53,13 @@ export class HeldJob implements LiveJob {
     const forget = () => this.work.delete(work);
     work.then(forget, forget);
     return work;
+  }
+
+  /** Runs `fn` after every operation given here before it has settled, one at a time. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(fn, fn);
+    this.turn = run.catch(() => undefined);
+    return run;
   }
 
   /** The last write, settled (the runner's stop waits for it). */

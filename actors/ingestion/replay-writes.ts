@@ -94,6 +94,8 @@ function pending(e: StagedLine, patientId: string, jobId: string): Pending {
   metadata.ingestion_line = e.line;
   data.patient_id = patientId;
   data.metadata = metadata;
+  // Validation took a row without payload as an empty one (src/ingestion/file-rules.ts withPayload).
+  if (data.payload === undefined) data.payload = {};
   return { key: canonicalTimestamp(data.timestamp) ?? "", line: e.line, log: data };
 }
 

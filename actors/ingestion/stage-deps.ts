@@ -131,6 +131,8 @@ export const DOCS = {
   targets: "targets",
   /** Existing patients that logs name, in the order targets refers to them. */
   existing: "existing",
+  /** The first patients' valid logs by type: [target, {type: n}] (src/ingestion/patient-details.ts). Written by VALIDATING. */
+  typeCounts: "type_counts",
   /** Where each patient row went: [line, id, created]. Written by INSERTING_PATIENTS. */
   patients: "patients",
   /** Every patient with staged logs. Written by INSERTING_LOGS; read by BACKFILLING. */

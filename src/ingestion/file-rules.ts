@@ -60,7 +60,12 @@ export const PLACEHOLDER_PATIENT_ID = "pat_placeholder";
 /** A log row checked as POST /v1/logs/batch checks a log, for the patient it was resolved to. */
 export function checkLog(data: Record<string, unknown>, patientId: string | undefined): EnvelopeResult {
   // Without a reference the envelope reports the missing patient_id itself.
-  return validateEnvelope(patientId === undefined ? data : { ...data, patient_id: patientId }, []);
+  return validateEnvelope(withPayload(patientId === undefined ? data : { ...data, patient_id: patientId }), []);
+}
+
+/** A log row without `payload` has an empty one: the hosted product's SDK leaves an empty payload out of a record. */
+export function withPayload(data: Record<string, unknown>): Record<string, unknown> {
+  return data.payload === undefined ? { ...data, payload: {} } : data;
 }
 
 export const AMBIGUOUS = -1;
@@ -218,8 +223,9 @@ export class FileChecker {
   private logOutcome(data: Record<string, unknown>, patientId: string | undefined, target: number | string): LineOutcome {
     const r = checkLog(data, patientId);
     if (!r.ok) {
-      // Only a log's own payload (or type) is skippable: a log without a patient, a time or
-      // a payload is a broken row, and fails the file as the contract's line errors do.
+      // Only a log's own payload (or type) is skippable: a log without a patient or a time,
+      // or whose payload is not an object, is a broken row, and fails the file as the
+      // contract's line errors do (a missing payload is an empty one: withPayload).
       const where = (d: { location?: (string | number)[] }) => d.location ?? [];
       const envelope = r.code === "validation_error" ? r.details.find((d) => where(d)[0] !== "payload" || where(d).length < 2) : undefined;
       if (envelope === undefined) return fail(r.code, r.message);

@@ -1,15 +1,20 @@
-import { Type } from "@sinclair/typebox";
-import { Nullable } from "../http/schemas.js";
-
 export const STAGES = ["QUEUED", "VALIDATING", "INSERTING_PATIENTS", "INSERTING_LOGS", "AWAITING_CONFIRMATION", "REPLAYING", "BACKFILLING"] as const;
 export type Stage = (typeof STAGES)[number];
 
+/**
+ * Statuses as stored: "running" covers every working stage (and a clean-up after a cancel
+ * or a failure). Answers show a finer status, one of the hosted product's (job-view.ts).
+ */
 export const STATUSES = ["queued", "running", "awaiting_confirmation", "completed", "completed_with_errors", "failed", "cancelled"] as const;
 export type JobStatus = (typeof STATUSES)[number];
 
 export const TERMINAL: ReadonlySet<JobStatus> = new Set(["completed", "completed_with_errors", "failed", "cancelled"]);
 
-export type BackfillStatus = "pending" | "running" | "completed" | "failed";
+/** "skipped": the job was told (PATCH skip_backfill) not to backfill views after its replay. */
+export type BackfillStatus = "pending" | "running" | "completed" | "failed" | "skipped";
+
+/** How one patient's replay went: pending until its logs are written, failed when one of them could not be. */
+export type PatientReplayStatus = "pending" | "completed" | "failed";
 
 /** One line the job could not take: its 1-based line number (inline records: index + 1). */
 export interface LineError {
@@ -48,15 +53,29 @@ export interface JobRecord {
   require_confirmation: boolean;
   rollback_on_cancel: boolean;
   idempotency_key: string | null;
+  /** View types to backfill; null or empty: every view type. */
   summary_types: string[] | null;
+  /** No view backfill after the replay (PATCH while awaiting confirmation); retry-backfill still runs one. */
+  skip_backfill: boolean;
   patients_total: number;
   patients_processed: number;
   patients_created: number;
   /** Created patients removed again by a cancel with rollback_on_cancel. */
   patients_rolled_back: number;
+  /** Patients taken out of the job under review (DELETE .../patients/{pid}); their ids are in `removed_patients`. */
+  patients_removed: number;
   logs_total: number;
+  /**
+   * Logs inserted: staged by INSERTING_LOGS (so the review shows how many went in), less
+   * those REPLAYING could not store; after a cancel or a failure, the logs that stayed in
+   * patient state (logs_replayed).
+   */
   logs_processed: number;
   logs_failed: number;
+  /** Logs REPLAYING has written into patient state so far, duplicates of stored idempotency keys included. */
+  logs_replayed: number;
+  /** Staged logs dropped with the patients taken out of the job (no longer in logs_total). */
+  logs_removed: number;
   /** Per-log idempotency keys already stored (counted in logs_processed too). */
   logs_duplicate: number;
   /** Logs skipped at validation for their own (payload) errors; part of logs_failed. */
@@ -65,11 +84,21 @@ export interface JobRecord {
   lines_total: number;
   lines_validated: number;
   logs_by_event_type: Record<string, number>;
+  /** Staged logs per patient, by type, and how each patient's replay went (src/ingestion/patient-details.ts). */
+  patient_log_counts: Record<string, number>;
+  patient_event_type_counts: Record<string, Record<string, number>>;
+  patient_replay_statuses: Record<string, PatientReplayStatus>;
+  /** More patients than the per-patient maps describe (MAX_PATIENT_DETAILS). */
+  patient_details_truncated: boolean;
+  /** Internal: patients taken out of the job under review; replay and backfill pass them by. */
+  removed_patients: string[];
   error_summary: LineError[];
   error_summary_truncated: boolean;
   view_backfill_job_id: string | null;
   backfill_status: BackfillStatus | null;
   backfill_patients_done: number;
+  /** Patients the (last) view backfill goes through. */
+  backfill_patients_total: number;
   /** Why the job failed or was cancelled. */
   status_message: string | null;
   estimated_seconds_remaining: number | null;
@@ -95,6 +124,7 @@ export function newJobRecord(
   now: string,
 ): JobRecord {
   return {
+    ...LATER_FIELDS(),
     ...init,
     status: "queued",
     stage: "QUEUED",
@@ -131,6 +161,32 @@ export function newJobRecord(
   };
 }
 
+/** Fields records saved by earlier builds lack, with the value such a record stands for. */
+const LATER_FIELDS = () => ({
+  skip_backfill: false,
+  patients_removed: 0,
+  logs_replayed: 0,
+  logs_removed: 0,
+  patient_log_counts: {},
+  patient_event_type_counts: {},
+  patient_replay_statuses: {},
+  patient_details_truncated: false,
+  removed_patients: [],
+  backfill_patients_total: 0,
+});
+
+/** A stored record as this build reads it: the fields an earlier build did not write take their defaults. */
+export function upgradeRecord(r: JobRecord): JobRecord {
+  const missing = Object.entries(LATER_FIELDS()).filter(([k]) => (r as unknown as Record<string, unknown>)[k] === undefined);
+  if (missing.length === 0) return r;
+  if (r.logs_replayed === undefined) {
+    // logs_processed used to count the logs replayed; at the review it now counts those staged.
+    missing.push(["logs_replayed", r.logs_processed]);
+    if (r.status === "awaiting_confirmation") r.logs_processed = r.logs_staged;
+  }
+  return Object.assign(r, Object.fromEntries(missing));
+}
+
 /** Adds a line error, keeping at most MAX_LINE_ERRORS. */
 export function addLineError(r: JobRecord, e: LineError): void {
   if (r.error_summary.length < MAX_LINE_ERRORS) r.error_summary.push(e);
@@ -161,75 +217,3 @@ export function refreshProgress(r: JobRecord, nowMs: number): void {
   if (worked < 1_000) return;
   r.estimated_seconds_remaining = Math.max(0, Math.round((worked / 1000) * ((100 - r.progress_pct) / r.progress_pct)));
 }
-
-/** The contract's job shape (and a few explanatory extras); tenancy and runner state stay inside. */
-export function publicJob(r: JobRecord) {
-  return {
-    job_id: r.job_id,
-    status: r.status,
-    stage: r.stage,
-    progress_pct: r.progress_pct,
-    require_confirmation: r.require_confirmation,
-    rollback_on_cancel: r.rollback_on_cancel,
-    idempotency_key: r.idempotency_key,
-    summary_types: r.summary_types,
-    patients_total: r.patients_total,
-    patients_processed: r.patients_processed,
-    patients_created: r.patients_created,
-    patients_rolled_back: r.patients_rolled_back,
-    logs_total: r.logs_total,
-    logs_processed: r.logs_processed,
-    logs_failed: r.logs_failed,
-    logs_duplicate: r.logs_duplicate,
-    logs_invalid: r.logs_invalid,
-    logs_staged: r.logs_staged,
-    lines_total: r.lines_total,
-    lines_validated: r.lines_validated,
-    logs_by_event_type: r.logs_by_event_type,
-    error_summary: r.error_summary,
-    error_summary_truncated: r.error_summary_truncated,
-    view_backfill_job_id: r.view_backfill_job_id,
-    backfill_status: r.backfill_status,
-    status_message: r.status_message,
-    estimated_seconds_remaining: r.estimated_seconds_remaining,
-    created_at: r.created_at,
-    started_at: r.started_at,
-    completed_at: r.completed_at,
-  };
-}
-
-export const JobSchema = Type.Object(
-  {
-    job_id: Type.String(),
-    status: Type.String({ description: STATUSES.join(", ") }),
-    stage: Type.String({ description: STAGES.join(", ") }),
-    progress_pct: Type.Number(),
-    require_confirmation: Type.Boolean(),
-    rollback_on_cancel: Type.Boolean(),
-    idempotency_key: Nullable(Type.String()),
-    summary_types: Nullable(Type.Array(Type.String())),
-    patients_total: Type.Integer(),
-    patients_processed: Type.Integer(),
-    patients_created: Type.Integer(),
-    patients_rolled_back: Type.Integer({ description: "Created patients removed by a cancel with rollback_on_cancel" }),
-    logs_total: Type.Integer(),
-    logs_processed: Type.Integer({ description: "Logs stored in patient state, duplicates of already stored idempotency keys included" }),
-    logs_failed: Type.Integer(),
-    logs_duplicate: Type.Integer({ description: "Logs whose idempotency key was already stored (part of logs_processed)" }),
-    logs_invalid: Type.Integer({ description: "Logs skipped at validation for payload errors (part of logs_failed)" }),
-    logs_staged: Type.Integer(),
-    lines_total: Type.Integer(),
-    lines_validated: Type.Integer(),
-    logs_by_event_type: Type.Record(Type.String(), Type.Integer()),
-    error_summary: Type.Array(Type.Object({ line: Type.Integer(), code: Type.String(), message: Type.String() })),
-    error_summary_truncated: Type.Boolean({ description: "More line errors than error_summary holds (1,000)" }),
-    view_backfill_job_id: Nullable(Type.String()),
-    backfill_status: Nullable(Type.String({ description: "pending, running, completed, failed" })),
-    status_message: Nullable(Type.String()),
-    estimated_seconds_remaining: Nullable(Type.Number()),
-    created_at: Type.String(),
-    started_at: Nullable(Type.String()),
-    completed_at: Nullable(Type.String()),
-  },
-  { description: "An ingestion job" },
-);

@@ -1,7 +1,8 @@
 import { isKvConflict, type JsonKv } from "../../infra/nats/json-kv.js";
 import { digest } from "../control/hash.js";
 import { AppError } from "../errors.js";
-import type { JobRecord } from "./job-record.js";
+import { upgradeRecord, type JobRecord } from "./job-record.js";
+import { wireStatus } from "./job-view.js";
 
 /** A job as kept in KV: its record and the machine's persisted snapshot (null until it starts). */
 export interface StoredJob {
@@ -60,7 +61,7 @@ export class JobStore {
       if (!cur) continue;
       const holder = await this.get(record.project_id, cur.value.job_id);
       const free = holder ? RETRYABLE.has(holder.status) : Date.now() - cur.value.claimed_at > ORPHAN_CLAIM_MS;
-      if (!free) throw duplicate(record.idempotency_key!, cur.value.job_id, holder?.status ?? "queued");
+      if (!free) throw duplicate(record.idempotency_key!, cur.value.job_id, holder ? wireStatus(holder) : "queued");
       try {
         await this.keys.update(key, mine, cur.revision);
         return;
@@ -73,7 +74,7 @@ export class JobStore {
 
   async getStored(project: string, jobId: string): Promise<StoredJob | null> {
     if (!/^job_[0-9A-Za-z]{1,60}$/.test(jobId)) return null;
-    return (await this.jobs.get(JobStore.key(project, jobId)))?.value ?? null;
+    return upgraded((await this.jobs.get(JobStore.key(project, jobId)))?.value ?? null);
   }
 
   async get(project: string, jobId: string): Promise<JobRecord | null> {
@@ -87,16 +88,28 @@ export class JobStore {
   /** The project's jobs, newest first. */
   async list(project: string): Promise<JobRecord[]> {
     const keys = await this.jobs.keys(`${project}.*`);
-    const all = await Promise.all(keys.map(async (k) => (await this.jobs.get(k))?.value.record ?? null));
+    const all = await Promise.all(keys.map(async (k) => upgraded((await this.jobs.get(k))?.value ?? null)?.record ?? null));
     return all.filter((r): r is JobRecord => r !== null).sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0));
+  }
+
+  /** Erases the project's job records and job-level idempotency keys (a deleted project's). */
+  async eraseProject(project: string): Promise<void> {
+    await this.jobs.purgeMatching(`${project}.*`);
+    await this.keys.purgeMatching(`${project}.*`);
   }
 
   /** Every job of every project (the runner's restore at start). */
   async all(): Promise<StoredJob[]> {
     const keys = await this.jobs.keys();
-    const all = await Promise.all(keys.map(async (k) => (await this.jobs.get(k))?.value ?? null));
+    const all = await Promise.all(keys.map(async (k) => upgraded((await this.jobs.get(k))?.value ?? null)));
     return all.filter((j): j is StoredJob => j !== null);
   }
+}
+
+/** A stored job as this build reads it (a record of an earlier build lacks newer fields). */
+function upgraded(j: StoredJob | null): StoredJob | null {
+  if (j) upgradeRecord(j.record);
+  return j;
 }
 
 function duplicate(key: string, jobId: string, status: string): AppError {

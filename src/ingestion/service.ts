@@ -1,10 +1,12 @@
 import type { Readable } from "node:stream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { JobControl, JobRunner } from "../../actors/ingestion/job-runner.js";
+import type { JobControl } from "../../actors/ingestion/job-control.js";
+import type { JobRunner } from "../../actors/ingestion/job-runner.js";
 import { AppError, notFound, type ErrorCode, type ErrorDetail } from "../errors.js";
 import { newId } from "../ids.js";
 import { isViewType, VIEW_TYPES } from "../../readmodels/views/index.js";
-import { newJobRecord, type JobRecord, type JobStatus } from "./job-record.js";
+import { newJobRecord, TERMINAL, type JobRecord } from "./job-record.js";
+import { matchesStatus, type StatusFilter } from "./job-view.js";
 import type { JobStore } from "./job-store.js";
 import { UploadStore } from "./uploads.js";
 
@@ -19,6 +21,19 @@ export interface NewJobRequest {
   rollback_on_cancel?: boolean;
   summary_types?: string[];
   view_types?: string[];
+  /**
+   * The hosted product's per-patient cap on logs its view backfill reads. Accepted and
+   * ignored: views here are folded from every log of a patient.
+   */
+  max_event_logs?: number;
+}
+
+/** Which jobs a list shows: `status` and `idempotency_key` filter; `offset`/`limit` page the matches, newest first. */
+export interface JobListQuery {
+  status?: StatusFilter;
+  idempotency_key?: string;
+  offset: number;
+  limit: number;
 }
 
 type Scope = { organization_id: string; project_id: string };
@@ -101,7 +116,9 @@ export class IngestionService {
     if (hasKey) {
       // The key names its project: another project's upload is "not found", like anything of theirs.
       const info = UploadStore.isUploadOf(body.s3_key!, scope.project_id) ? await this.deps.uploads.info(body.s3_key!) : null;
-      if (!info) throw notFound("upload", body.s3_key);
+      if (!info) {
+        throw new AppError("not_found", `no file was uploaded under s3_key ${body.s3_key} (or its upload failed): PUT the file to the upload_url from POST /v1/ingestion/upload-url, then create the job`);
+      }
       source = { object: body.s3_key!, inline: false, bytes: info.size };
     } else {
       const text = body.records!.map((r) => JSON.stringify(r ?? null)).join("\n");
@@ -136,12 +153,43 @@ export class IngestionService {
     return r;
   }
 
-  async list(projectId: string, status: JobStatus | undefined, limit: number): Promise<{ total: number; jobs: JobRecord[] }> {
-    const all = (await this.deps.store.list(projectId)).filter((j) => status === undefined || j.status === status);
-    return { total: all.length, jobs: all.slice(0, limit) };
+  async list(projectId: string, q: JobListQuery): Promise<{ total: number; jobs: JobRecord[] }> {
+    const all = (await this.deps.store.list(projectId)).filter(
+      (j) => (q.status === undefined || matchesStatus(j, q.status)) && (q.idempotency_key === undefined || j.idempotency_key === q.idempotency_key),
+    );
+    return { total: all.length, jobs: all.slice(q.offset, q.offset + q.limit) };
   }
 
-  /** Confirm, cancel, retry-backfill (and "wake" after a create): the job afterwards. */
+  /**
+   * Ends a project's unfinished jobs before the project is deleted, and answers all its
+   * jobs. A job still before its replay is cancelled; one whose replay or view backfill
+   * runs cannot be stopped halfway, so the deletion is refused (409) until it ends.
+   */
+  async stopProjectJobs(projectId: string): Promise<JobRecord[]> {
+    const jobs = await this.deps.store.list(projectId);
+    for (const j of jobs) {
+      const running = j.backfill_status === "running" ? "view backfill" : !TERMINAL.has(j.status) && (j.stage === "REPLAYING" || j.stage === "BACKFILLING") ? "replay" : null;
+      if (running) {
+        throw new AppError("conflict", `ingestion job ${j.job_id} of this project is running its ${running}, which cannot be stopped halfway; send the DELETE again once the job has ended`, [
+          { type: "job_running", message: `job ${j.job_id} is in ${j.stage}`, job_id: j.job_id, status: j.status, stage: j.stage },
+        ]);
+      }
+      if (TERMINAL.has(j.status)) continue;
+      const after = await this.control({ op: "cancel", project_id: projectId, job_id: j.job_id });
+      if (!TERMINAL.has(after.status)) {
+        throw new AppError("unavailable", `ingestion job ${j.job_id} of this project is still being cancelled; send the DELETE again shortly`);
+      }
+    }
+    return jobs;
+  }
+
+  /** Erases a deleted project's job records, job idempotency keys, files and upload URLs. */
+  async eraseProject(projectId: string): Promise<void> {
+    await this.deps.store.eraseProject(projectId);
+    await this.deps.uploads.eraseProject(projectId);
+  }
+
+  /** Confirm, cancel, retry-backfill, revise, remove a patient (and "wake" after a create): the job afterwards. */
   async control(c: JobControl): Promise<JobRecord> {
     if (this.deps.runner) return (await this.deps.runner.control(c)) ?? (await this.get(c.project_id, c.job_id));
     const reply = await this.deps.nc.request(this.deps.controlSubject, JSON.stringify(c), { timeout: 35_000 }).catch((err) => {

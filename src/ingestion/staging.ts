@@ -105,18 +105,21 @@ export class StagingWriter {
   }
 }
 
+/** Sequence of the last message of `subject` in `stream`; 0 when it has none. */
+export async function lastSeqOf(jsm: JetStreamManager, stream: string, subject: string): Promise<number> {
+  try {
+    return (await jsm.streams.getMessage(stream, { last_by_subj: subject }))?.seq ?? 0;
+  } catch (err) {
+    if (String((err as Error).message).includes("no message found")) return 0;
+    throw err;
+  }
+}
+
 /** Every message of one subject of the staging stream, in order (ordered consumer; none → nothing). */
 async function* readSubjectRaw(deps: StagingDeps, subject: string, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
   const { js, jsm, names } = deps;
-  let last: number;
-  try {
-    const m = await jsm.streams.getMessage(names.stagingStream, { last_by_subj: subject });
-    if (!m) return;
-    last = m.seq;
-  } catch (err) {
-    if (String((err as Error).message).includes("no message found")) return;
-    throw err;
-  }
+  const last = await lastSeqOf(jsm, names.stagingStream, subject);
+  if (last === 0) return;
   const consumer = await js.consumers.get(names.stagingStream, { filter_subjects: subject });
   const iter = await consumer.consume({ max_messages: 32 });
   try {

@@ -152,6 +152,22 @@ export class UploadStore {
   }
 
   /**
+   * Erases a project's files (uploads and inline records: their names carry the project)
+   * and its upload URLs (a deleted project's project id). The object store keeps a
+   * deleted file's name as a marker; its bytes go.
+   */
+  async eraseProject(projectId: string): Promise<void> {
+    const mine = [`uploads/${projectId}/`, `inline/${projectId}/`];
+    for (const o of await this.deps.os.list()) {
+      if (mine.some((prefix) => o.name.startsWith(prefix))) await this.deps.os.delete(o.name);
+    }
+    for (const key of await this.deps.tokens.keys()) {
+      const t = await this.deps.tokens.get(key);
+      if (t?.value.project_id === projectId) await this.deps.tokens.delete(key);
+    }
+  }
+
+  /**
    * The object's bytes, chunk by chunk, read with an ordered pull consumer that fetches
    * only as fast as the caller iterates. (The library's own `get()` pushes the whole
    * object into an unbounded stream: a slow reader of a large file would buffer all of it.)

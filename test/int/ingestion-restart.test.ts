@@ -98,7 +98,7 @@ describe.each([
     const auth = { authorization: `Bearer ${first.adminKey}` };
     const post = (app: FastifyInstance, url: string, payload: unknown) => app.inject({ method: "POST", url, headers: auth, payload: payload as object });
     const get = (app: FastifyInstance, url: string) => app.inject({ method: "GET", url, headers: auth });
-    const waitJob = async (app: FastifyInstance, id: string, done: (j: { status: string; logs_processed: number }) => boolean) => {
+    const waitJob = async (app: FastifyInstance, id: string, done: (j: { status: string; logs_replayed: number }) => boolean) => {
       for (const end = Date.now() + 30_000; ; ) {
         const j = (await get(app, `/v1/ingestion/jobs/${id}`)).json();
         if (done(j) || Date.now() > end) return j;
@@ -115,17 +115,17 @@ describe.each([
     slow = interrupted;
     await waitJob(first.app, interrupted, (j) => j.status === "awaiting_confirmation");
     await post(first.app, `/v1/ingestion/jobs/${interrupted}/confirm`, {});
-    const midway = await waitJob(first.app, interrupted, (j) => j.logs_processed >= 200);
-    expect(midway).toMatchObject({ status: "running", stage: "REPLAYING" });
+    const midway = await waitJob(first.app, interrupted, (j) => j.logs_replayed >= 200);
+    expect(midway).toMatchObject({ status: "replaying", stage: "REPLAYING" });
     expect(first.services.jobRunner!.heapCapped).toBe(true);
-    expect(midway.logs_processed).toBeLessThan(PATIENTS * LOGS_PER_PATIENT);
+    expect(midway.logs_replayed).toBeLessThan(PATIENTS * LOGS_PER_PATIENT);
     await first.stop();
     live = null;
 
     const second = await startIngestionStack({ reuseNamespace: first, ingestion: { bucketBytes: 8 * 1024 }, replayThread });
     live = second;
-    const done = await waitJob(second.app, interrupted, (j) => j.status !== "running");
-    expect(done).toMatchObject({ status: "completed", stage: "BACKFILLING", logs_processed: PATIENTS * LOGS_PER_PATIENT, logs_failed: 0, logs_duplicate: 0, backfill_status: "completed" });
+    const done = await waitJob(second.app, interrupted, (j) => !["replaying", "backfilling"].includes(j.status));
+    expect(done).toMatchObject({ status: "completed", stage: "BACKFILLING", logs_processed: PATIENTS * LOGS_PER_PATIENT, logs_replayed: PATIENTS * LOGS_PER_PATIENT, logs_failed: 0, logs_duplicate: 0, backfill_status: "completed" });
     expect(second.services.jobRunner!.heapCapped).toBe(false);
 
     const idOf = async (value: string) => (await get(second.app, `/v1/patients?system=mrn&value=${value}`)).json().patients[0].id as string;

@@ -98,7 +98,7 @@ async function job(s: Stack, id: string) {
   return (await s.app.inject({ method: "GET", url: `/v1/ingestion/jobs/${id}`, headers: s.auth })).json();
 }
 
-async function waitJob(s: Stack, id: string, done: (j: { status: string }) => boolean = (j) => !["queued", "running"].includes(j.status)) {
+async function waitJob(s: Stack, id: string, done: (j: { status: string }) => boolean = (j) => !["queued", "validating", "inserting_patients", "inserting_logs", "replaying", "backfilling"].includes(j.status)) {
   for (const end = Date.now() + 40_000; ; ) {
     const j = await job(s, id);
     if (done(j) || Date.now() > end) return j;
@@ -160,7 +160,7 @@ describe("an ingestion job whose storage fails for a while", () => {
     const id = await run(s, "A");
     await vi.waitFor(() => expect(failures).toBeGreaterThan(0), { timeout: 20_000 });
     // Retrying, the job keeps working in its stage.
-    expect(await job(s, id)).toMatchObject({ status: "running", stage: "REPLAYING" });
+    expect(await job(s, id)).toMatchObject({ status: "replaying", stage: "REPLAYING" });
     const done = await waitJob(s, id);
     expect(failures).toBe(3);
     expect(done).toMatchObject({ status: "completed", stage: "BACKFILLING", logs_processed: LOGS, logs_duplicate: 0, logs_failed: 0, error_summary: [], backfill_status: "completed" });
@@ -198,7 +198,7 @@ describe("an ingestion job whose storage fails for a while", () => {
     }));
     const id = await run(s, "C");
     await vi.waitFor(() => expect(since).toBeGreaterThan(0), { timeout: 20_000 });
-    expect(await job(s, id)).toMatchObject({ status: "running", stage: "REPLAYING" });
+    expect(await job(s, id)).toMatchObject({ status: "replaying", stage: "REPLAYING" });
     const done = await waitJob(s, id);
     expect(Date.now() - since).toBeGreaterThanOrEqual(RETRY_MS);
     expect(done).toMatchObject({ status: "failed", stage: "REPLAYING", logs_processed: 0 });

@@ -33,8 +33,11 @@ async function job(id: string) {
   return (await inject("GET", `/v1/ingestion/jobs/${id}`)).json();
 }
 
+/** Statuses of a job still at work (the rest: awaiting confirmation, or ended). */
+const AT_WORK = ["queued", "validating", "inserting_patients", "inserting_logs", "replaying", "backfilling"];
+
 /** Polls the job until `done` holds (or 20 s pass). */
-async function waitJob(id: string, done: (j: { status: string; stage: string }) => boolean = (j) => !["queued", "running"].includes(j.status)) {
+async function waitJob(id: string, done: (j: { status: string; stage: string }) => boolean = (j) => !AT_WORK.includes(j.status)) {
   const end = Date.now() + 20_000;
   for (;;) {
     const j = await job(id);
@@ -63,8 +66,9 @@ describe("ingestion jobs", () => {
       records: [patientRow(a), symptomRow(a, "2026-03-02T10:00:00Z", 7), symptomRow(`mrn|${a}`, "2026-03-01T10:00:00Z", 3)],
       summary_types: ["symptom_snapshot"],
     });
-    const waiting = await waitJob(id, (j) => j.status !== "queued" && j.status !== "running");
-    expect(waiting).toMatchObject({ status: "awaiting_confirmation", stage: "AWAITING_CONFIRMATION", patients_created: 1, logs_total: 2, logs_staged: 2, logs_processed: 0 });
+    const waiting = await waitJob(id);
+    // Staged logs count as inserted: the review says how many went in, none replayed yet.
+    expect(waiting).toMatchObject({ status: "awaiting_confirmation", stage: "AWAITING_CONFIRMATION", patients_created: 1, logs_total: 2, logs_staged: 2, logs_processed: 2, logs_replayed: 0 });
     // A job waiting for a person holds no slot, so V8's heap growth is not capped for it.
     expect(t.services.jobRunner!.heapCapped).toBe(false);
     const pid = (await patientByMrn(a))!;
@@ -77,6 +81,7 @@ describe("ingestion jobs", () => {
       status: "completed",
       progress_pct: 100,
       logs_processed: 2,
+      logs_replayed: 2,
       logs_failed: 0,
       logs_by_event_type: { symptom_report: 2 },
       backfill_status: "completed",
@@ -280,7 +285,7 @@ describe("ingestion jobs", () => {
     const headers = { ...t.auth, "x-project": other.json().id };
     expect((await inject("GET", `/v1/ingestion/jobs/${id}`, undefined, headers)).statusCode).toBe(404);
     expect((await inject("POST", `/v1/ingestion/jobs/${id}/cancel`, undefined, headers)).statusCode).toBe(404);
-    expect((await inject("GET", "/v1/ingestion/jobs", undefined, headers)).json()).toEqual({ total: 0, jobs: [] });
+    expect((await inject("GET", "/v1/ingestion/jobs", undefined, headers)).json()).toMatchObject({ total: 0, jobs: [], has_more: false });
   });
 
   it("refuses cancel once replay has started, and unknown view types", async () => {

@@ -26,7 +26,7 @@ const log = (ref: string, score = 3, extra: Record<string, unknown> = {}) => ({
 describe("FileChecker: which line errors fail a file", () => {
   const checker = (held: Record<string, string> = {}) => new FileChecker({ resolve: (ref) => held[ref] ?? (ref.startsWith("pat_") ? ref : null) });
 
-  it("skips a log whose only fault is its payload, and fails one without a patient, a time or a payload", async () => {
+  it("skips a log whose only fault is its payload, and fails one without a patient or a time", async () => {
     const c = checker();
     expect(await c.check(JSON.stringify(patient("A1")), 1)).toMatchObject({ kind: "patient" });
     expect(await c.check(JSON.stringify(log("A1", 42)), 2)).toMatchObject({ kind: "error", code: "validation_error", structural: false });
@@ -35,6 +35,15 @@ describe("FileChecker: which line errors fail a file", () => {
     const { patient_id: __, ...noPatient } = log("A1").data;
     expect(await c.check(JSON.stringify({ type: "log", data: noPatient }), 4)).toMatchObject({ kind: "error", code: "unknown_patient", structural: true });
     expect(await c.check(JSON.stringify({ type: "log", data: {} }), 5)).toMatchObject({ kind: "error", structural: true, message: expect.stringMatching(/^event_type /) });
+  });
+
+  it("takes a log row without payload as one with an empty payload, as the hosted product's SDK leaves an empty payload out", async () => {
+    const c = checker();
+    await c.check(JSON.stringify(patient("P1")), 1);
+    const login = { type: "log", data: { event_type: "user_login", patient_id: "P1", timestamp: "2026-03-01T10:00:00Z" } };
+    expect(await c.check(JSON.stringify(login), 2)).toMatchObject({ kind: "log", log_type: "user_login" });
+    const { payload: _, ...bare } = log("P1").data;
+    expect(await c.check(JSON.stringify({ type: "log", data: bare }), 3)).toMatchObject({ kind: "error", code: "validation_error", structural: false });
   });
 
   it("fails a patient row whose identifiers belong to two different existing patients (it would reuse either)", async () => {

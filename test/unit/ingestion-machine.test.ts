@@ -9,6 +9,7 @@ const input: JobMachineInput = {
   require_confirmation: true,
   rollback_on_cancel: false,
   summary_types: null,
+  skip_backfill: false,
   confirm_timeout_ms: 60_000,
 };
 
@@ -113,6 +114,41 @@ describe("the ingestion job machine", () => {
     expect(s.context.summary_types).toEqual(["symptom_snapshot"]);
     expect(calls.replay).toHaveLength(1);
     expect(calls.confirmTimer![0]!.signal.aborted).toBe(true);
+  });
+
+  it("takes the review's changes while awaiting confirmation and completes after the replay without a backfill when told to skip it", async () => {
+    const { machine, calls } = fakes();
+    const a = start(machine, { summary_types: ["labs_snapshot"] });
+    a.send({ type: "START" });
+    await waitFor(a, at("AWAITING_CONFIRMATION"));
+    a.send({ type: "REVISE", summary_types: ["symptom_snapshot"] });
+    a.send({ type: "REVISE", skip_backfill: true });
+    expect(a.getSnapshot().value).toBe("AWAITING_CONFIRMATION");
+    expect(a.getSnapshot().context).toMatchObject({ summary_types: ["symptom_snapshot"], skip_backfill: true });
+    a.send({ type: "CONFIRM" });
+    const s = await waitFor(a, at("COMPLETED"));
+    expect(calls.replay).toHaveLength(1);
+    expect(calls.backfill).toBeUndefined();
+    expect(s.context.backfill_ok).toBeNull();
+  });
+
+  it("ignores REVISE once the job has left the review", async () => {
+    const { machine, calls } = fakes();
+    const a = start(machine, { require_confirmation: false });
+    a.send({ type: "REVISE", skip_backfill: true });
+    a.send({ type: "START" });
+    await waitFor(a, at("COMPLETED"));
+    expect(calls.backfill).toHaveLength(1);
+  });
+
+  it("backfills a job restored from a snapshot saved before skip_backfill existed", async () => {
+    const { machine, calls } = fakes();
+    const a = start(machine, { skip_backfill: undefined as unknown as boolean });
+    a.send({ type: "START" });
+    await waitFor(a, at("AWAITING_CONFIRMATION"));
+    a.send({ type: "CONFIRM" });
+    await waitFor(a, at("COMPLETED"));
+    expect(calls.backfill).toHaveLength(1);
   });
 
   it("completes with backfill_ok false when the view backfill fails", async () => {

@@ -12,8 +12,9 @@ const CONCURRENCY = 16;
  * BACKFILLING, the linked view-backfill job: for every patient the job replayed, once the
  * state engine has applied the patient's logs, makes sure each chosen view (all views
  * when none were chosen) is stored rendered from that state. Views the engine already
- * re-rendered are left alone. Its id and status are the job's view_backfill_job_id and
- * backfill_status; POST .../retry-backfill runs it again.
+ * re-rendered are left alone; patients taken out of the job are passed by. Its id and
+ * status are the job's view_backfill_job_id and backfill_status; POST .../retry-backfill
+ * runs it again.
  */
 export const backfillStage: StageFn<StageInput & { summary_types: string[] | null }, void> = async (deps, job, input, signal) => {
   const r = job.record;
@@ -21,8 +22,11 @@ export const backfillStage: StageFn<StageInput & { summary_types: string[] | nul
   Object.assign(r, { backfill_status: "running", backfill_patients_done: 0, stage_fraction: 0 });
   await job.save();
   try {
-    const list = await retryStorage(() => readDoc<string>(deps.staging, input.job_id, DOCS.replay), signal, deps.storageRetryMs);
-    if (list === null) throw new Error("the job's patient list is no longer kept");
+    const listed = await retryStorage(() => readDoc<string>(deps.staging, input.job_id, DOCS.replay), signal, deps.storageRetryMs);
+    if (listed === null) throw new Error("the job's patient list is no longer kept");
+    const removed = new Set(r.removed_patients);
+    const list = removed.size > 0 ? listed.filter((p) => !removed.has(p)) : listed;
+    r.backfill_patients_total = list.length;
     const types = (input.summary_types && input.summary_types.length > 0 ? input.summary_types : VIEW_TYPES) as ViewType[];
     // The engine applies patients in stream order: one may wait long while others advance.
     const pace = { last: Date.now() };

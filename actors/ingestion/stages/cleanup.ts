@@ -7,13 +7,17 @@ import { DOCS, forEachLimited, type PatientDocRow, type RowDocRow, type StageDep
  * CANCELLING and FAILING: waits for the interrupted stage to stop, drops the staged logs
  * and the job's documents, and with `rollback` removes the patients this job created
  * (never patients it only reused). Runs only before REPLAYING wrote anything to patient
- * state, so removing a created patient removes all the job put there.
+ * state, so removing a created patient removes all the job put there. What the job
+ * counts as inserted (logs_processed) is then what reached patient state: none before
+ * the replay, what the replay wrote when it failed.
  */
 export const cleanupStage: StageFn<StageInput & { rollback: boolean }, void> = async (deps, job, input, signal) => {
   await job.settled();
   await purgeStaging(deps.staging, input.job_id);
   if (input.rollback) {
-    const created = await createdPatients(deps, input, signal);
+    // Patients taken out during the review were deleted then.
+    const takenOut = new Set(job.record.removed_patients);
+    const created = (await createdPatients(deps, input, signal)).filter((id) => !takenOut.has(id));
     let removed = 0;
     await forEachLimited(created, 16, signal, async (id) => {
       await deps.patients.erase(input.project_id, id);
@@ -23,6 +27,7 @@ export const cleanupStage: StageFn<StageInput & { rollback: boolean }, void> = a
     job.record.patients_rolled_back = removed;
   }
   await purgeStaging(deps.staging, input.job_id, true);
+  job.record.logs_processed = job.record.logs_replayed;
   await job.save();
 };
 

@@ -1,5 +1,6 @@
 import { readSubject } from "../../../infra/nats/log-history.js";
 import { addLineError, type ReplayCursor } from "../../../src/ingestion/job-record.js";
+import { markReplayed } from "../../../src/ingestion/patient-details.js";
 import { purgeStaging, readBucket, type StagedLine } from "../../../src/ingestion/staging.js";
 import type { PatientLogMessage } from "../../../src/logs/log-writer.js";
 import type { StageInput } from "../job-machine.js";
@@ -28,6 +29,8 @@ function add(c: Counts, d: Counts): void {
  * engine applies them (a live log arriving meanwhile lands by its timestamp, the engine
  * replaying the patient when needed). Each stored log carries `metadata.ingestion_job_id`
  * and `ingestion_line`: that is how a resumed replay knows what it already wrote.
+ * Patients taken out of the job under review are passed by. logs_replayed counts what
+ * is written; logs_processed stays the staged logs less those that could not be stored.
  * A bucket whose storage failed (NATS restarting, a publish time-out) is written again
  * the same way, its counts taken back first, for up to StageDeps.storageRetryMs.
  */
@@ -43,9 +46,10 @@ export const replayStage: StageFn<StageInput, void> = async (deps, job, input, s
   const run: Counts = { processed: 0, duplicates: 0, failed: 0 };
   const progress: Progress = (d) => {
     add(run, d);
-    r.logs_processed = start.processed + run.processed;
+    r.logs_replayed = start.processed + run.processed;
     r.logs_duplicate = start.duplicates + run.duplicates;
     r.logs_failed = cursor.failed_before + start.failed + run.failed;
+    r.logs_processed = r.logs_staged - start.failed - run.failed;
     r.stage_fraction = r.logs_staged > 0 ? (start.processed + run.processed + start.failed + run.failed) / r.logs_staged : 1;
     job.touch();
   };
@@ -100,9 +104,10 @@ async function replayBucket(deps: StageDeps, job: LiveJob, input: StageInput, bu
     // A line staged twice is written once: a publish of a failed INSERTING_LOGS run may
     // land after the next run emptied the staging area.
     const seen = new Set<number>();
+    const removed = new Set(job.record.removed_patients);
     for await (const part of readBucket(deps.staging, input.job_id, bucket, signal)) {
       for (const e of part) {
-        if (seen.has(e.line)) continue;
+        if (seen.has(e.line) || removed.has(e.patient)) continue;
         seen.add(e.line);
         const list = group.get(e.patient);
         if (list) list.push(e);
@@ -150,14 +155,18 @@ async function writeGroup(deps: StageDeps, job: LiveJob, input: StageInput, grou
   const scope = { organization_id: input.organization_id, project_id: input.project_id };
   await forEachLimited(tasks, WRITES_AT_ONCE, signal, async (patients) => {
     const beforeChunk = deps.beforeReplayChunk ? () => deps.beforeReplayChunk!(input.job_id) : undefined;
+    const failedPatients = new Set<string>();
     await replayWrites(deps).write({ scope, jobId: input.job_id, patients }, signal, (o) => {
       for (const e of o.errors) {
+        const owner = patients.find(([, entries]) => entries.some((x) => x.line === e.line));
+        if (owner) failedPatients.add(owner[0]);
         if (errorLines.has(e.line)) continue;
         errorLines.add(e.line);
         addLineError(job.record, e);
       }
       progress({ processed: o.processed, duplicates: o.duplicates, failed: o.failed });
     }, beforeChunk);
+    markReplayed(job.record, patients.map(([pid]) => pid), failedPatients);
   });
 }
 

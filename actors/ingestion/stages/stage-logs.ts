@@ -1,5 +1,6 @@
 import { addLineError } from "../../../src/ingestion/job-record.js";
 import { LineTargets } from "../../../src/ingestion/line-targets.js";
+import { settlePatientDetails, type TargetTypeRow } from "../../../src/ingestion/patient-details.js";
 import { lineBatches } from "../../../src/ingestion/lines.js";
 import { bucketCount, purgeStaging, readBinaryDoc, readDoc, StagingWriter, writeDoc } from "../../../src/ingestion/staging.js";
 import type { StageInput } from "../job-machine.js";
@@ -10,7 +11,8 @@ import { DOCS, PermanentError, retryStorage, throwIfAborted, type LiveJob, type 
  * its patient's staging bucket, without touching patient state. Which patient a line
  * feeds was settled by VALIDATING (LineTargets) and INSERTING_PATIENTS (the patients
  * document), so no line is parsed here. Logs skipped for their payload have no target.
- * Ends by writing the list of patients with staged logs. A re-run starts from an empty
+ * Staged logs count as processed (inserted): the review shows how many went in. Ends by
+ * writing the list of patients with staged logs and the per-patient counts. A re-run starts from an empty
  * staging area, so it never stages a line twice: after a storage failure the stage just
  * runs again, for up to StageDeps.storageRetryMs.
  */
@@ -28,7 +30,7 @@ export const stageLogsStage: StageFn<StageInput, void> = (deps, job, input, sign
 
 async function stageLogs(deps: StageDeps, job: LiveJob, input: StageInput, signal: AbortSignal): Promise<void> {
   const r = job.record;
-  Object.assign(r, { logs_staged: 0, logs_failed: r.logs_invalid, stage_fraction: 0 });
+  Object.assign(r, { logs_staged: 0, logs_processed: 0, logs_failed: r.logs_invalid, stage_fraction: 0 });
   await purgeStaging(deps.staging, input.job_id);
   const bytes = await readBinaryDoc(deps.staging, input.job_id, DOCS.targets);
   const existing = await readDoc<string>(deps.staging, input.job_id, DOCS.existing);
@@ -53,12 +55,17 @@ async function stageLogs(deps: StageDeps, job: LiveJob, input: StageInput, signa
       if (wait) await wait;
       r.logs_staged++;
     }
+    r.logs_processed = r.logs_staged;
     r.stage_fraction = r.source.bytes > 0 ? batch.bytesRead / r.source.bytes : 1;
     job.touch();
     throwIfAborted(signal);
   }
   await writer.flush();
   await writeDoc(deps.staging, input.job_id, DOCS.replay, [...writer.counts.keys()].sort());
+  // A job VALIDATING left no counts for (an earlier build's) has no per-patient maps.
+  const typeRows = (await readDoc<TargetTypeRow>(deps.staging, input.job_id, DOCS.typeCounts)) ?? [];
+  settlePatientDetails(r, typeRows, (t) => (typeof t === "number" ? idOfLine.get(t) : t), writer.counts);
+  r.logs_processed = r.logs_staged;
   r.stage_fraction = 1;
   r.replay = null;
   await job.save();

@@ -3,6 +3,7 @@ import { addLineError } from "../../../src/ingestion/job-record.js";
 import { LineTooLongError, lineBatches } from "../../../src/ingestion/lines.js";
 import { LineTargets } from "../../../src/ingestion/line-targets.js";
 import { ExistingPatientResolver } from "../../../src/ingestion/patient-refs.js";
+import { TargetTypeCounts } from "../../../src/ingestion/patient-details.js";
 import { DocWriter, writeBinaryDoc, writeDoc } from "../../../src/ingestion/staging.js";
 import { DOCS, throwIfAborted, type RowDocRow, type StageFn } from "../stage-deps.js";
 import type { StageInput } from "../job-machine.js";
@@ -13,7 +14,8 @@ import type { StageInput } from "../job-machine.js";
  * (bad JSON, unknown row type, a bad patient row, an undeclared patient) is counted and
  * fails the job, after the whole file was read so that error_summary lists every line.
  * It also records what later stages need, so they never parse the file again: the
- * valid patient rows, and for every log line the patient it feeds (LineTargets).
+ * valid patient rows, for every log line the patient it feeds (LineTargets), and the
+ * first patients' logs by type (the job's per-patient counts).
  * Restartable: a re-run starts afresh.
  */
 export const validateStage: StageFn<StageInput, { structural_errors: number }> = async (deps, job, input, signal) => {
@@ -23,6 +25,7 @@ export const validateStage: StageFn<StageInput, { structural_errors: number }> =
   const checker = new FileChecker(new ExistingPatientResolver(deps.patients, input.project_id));
   const rows = await new DocWriter<RowDocRow>(deps.staging, input.job_id, DOCS.rows).begin();
   const targets = new LineTargets();
+  const typeCounts = new TargetTypeCounts();
   let structural = 0;
   let skipped = 0;
   let lines = 0;
@@ -33,6 +36,7 @@ export const validateStage: StageFn<StageInput, { structural_errors: number }> =
         const res = checker.check(batch.lines[i]!, line);
         const out = res instanceof Promise ? await res : res;
         if (out.kind === "log") {
+          typeCounts.add(out.target, out.log_type);
           if (typeof out.target === "number") targets.set(line, out.target);
           else targets.setExisting(line, out.target);
           continue;
@@ -63,6 +67,7 @@ export const validateStage: StageFn<StageInput, { structural_errors: number }> =
   await rows.end();
   await writeBinaryDoc(deps.staging, input.job_id, DOCS.targets, targets.toBytes());
   await writeDoc(deps.staging, input.job_id, DOCS.existing, targets.existing);
+  await writeDoc(deps.staging, input.job_id, DOCS.typeCounts, typeCounts.rows());
   Object.assign(r, { lines_total: lines, lines_validated: lines, patients_total: checker.patients, logs_total: checker.logs, logs_invalid: skipped, logs_failed: skipped, stage_fraction: 1 });
   r.logs_by_event_type = checker.byType;
   await job.save();

@@ -4,13 +4,18 @@ import { Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { AppError, fieldIssue } from "../../errors.js";
 import type { Services } from "../../services.js";
-import { JobSchema, publicJob, STATUSES } from "../../ingestion/job-record.js";
+import { JobSchema, publicJob, STATUS_FILTERS } from "../../ingestion/job-view.js";
 import { MAX_INLINE_RECORDS, viewTypesOf } from "../../ingestion/service.js";
 import { responses } from "../schemas.js";
 
 const JobParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
-const ViewTypes = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50, description: "View types to backfill; all when absent" });
-const ViewTypesBody = Type.Object({ summary_types: Type.Optional(ViewTypes), view_types: Type.Optional(ViewTypes) });
+const JobPatientParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), patient_id: Type.String({ minLength: 1, maxLength: 128 }) });
+const ViewTypes = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50, description: "View types to backfill; all when absent or empty" });
+const ViewTypesBody = Type.Object({
+  summary_types: Type.Optional(ViewTypes),
+  view_types: Type.Optional(ViewTypes),
+  initialize_missing_templates: Type.Optional(Type.Boolean({ description: "Accepted for the hosted product's SDK: no patient lacks a view slot here, so it changes nothing" })),
+});
 const checkViewTypesBody = TypeCompiler.Compile(ViewTypesBody);
 
 /**
@@ -27,10 +32,14 @@ function viewTypesBody(body: unknown): string[] | null {
   return viewTypesOf(body);
 }
 
+/** Jobs per page when the caller names no size (the hosted product's default). */
+const DEFAULT_PAGE_SIZE = 20;
+const PageSize = (description: string) => Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description }));
+
 /** Inline records take more than an ordinary body: 50,000 rows of a few hundred bytes. */
 const JOB_BODY_BYTES = 64 * 1024 * 1024;
 
-/** Ingestion jobs (contract "Ingestion jobs"): upload, create, read, confirm, cancel, retry the backfill. */
+/** Ingestion jobs (contract "Ingestion jobs", olira-compat §8): upload, create, read, review (change, remove a patient), confirm, cancel, retry the backfill. */
 export const ingestionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services: s }) => {
   const config = { scope: "sdk:historical-ingest" as const };
   const tags = ["ingestion"];
@@ -90,6 +99,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
           rollback_on_cancel: Type.Optional(Type.Boolean({ description: "Default false: on cancel, also remove the patients the job created" })),
           summary_types: Type.Optional(ViewTypes),
           view_types: Type.Optional(ViewTypes),
+          max_event_logs: Type.Optional(Type.Integer({ minimum: 1, description: "Accepted for the hosted product's SDK (its per-patient cap on logs a view backfill reads) and ignored: views here fold every log" })),
         }),
         response: responses({ 201: JobSchema }),
       },
@@ -102,18 +112,27 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     {
       config,
       schema: {
-        summary: "The project's ingestion jobs, newest first",
+        summary: "The project's ingestion jobs, newest first, a page at a time (page and pageSize, or limit)",
         tags,
         querystring: Type.Object({
-          status: Type.Optional(Type.Union(STATUSES.map((x) => Type.Literal(x)))),
-          limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
+          status: Type.Optional(Type.Union(STATUS_FILTERS.map((x) => Type.Literal(x)), { description: 'A job status; "running": every job at work (validating to backfilling)' })),
+          idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "Only the jobs created with this key" })),
+          page: Type.Integer({ minimum: 1, default: 1, description: "1-based page number" }),
+          pageSize: PageSize(`Jobs per page (default ${DEFAULT_PAGE_SIZE}); page_size and limit are its other names`),
+          page_size: PageSize("Jobs per page: another name of pageSize"),
+          limit: PageSize("Jobs per page: another name of pageSize"),
         }),
-        response: responses({ 200: Type.Object({ total: Type.Integer(), jobs: Type.Array(JobSchema) }) }),
+        response: responses({
+          200: Type.Object({ total: Type.Integer({ description: "Jobs matching the filters" }), jobs: Type.Array(JobSchema), page: Type.Integer(), page_size: Type.Integer(), has_more: Type.Boolean() }),
+        }),
       },
     },
     async (req) => {
-      const r = await svc.list(req.principal.project_id, req.query.status, req.query.limit);
-      return { total: r.total, jobs: r.jobs.map(publicJob) };
+      const q = req.query;
+      const size = q.pageSize ?? q.page_size ?? q.limit ?? DEFAULT_PAGE_SIZE;
+      const offset = (q.page - 1) * size;
+      const r = await svc.list(req.principal.project_id, { status: q.status, idempotency_key: q.idempotency_key, offset, limit: size });
+      return { total: r.total, jobs: r.jobs.map(publicJob), page: q.page, page_size: size, has_more: offset + r.jobs.length < r.total };
     },
   );
 
@@ -128,7 +147,8 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     {
       config,
       schema: {
-        summary: 'Confirm a job awaiting confirmation: its logs replay into patient state, then the chosen views are backfilled. Optional body {"summary_types":[...]} (alias view_types)',
+        summary:
+          'Confirm a job awaiting confirmation: its logs replay into patient state, then the chosen views are backfilled. No body, or {"summary_types":[...]} (alias view_types), or {"initialize_missing_templates":true} (changes nothing here)',
         tags,
         params: JobParams,
         response: responses({ 200: JobSchema }),
@@ -139,6 +159,53 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       const job = await svc.control({ op: "confirm", project_id: req.principal.project_id, job_id: req.params.id, ...(types ? { summary_types: types } : {}) });
       return publicJob(job);
     },
+  );
+
+  app.patch(
+    "/v1/ingestion/jobs/:id",
+    {
+      config,
+      schema: {
+        summary: "Change what confirming a job awaiting confirmation will do: the view types to backfill, or no backfill at all",
+        tags,
+        params: JobParams,
+        body: Type.Object(
+          {
+            summary_types: Type.Optional(ViewTypes),
+            view_types: Type.Optional(ViewTypes),
+            skip_backfill: Type.Optional(Type.Boolean({ description: "true: complete after the replay without a view backfill (backfill_status skipped; retry-backfill runs one later)" })),
+          },
+          { additionalProperties: false },
+        ),
+        response: responses({ 200: JobSchema }),
+      },
+    },
+    async (req) => {
+      const types = viewTypesOf(req.body);
+      const { skip_backfill } = req.body;
+      const job = await svc.control({
+        op: "revise",
+        project_id: req.principal.project_id,
+        job_id: req.params.id,
+        ...(types ? { summary_types: types } : {}),
+        ...(skip_backfill !== undefined ? { skip_backfill } : {}),
+      });
+      return publicJob(job);
+    },
+  );
+
+  app.delete(
+    "/v1/ingestion/jobs/:id/patients/:patient_id",
+    {
+      config,
+      schema: {
+        summary: "Take a patient out of a job awaiting confirmation: its staged logs are dropped, and the patient deleted if the job created it. Answers the job",
+        tags,
+        params: JobPatientParams,
+        response: responses({ 200: JobSchema }),
+      },
+    },
+    async (req) => publicJob(await svc.control({ op: "remove_patient", project_id: req.principal.project_id, job_id: req.params.id, patient_id: req.params.patient_id })),
   );
 
   app.post(

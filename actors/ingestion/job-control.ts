@@ -1,0 +1,57 @@
+import { AppError } from "../../src/errors.js";
+import type { JobRecord, JobStatus } from "../../src/ingestion/job-record.js";
+import { wireStatus } from "../../src/ingestion/job-view.js";
+import type { JobMachineInput, JobStateName } from "./job-machine.js";
+
+/** What the routes ask of the runner (locally, or over NATS from an HTTP worker). */
+export type JobControl =
+  | { op: "wake"; project_id: string; job_id: string }
+  | { op: "confirm"; project_id: string; job_id: string; summary_types?: string[] }
+  | { op: "cancel"; project_id: string; job_id: string }
+  | { op: "retry_backfill"; project_id: string; job_id: string; summary_types?: string[] }
+  /** PATCH of a job awaiting confirmation: what confirming it will do. */
+  | { op: "revise"; project_id: string; job_id: string; summary_types?: string[]; skip_backfill?: boolean }
+  /** DELETE of one patient from a job awaiting confirmation. */
+  | { op: "remove_patient"; project_id: string; job_id: string; patient_id: string };
+
+/** Why an operation that needs the review gate is refused elsewhere. */
+export const AT_REVIEW_ONLY: Partial<Record<JobControl["op"], string>> = {
+  confirm: "only a job awaiting confirmation can be confirmed",
+  revise: "only a job awaiting confirmation can be changed (summary_types, skip_backfill)",
+  remove_patient: "patients can be removed from a job only while it awaits confirmation",
+};
+
+export const machineInput = (r: JobRecord, confirmTimeoutMs: number): JobMachineInput => ({
+  job_id: r.job_id,
+  organization_id: r.organization_id,
+  project_id: r.project_id,
+  require_confirmation: r.require_confirmation,
+  rollback_on_cancel: r.rollback_on_cancel,
+  summary_types: r.summary_types,
+  skip_backfill: r.skip_backfill,
+  confirm_timeout_ms: confirmTimeoutMs,
+});
+
+/** The stored status of a machine state ("running" for every working one). */
+export function statusOf(value: JobStateName, r: JobRecord): JobStatus {
+  switch (value) {
+    case "QUEUED":
+      return "queued";
+    case "AWAITING_CONFIRMATION":
+      return "awaiting_confirmation";
+    case "COMPLETED":
+      return r.logs_failed > 0 ? "completed_with_errors" : "completed";
+    case "FAILED":
+      return "failed";
+    case "CANCELLED":
+      return "cancelled";
+    default:
+      return "running";
+  }
+}
+
+/** A 409 naming the job's status as answers show it (the SDK then reads the job to see where it stands). */
+export function conflict(r: JobRecord, why: string): AppError {
+  const status = wireStatus(r);
+  return new AppError("conflict", `job ${r.job_id} is ${status} (stage ${r.stage}): ${why}`, [{ type: "invalid_job_state", message: why, status, stage: r.stage }]);
+}
