@@ -53,6 +53,11 @@ interface Logger {
  * and passivated when idle, so memory stays bounded however many patients there are.
  */
 export class StateEngine {
+  /** The engine's durable consumer on the log stream of namespace `ns`: a log it has acknowledged is in saved state. */
+  static consumerName(ns: string): string {
+    return `${ns}_state`;
+  }
+
   private readonly actors = new Map<string, PatientActor>();
   private readonly mailboxes = new Map<string, Mailbox>();
   private stopping = false;

@@ -248,8 +248,17 @@ export class PatientStateStore {
     }
   }
 
+  /**
+   * Stores rendered views, only beside a stored state: a render that finishes after the
+   * patient was erased (its own deletion, or its project's) must not leave its views
+   * behind. The check runs in the same transaction as the write, and takes the views back
+   * when the state is gone.
+   */
   async saveViews(patientId: string, views: Record<string, string>): Promise<void> {
-    if (Object.keys(views).length > 0) await this.redis.hSet(this.keys(patientId).views, views);
+    if (Object.keys(views).length === 0) return;
+    const k = this.keys(patientId);
+    const [, held] = await this.redis.multi().hSet(k.views, views).exists(k.state).exec();
+    if (Number(held) === 0) await this.redis.del(k.views);
   }
 
   /** Stored copies of several views, in the order asked (null where none). */

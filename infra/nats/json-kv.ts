@@ -82,6 +82,20 @@ export class JsonKv<T> {
   }
 
   /**
+   * Erases every key matching `filter` (a KV filter such as `prj_1.*`) with its history
+   * and delete markers, in one stream purge: nothing of them is left to read or list.
+   * Watchers are not told (a purge of the stream sends no entry), so use it only for
+   * keys no cache may serve any more (those of a deleted project).
+   */
+  async purgeMatching(filter: string): Promise<void> {
+    if (!(this.kv instanceof Bucket)) {
+      for (const k of await this.keys(filter)) await this.kv.purge(k);
+      return;
+    }
+    await this.kv.jsm.streams.purge(this.kv.stream, { filter: `${this.kv.prefix}.${filter}` });
+  }
+
+  /**
    * Read-modify-write with compare-and-set, retried on concurrent change. `change`
    * returns the new value, or undefined to leave the entry as it is.
    */

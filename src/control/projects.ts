@@ -11,6 +11,24 @@ export interface Project {
   is_default: boolean;
   deprecated_at: string | null;
   created_at: string;
+  /** Free text for people (at most 2,000 characters); absent on records older than it. */
+  description?: string | null;
+  /** A free intent tag such as dev, staging or prod (at most 64 characters). */
+  environment?: string | null;
+  /**
+   * Set when a permanent deletion started (internal, never served): a deletion cut short
+   * leaves the project deprecated with part of its data gone, and restoring it then
+   * would bring back a half-erased project, so only a DELETE may follow.
+   */
+  deleting_since?: string;
+}
+
+/** What a rename or retag may change; null clears description or environment. */
+export interface ProjectChanges {
+  name?: string;
+  slug?: string;
+  description?: string | null;
+  environment?: string | null;
 }
 
 /** A cached value with the KV revision it was read at; `value: null` is a deletion. */
@@ -163,13 +181,41 @@ export class ProjectStore {
     return r?.value ?? null;
   }
 
-  /** Renames and/or re-slugs; the new slug is claimed before the project changes, the old one released after. */
-  async update(p: Project, changes: { name?: string; slug?: string }): Promise<Project> {
+  /**
+   * Changes the fields given (a partial update); the new slug is claimed before the
+   * project changes, the old one released after.
+   */
+  async update(p: Project, changes: ProjectChanges): Promise<Project> {
     const slug = changes.slug ?? p.slug;
     if (slug !== p.slug) await this.claimSlug(p.organization_id, slug, p.id);
-    const updated = await this.modify(p.id, (cur) => ({ ...cur, name: changes.name ?? cur.name, slug }));
+    const updated = await this.modify(p.id, (cur) => ({
+      ...cur,
+      name: changes.name ?? cur.name,
+      slug,
+      ...(changes.description !== undefined ? { description: changes.description } : {}),
+      ...(changes.environment !== undefined ? { environment: changes.environment } : {}),
+    }));
     if (!updated) throw new AppError("not_found", `project ${p.id} not found`);
     if (slug !== p.slug) await this.slugs.delete(this.slugKey(p.organization_id, p.slug));
     return updated;
+  }
+
+  /**
+   * Removes the project record, then every slug claim still pointing at it (one left by
+   * an interrupted slug change too). The record goes first: a claim it leaves behind
+   * points at nothing, which claimSlug takes over, so the slug is free either way. The
+   * KV delete reaches every instance's cache through the bucket watch.
+   */
+  async remove(p: Project): Promise<void> {
+    await this.projects.delete(p.id);
+    // Ids are never reused: nothing may bring the record back into this cache.
+    this.refresh(p.id, null, Number.MAX_SAFE_INTEGER);
+    for (const key of await this.slugs.keys(`${p.organization_id}.*`)) {
+      const claim = await this.slugs.get(key);
+      if (claim?.value.project_id !== p.id) continue;
+      await this.slugs.delete(key, claim.revision).catch((err) => {
+        if (!isKvConflict(err)) throw err;
+      });
+    }
   }
 }

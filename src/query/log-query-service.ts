@@ -113,16 +113,39 @@ export class LogQueryService {
     if (!(await this.waitForProjector(scope.project_id, ERASE_WAIT_MS))) {
       throw new AppError("unavailable", "the log query store is still copying recent logs; retry the delete (the patient is already deleted and its logs no longer readable elsewhere)");
     }
+    await this.deleteRows("AND patient_id = {patient:String}", scope, { patient: patientId }, "the patient's logs could not be erased from the log query store; retry the delete");
+  }
+
+  /** Deletes the scope's rows, all or one patient's (its id a bound parameter); a failure is a 503 with `failure` as its message. */
+  private async deleteRows(and: "" | "AND patient_id = {patient:String}", scope: { organization_id: string; project_id: string }, params: Record<string, string>, failure: string): Promise<void> {
     const q: QueryRequest = {
       command: true,
-      sql: `DELETE FROM ${this.db}.logs WHERE organization_id = {org:String} AND project_id = {project:String} AND patient_id = {patient:String}`,
-      params: { org: scope.organization_id, project: scope.project_id, patient: patientId },
+      sql: `DELETE FROM ${this.db}.logs WHERE organization_id = {org:String} AND project_id = {project:String} ${and}`,
+      params: { org: scope.organization_id, project: scope.project_id, ...params },
     };
     try {
       await this.send(q, ERASE_WAIT_MS);
     } catch (err) {
-      throw new AppError("unavailable", "the patient's logs could not be erased from the log query store; retry the delete", [], { cause: err });
+      throw new AppError("unavailable", failure, [], { cause: err });
     }
+  }
+
+  /**
+   * Waits (up to 30 s) until the projector has copied every log accepted in the project,
+   * else a 503 saying to retry. A project deletion runs it before it purges the logs at
+   * their source: a copy still on its way would land after the rows are deleted, and one
+   * whose source is purged before it is copied would hold the projector short of the
+   * project's last sequence for good.
+   */
+  async awaitCopied(projectId: string): Promise<void> {
+    if (!(await this.waitForProjector(projectId, ERASE_WAIT_MS))) {
+      throw new AppError("unavailable", "the log query store is still copying this project's recent logs; send the DELETE again shortly");
+    }
+  }
+
+  /** Erases a project's rows from the query store (its permanent deletion; see awaitCopied). */
+  async eraseProject(scope: { organization_id: string; project_id: string }): Promise<void> {
+    await this.deleteRows("", scope, {}, "the project's logs could not be erased from the log query store; send the DELETE again");
   }
 
   async run(body: unknown, scope: CompileScope): Promise<{ answer: QueryAnswer; current: boolean }> {

@@ -110,9 +110,12 @@ describe("POST /v1/auth/token (patient tokens)", () => {
     expect(mcp.statusCode).toBe(401);
   });
 
-  it("binds the token to the project of the patient, whatever X-Project says later", async () => {
+  it("binds the token to the project of the patient: an X-Project naming another is refused (403), naming its own is served", async () => {
     const token = (await mint(t.auth, { patient_id: a })).json().access_token;
     const r = await t.app.inject({ method: "GET", url: `/v1/state/${a}/stable`, headers: { ...bearer(token), "x-project": "some-other-project" } });
-    expect(r.statusCode).toBe(200);
+    expect(r.statusCode).toBe(403);
+    expect(r.json().details[0].type).toBe("project_mismatch");
+    const own = await t.app.inject({ method: "GET", url: `/v1/state/${a}/stable`, headers: { ...bearer(token), "x-project": "default" } });
+    expect(own.statusCode).toBe(200);
   });
 });

@@ -73,12 +73,15 @@ describe("API keys", () => {
     }
   });
 
-  it("binds a key created with a project (id or slug) to that project, whatever X-Project says", async () => {
+  it("binds a key created with a project (id or slug) to that project: X-Project naming another is refused (403), never served from its own", async () => {
     const other = (await t.app.inject({ method: "POST", url: "/v1/projects", headers: t.auth, payload: { name: "Side", slug: "side" } })).json();
     const k = (await create({ name: "side reader", scopes: ["api:manage-patients"], project: "side" })).json();
     expect(k.project_id).toBe(other.id);
     const mine = await t.app.inject({ method: "POST", url: "/v1/patients", headers: bearer(k.key), payload: { first_name: "Side" } });
-    const seen = await t.app.inject({ method: "GET", url: "/v1/patients", headers: { ...bearer(k.key), "x-project": "default" } });
+    const elsewhere = await t.app.inject({ method: "GET", url: "/v1/patients", headers: { ...bearer(k.key), "x-project": "default" } });
+    expect(elsewhere.statusCode).toBe(403);
+    expect(elsewhere.json()).toMatchObject({ error_type: "authorization_error", details: [{ type: "project_mismatch" }] });
+    const seen = await t.app.inject({ method: "GET", url: "/v1/patients", headers: { ...bearer(k.key), "x-project": "side" } });
     expect(seen.json().patients.map((p: { id: string }) => p.id)).toEqual([mine.json().id]);
     expect((await t.app.inject({ method: "GET", url: `/v1/patients/${pid}`, headers: bearer(k.key) })).statusCode).toBe(404);
     expect((await create({ name: "x", scopes: ["sdk:state-read"], project: other.id })).json().project_id).toBe(other.id);

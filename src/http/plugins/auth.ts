@@ -79,6 +79,11 @@ async function resolvePrincipal(s: Services, req: FastifyRequest): Promise<Princ
   return { ...base, project_id };
 }
 
+/** The project names a request sends (X-Project, X-Olira-Project), non-empty ones, in that order. */
+function projectHeaders(req: FastifyRequest): string[] {
+  return PROJECT_HEADERS.map((h) => req.headers[h]).filter((v): v is string => typeof v === "string" && v !== "");
+}
+
 /**
  * The project a request acts in. `orgWide` routes (projects, keys) act on the whole
  * organization: a deprecated project named in X-Project must not lock a client pinned to
@@ -87,7 +92,7 @@ async function resolvePrincipal(s: Services, req: FastifyRequest): Promise<Princ
 async function resolveProject(s: Services, req: FastifyRequest, base: Omit<Principal, "project_id">, orgWide: boolean): Promise<string> {
   let projectId = base.key_project_id;
   if (projectId === null) {
-    const header = PROJECT_HEADERS.map((h) => req.headers[h]).find((v) => typeof v === "string" && v !== "") as string | undefined;
+    const header = projectHeaders(req)[0];
     if (header !== undefined) {
       const p = await s.projects.resolve(base.organization_id, header);
       if (!p) throw new AppError("not_found", `project ${header} not found`);
@@ -100,6 +105,18 @@ async function resolveProject(s: Services, req: FastifyRequest, base: Omit<Princ
   }
   const project = orgWide ? await s.projects.get(projectId) : await s.projects.getActiveCached(projectId);
   if (!project || project.organization_id !== base.organization_id) throw new AppError("not_found", `project ${projectId} not found`);
+  if (base.key_project_id !== null) {
+    // A bound credential naming another project is refused rather than served from its
+    // own: the caller expects the project it named. Its own id or slug is fine.
+    const other = projectHeaders(req).find((h) => h !== project.id && h !== project.slug);
+    if (other !== undefined) {
+      throw new AppError(
+        "authorization",
+        `this credential is bound to project ${project.slug} (${project.id}) and the request names project ${other}: send no X-Project (or X-Olira-Project) header, or name that project, or use an org-wide key to act in another project`,
+        [{ type: "project_mismatch", message: `credential bound to ${project.id}`, bound_project_id: project.id, requested_project: other }],
+      );
+    }
+  }
   return projectId;
 }
 
