@@ -3,7 +3,7 @@ import { stat } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { ConflictError, isRetryable, PssError, RateLimitError } from "./errors.js";
 import type { Transport } from "./http.js";
-import type { IngestionJob, JobInput, JobStatus } from "./types.js";
+import type { IngestionJob, JobChanges, JobInput, JobList, JobListOptions, JobStatus } from "./types.js";
 
 export interface UploadProgress {
   /** Bytes sent so far. */
@@ -99,9 +99,23 @@ export class IngestionApi {
   getJob(jobId: string): Promise<IngestionJob> {
     return this.t.request("GET", `/v1/ingestion/jobs/${seg(jobId)}`);
   }
-  /** Jobs of the project, newest first; `status` filters, limit @default the service's. */
-  listJobs(o: { status?: string; limit?: number } = {}): Promise<{ total: number; jobs: IngestionJob[] }> {
-    return this.t.request("GET", "/v1/ingestion/jobs", { query: o });
+  /** A page of the project's jobs, newest first; `status` ("running": every job at work) and `idempotency_key` filter. */
+  listJobs(o: JobListOptions = {}): Promise<JobList> {
+    return this.t.request("GET", "/v1/ingestion/jobs", { query: { ...o } });
+  }
+  /**
+   * Changes what confirming a job awaiting confirmation will do: the view types to
+   * backfill, or no backfill (`skip_backfill`). ConflictError once the job left the review.
+   */
+  patchJob(jobId: string, changes: JobChanges): Promise<IngestionJob> {
+    return this.t.request("PATCH", `/v1/ingestion/jobs/${seg(jobId)}`, { body: changes, idempotent: true });
+  }
+  /**
+   * Takes a patient out of a job awaiting confirmation: its staged logs are dropped, and
+   * the patient deleted if the job created it. Safe to repeat. Returns the job.
+   */
+  removePatient(jobId: string, patientId: string): Promise<IngestionJob> {
+    return this.t.request("DELETE", `/v1/ingestion/jobs/${seg(jobId)}/patients/${seg(patientId)}`, { idempotent: true });
   }
   /**
    * Resumes a job in AWAITING_CONFIRMATION: replay into patient state, then backfill the

@@ -1,6 +1,6 @@
 import type { LogType } from "../catalog/log-types.js";
 import type { Transport } from "./http.js";
-import type { Trace } from "./types.js";
+import type { LogRow } from "./types.js";
 
 export type FilterOp = "eq" | "neq" | "gt" | "gte" | "lt" | "lte" | "in" | "nin" | "like" | "ilike" | "is" | "exists" | "contains";
 export type Scalar = string | number | boolean;
@@ -13,12 +13,24 @@ export interface Condition {
 export type FilterNode = Condition | { or: FilterNode[] } | { and: FilterNode[] };
 export type AggOp = "count" | "sum" | "avg" | "min" | "max";
 export type SelectItem = string | { path: string; alias?: string };
+/**
+ * An array in the payload (`path`), its elements kept by `where` (fields are paths inside
+ * the element; the array's own path is the element itself) and read at `element`; answered
+ * as the first kept one (null when none) with `first: true`, else the list.
+ */
+export interface ArraySelectItem {
+  path: string;
+  first: boolean;
+  alias?: string;
+  where?: FilterNode | FilterNode[];
+  element?: string;
+}
 
 /** The log query body (contract "Log query"), as both query routes take it. */
 export interface QueryBody {
   patient_ids?: string[];
   filter?: FilterNode[];
-  select?: { path: string; alias?: string }[];
+  select?: ({ path: string; alias?: string } | ArraySelectItem)[];
   order?: { field: string; desc?: boolean }[];
   limit?: number;
   offset?: number;
@@ -40,21 +52,16 @@ export interface QueryAnswer {
   has_more?: boolean;
 }
 
-/** A query row without select or group_by: the whole log. */
-export interface LogEntry {
-  id: string;
-  type: string;
-  timestamp: string;
-  trace: Trace | null;
-  payload: Record<string, unknown>;
-}
+/** A query row without select or group_by: the whole log, as GET /v1/state/{id}/logs answers it. */
+export type LogEntry = LogRow;
 
-/** A row of `.typed()`: the log type narrowed to the catalog's names and the timestamp parsed. */
+/** A row of `.typed()`: the log type narrowed to the catalog's names and the times parsed. */
 export interface TypedLogEntry<P = Record<string, unknown>> {
   id: string;
   type: LogType;
   timestamp: Date;
-  trace: Trace | null;
+  ingested_at: Date;
+  trace: LogRow["trace"];
   payload: P;
 }
 
@@ -188,6 +195,15 @@ export class LogQuery<Row = LogEntry> implements PromiseLike<QueryResult<Row>> {
     return this.with({ select: [...(this.body.select ?? []), ...select] });
   }
 
+  /**
+   * An array select: `.selectArray('payload.symptoms', { first: true, where: f.gte('score', 7), element: 'name', alias: 'worst' })`
+   * answers each row's first symptom name scoring 7 or more (null when none); `first: false`
+   * (the default) the list of them.
+   */
+  selectArray(path: string, o: Omit<ArraySelectItem, "path" | "first"> & { first?: boolean } = {}): LogQuery<Record<string, unknown>> {
+    return this.with({ select: [...(this.body.select ?? []), { path, ...o, first: o.first ?? false }] });
+  }
+
   /** Group rows by fields; follow with aggregations (`.count('n')`, `.avg(path, alias)`, ...). */
   groupBy(...fields: string[]): LogQuery<Record<string, unknown>> {
     return this.with({ group_by: [...(this.body.group_by ?? []), ...fields] });
@@ -268,7 +284,7 @@ export class LogQuery<Row = LogEntry> implements PromiseLike<QueryResult<Row>> {
     if (!this.body.typed) return rows as Row[];
     return rows.map((r) => {
       const e = r as LogEntry;
-      return { id: e.id, type: e.type as LogType, timestamp: new Date(e.timestamp), trace: e.trace ?? null, payload: e.payload } as Row;
+      return { id: e.id, type: e.type as LogType, timestamp: new Date(e.timestamp), ingested_at: new Date(e.ingested_at), trace: e.trace ?? null, payload: e.payload } as Row;
     });
   }
 }

@@ -1,8 +1,8 @@
 import type { Transport } from "./http.js";
 import { NotFoundError } from "./errors.js";
 import type {
-  AccessToken, ApiKey, AuditEntry, CreatedApiKey, DeadLetter, ExternalIdentifier, IdentifiersAnswer, LogTypeInfo, Organization, Patient,
-  PatientBatchAnswer, PatientInput, PatientList, PatientToken, PatientUpdate, Project,
+  AccessToken, ApiKey, AuditEntry, CreatedApiKey, DeadLetter, ExternalIdentifier, IdentifierMatcher, IdentifiersAnswer, LogTypeInfo, Organization, Patient,
+  PatientBatchAnswer, PatientInput, PatientList, PatientToken, PatientUpdate, Project, ProjectInput, ProjectUpdate,
 } from "./types.js";
 
 const seg = encodeURIComponent;
@@ -23,13 +23,17 @@ export class PatientsApi {
   get(id: string): Promise<Patient> {
     return this.t.request("GET", `/v1/patients/${seg(id)}`);
   }
-  /** Partial update: only the fields given change (null clears one). */
+  /** Partial update: only the fields given change (null clears one); identifiers given are added, never removed. */
   update(id: string, patch: PatientUpdate): Promise<Patient> {
     return this.t.request("PUT", `/v1/patients/${seg(id)}`, { body: patch });
   }
-  /** A page of patients. limit 1-1000 (@default 50), offset @default 0; system/value filter by external identifier. */
-  list(o: { limit?: number; offset?: number; system?: string; value?: string } = {}): Promise<PatientList> {
-    return this.t.request("GET", "/v1/patients", { query: o });
+  /**
+   * A page of patients. limit 1-1000 (@default 50), offset @default 0. system, value and
+   * integrationId keep the patients with one identifier matching all those given.
+   */
+  list(o: { limit?: number; offset?: number; system?: string; value?: string; integrationId?: string } = {}): Promise<PatientList> {
+    const { integrationId, ...rest } = o;
+    return this.t.request("GET", "/v1/patients", { query: { ...rest, integration_id: integrationId } });
   }
   /** The patient holding an external identifier, or null. Without `system`, the first patient with that value. */
   async findByExternalId(system: string | undefined, value: string): Promise<Patient | null> {
@@ -41,15 +45,19 @@ export class PatientsApi {
     return this.t.request("POST", "/v1/patients/batch", { body: { patients } });
   }
   /**
-   * Adds identifiers (ConflictError if another patient holds one); present ones are `skipped`,
-   * which makes it safe to retry (a retry may list as skipped what a lost attempt added).
+   * Adds identifiers (ConflictError if another patient holds one); present ones are skipped
+   * (counted in `skipped`, listed in `skipped_identifiers`), which makes it safe to retry
+   * (a retry may count as skipped what a lost attempt added).
    */
   addIdentifiers(id: string, identifiers: ExternalIdentifier[]): Promise<IdentifiersAnswer> {
-    return this.t.request("POST", `/v1/patients/${seg(id)}/external-identifiers`, { body: { external_identifiers: identifiers }, idempotent: true });
+    return this.t.request("POST", `/v1/patients/${seg(id)}/external-identifiers`, { body: { identifiers }, idempotent: true });
   }
-  /** Removes identifiers (freeing them for other patients); absent ones are `skipped`. */
-  removeIdentifiers(id: string, identifiers: ExternalIdentifier[]): Promise<IdentifiersAnswer> {
-    return this.t.request("DELETE", `/v1/patients/${seg(id)}/external-identifiers`, { body: { external_identifiers: identifiers } });
+  /**
+   * Removes the identifiers any matcher matches (freeing them for other patients): a full
+   * pair, a system alone (all of it) or an integration_id. Matchers matching nothing are skipped.
+   */
+  removeIdentifiers(id: string, matchers: IdentifierMatcher[]): Promise<IdentifiersAnswer> {
+    return this.t.request("DELETE", `/v1/patients/${seg(id)}/external-identifiers`, { body: { identifiers: matchers } });
   }
   /** Soft-deletes (the patient then answers 404); `permanent` also erases its logs and state. */
   delete(id: string, o: { permanent?: boolean } = {}): Promise<{ id: string; status: "deleted"; permanent: boolean }> {
@@ -73,11 +81,30 @@ export class ProjectsApi {
     return this.t.request("GET", `/v1/projects/${seg(idOrSlug)}`);
   }
   /** The slug defaults to one made from the name; ConflictError when the organization has it. Retried only as `patients.create` is. */
-  create(input: { name: string; slug?: string }): Promise<Project> {
+  create(input: ProjectInput): Promise<Project> {
     return this.t.request("POST", "/v1/projects", { body: input });
   }
-  update(idOrSlug: string, patch: { name?: string; slug?: string }): Promise<Project> {
-    return this.t.request("PUT", `/v1/projects/${seg(idOrSlug)}`, { body: patch });
+  /** Partial update: only the fields given change (null clears description or environment). */
+  update(idOrSlug: string, patch: ProjectUpdate): Promise<Project> {
+    return this.t.request("PATCH", `/v1/projects/${seg(idOrSlug)}`, { body: patch, idempotent: true });
+  }
+  /**
+   * A new active project with this one's settings (description, environment; those given
+   * win) and none of its data. Not retried after a lost answer (it could create two).
+   */
+  duplicate(idOrSlug: string, input: ProjectInput): Promise<Project> {
+    return this.t.request("POST", `/v1/projects/${seg(idOrSlug)}/duplicate`, { body: input });
+  }
+  /**
+   * Deletes a deprecated project for good, with all its data (ConflictError while it is
+   * active or the default). A ServerError (503) leaves it partly erased, and calling
+   * again finishes the job: it is retried like any DELETE.
+   */
+  async delete(idOrSlug: string): Promise<void> {
+    await this.t.request("DELETE", `/v1/projects/${seg(idOrSlug)}`, {
+      // A retry answers 404 when the attempt whose answer was lost deleted the project.
+      afterUncertainRetry: async (err) => (err instanceof NotFoundError ? null : undefined),
+    });
   }
   /** Soft-deletes: data kept, reads answer 404 until restored. ConflictError for the default or last active project. */
   deprecate(idOrSlug: string): Promise<Project> {

@@ -1,6 +1,6 @@
 import type { Transport } from "./http.js";
 import type {
-  Block, BlockList, EventModuleList, EventPage, EventRow, Freshness, LogPage, LogRow, ModuleRead, RecentEntries, StableAnswer, View, ViewList,
+  Block, BlockList, EventModuleList, EventPage, EventRow, Freshness, LogPage, LogRow, MemoryList, ModuleRead, RecentEntries, StableAnswer, View, ViewList,
 } from "./types.js";
 
 const seg = encodeURIComponent;
@@ -41,13 +41,40 @@ export interface LogReadOptions {
   since?: string;
   /** ISO 8601; logs at or before. */
   until?: string;
+  /** Log types or legacy names. */
   logTypes?: string[];
+  /** The whole trace: a string trace as sent, an object trace as "object_type:object_id". */
   trace?: string;
+  /** Only logs whose trace has this object_type (a string trace has none). */
+  traceType?: string;
+  /** Only logs whose trace has this object_id (a string trace is all id). */
+  traceId?: string;
   /** Logs per page, 1-500. @default 50 */
   limit?: number;
   cursor?: string;
   /** By event time. @default "desc" (newest first) */
   order?: "asc" | "desc";
+}
+
+export interface EventReadOptions {
+  /** ISO 8601; events triggered (logs accepted) at or after. */
+  since?: string;
+  /** ISO 8601; events triggered at or before. */
+  until?: string;
+  /** Only events of these log types (or legacy names). */
+  logTypes?: string[];
+  /** Only events of logs whose trace has this object_type / object_id (as for logs). */
+  traceType?: string;
+  traceId?: string;
+  /**
+   * complete: every event (applied or no_change); applied, no_change: those; pending and
+   * failed: none here (reads wait for every accepted log to be applied, and applying cannot fail).
+   * @default every event
+   */
+  status?: "complete" | "applied" | "no_change" | "pending" | "failed";
+  /** Events per page, 1-500. @default 50 */
+  limit?: number;
+  cursor?: string;
 }
 
 /**
@@ -94,19 +121,26 @@ export class StateApi {
   block(patientId: string, viewType: string, blockId: string): Promise<Block & Freshness> {
     return this.get(patientId, `/views/${seg(viewType)}/blocks/${seg(blockId)}`);
   }
-  /** The recent dated entries behind a view, newest first. limit 1-200, @default 20. */
+  /** The recent dated entries behind a view, newest first: `entries` as one-line strings, `items` as objects. limit 1-200, @default 20. */
   recent(patientId: string, viewType: string, o: { limit?: number } = {}): Promise<RecentEntries & Freshness> {
     return this.get(patientId, `/views/${seg(viewType)}/recent`, { limit: o.limit });
   }
   /** The patient's raw logs, newest first unless `order: "asc"`; await for one page or iterate. */
   logs(patientId: string, o: LogReadOptions = {}): Paged<LogPage & Freshness, LogRow> {
-    const query = { since: o.since, until: o.until, log_types: o.logTypes, trace: o.trace, limit: o.limit, order: o.order };
+    const query = { since: o.since, until: o.until, log_types: o.logTypes, trace: o.trace, trace_type: o.traceType, trace_id: o.traceId, limit: o.limit, order: o.order };
     return new Paged((cursor) => this.get<LogPage>(patientId, "/logs", { ...query, cursor }), (p) => p.logs, o.cursor);
   }
   /** The audit of what each applied log changed, oldest first; await for one page or iterate. */
-  events(patientId: string, o: { since?: string; until?: string; limit?: number; cursor?: string } = {}): Paged<EventPage & Freshness, EventRow> {
-    const query = { since: o.since, until: o.until, limit: o.limit };
+  events(patientId: string, o: EventReadOptions = {}): Paged<EventPage & Freshness, EventRow> {
+    const query = { since: o.since, until: o.until, log_type: o.logTypes, trace_type: o.traceType, trace_id: o.traceId, status: o.status, limit: o.limit };
     return new Paged((cursor) => this.get<EventPage>(patientId, "/events", { ...query, cursor }), (p) => p.events, o.cursor);
+  }
+  /**
+   * The patient's memories, newest first: memory_report logs and conversation summaries.
+   * `query` keeps those whose content contains it (any case). limit 1-1000, @default 100.
+   */
+  memories(patientId: string, o: { query?: string; limit?: number } = {}): Promise<MemoryList & Freshness> {
+    return this.get(patientId, "/memories", { query: o.query, limit: o.limit });
   }
 }
 

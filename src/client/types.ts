@@ -3,9 +3,19 @@
  * Resource fields keep the wire's snake_case; call options are camelCase.
  */
 
+/** (system, value) is an identifier's identity; `integration_id` links it to an integration. */
 export interface ExternalIdentifier {
   system: string;
   value: string;
+  integration_id?: string;
+}
+
+/** Removes the identifiers equal to every field given: system and value, system alone (all of it), or integration_id. */
+export interface IdentifierMatcher {
+  system?: string;
+  /** Needs `system`. */
+  value?: string;
+  integration_id?: string;
 }
 
 export interface PatientInput {
@@ -16,16 +26,24 @@ export interface PatientInput {
   /** ISO 8601 date or datetime. */
   date_of_birth?: string;
   sex?: string;
+  /** Free text, e.g. "breast". */
+  primary_disease_site?: string;
+  /** Free text, e.g. "IIIA". */
+  disease_stage?: string;
   /** IANA zone name. @default "UTC" */
   timezone?: string;
   external_identifiers?: ExternalIdentifier[];
   metadata?: Record<string, unknown>;
 }
 
-/** A partial update: only the fields sent change; null clears a field. */
+/**
+ * A partial update: only the fields sent change; null clears a field. `external_identifiers`
+ * only adds (present pairs are skipped; at least one; removing is `removeIdentifiers`).
+ */
 export type PatientUpdate = { [K in Exclude<keyof PatientInput, "external_identifiers" | "timezone" | "metadata">]?: PatientInput[K] | null } & {
   timezone?: string;
   metadata?: Record<string, unknown>;
+  external_identifiers?: ExternalIdentifier[];
 };
 
 export interface Patient {
@@ -36,6 +54,8 @@ export interface Patient {
   phone_number: string | null;
   date_of_birth: string | null;
   sex: string | null;
+  primary_disease_site: string | null;
+  disease_stage: string | null;
   timezone: string;
   status: string;
   external_identifiers: ExternalIdentifier[];
@@ -55,11 +75,16 @@ export interface PatientBatchAnswer {
   errors: { index: number; code: string; message: string }[];
 }
 
+/** Counts of what changed, the identifiers behind each, and the patient's identifiers after the change. */
 export interface IdentifiersAnswer {
   patient_id: string;
-  added: ExternalIdentifier[];
-  removed: ExternalIdentifier[];
-  skipped: ExternalIdentifier[];
+  added: number;
+  removed: number;
+  /** Already present (add), or matchers that matched nothing (remove). */
+  skipped: number;
+  added_identifiers: ExternalIdentifier[];
+  removed_identifiers: ExternalIdentifier[];
+  skipped_identifiers: IdentifierMatcher[];
   external_identifiers: ExternalIdentifier[];
 }
 
@@ -70,13 +95,17 @@ export interface LogInput {
   /** A catalog log type (GET /v1/log-types) or a legacy alias. */
   log_type: string;
   patient_id: string;
-  /** ISO 8601 with an offset, e.g. 2026-03-01T10:00:00Z. */
-  timestamp: string;
+  /** ISO 8601 with an offset, e.g. 2026-03-01T10:00:00Z; left out (or null), the time the service accepts the log. */
+  timestamp?: string | null;
   payload: Record<string, unknown>;
   /** Deduplicates within the project, forever. */
   idempotency_key?: string;
+  /** The sender's own id of the log: without an idempotency key, a re-send of it the same or the next day is a duplicate. */
+  log_id?: string;
   trace?: Trace;
   metadata?: Record<string, unknown>;
+  /** Which client sent the log; kept in the log's metadata as `context`. */
+  context?: Record<string, unknown>;
 }
 
 export interface BatchAnswer {
@@ -103,6 +132,20 @@ export interface LogTypeInfo {
   lifecycle_tracked: boolean;
   aliases: string[];
   schema: Record<string, unknown>;
+  /** The hosted product's names for log_type, group and schema. */
+  subtype: string;
+  category: string;
+  payload_schema: Record<string, unknown>;
+  display_name: string;
+  description: string;
+  /** The payload's top-level fields, `[]` marking lists, "(required)" the required ones. */
+  payload_description: string;
+  sources: string[];
+  version: number;
+  /** The modules a log of the type updates: `stable:<key>` or `event_state:<key>`. */
+  target_modules: string[];
+  /** The patient is the source (reports, answers, conversations, app use). */
+  user_facing: boolean;
 }
 
 export interface ModuleRead {
@@ -135,6 +178,10 @@ export interface ViewBlock {
   /** Ids of the logs the block was built from. */
   refs: string[];
   data: unknown;
+  /** The template block it fills. */
+  template_ref: { block_id: string };
+  /** id, name and text again (`content`), as the hosted product's clients read them. */
+  result: { id: string; name: string; content: string };
 }
 
 export interface View {
@@ -164,10 +211,24 @@ export interface Block {
   updated_at: string | null;
 }
 
+/** One dated fact behind a view. */
+export interface RecentItem {
+  /** Event time, UTC. */
+  timestamp: string;
+  module_type: string;
+  /** A log type or a finer label (dose, lab_value, conversation_summary, ...). */
+  kind: string;
+  summary: string;
+  log_id: string;
+}
+
 export interface RecentEntries {
   patient_id: string;
   view_type: string;
-  entries: unknown[];
+  /** Each item as one line, its time in the patient's zone: "2026-11-21 09:00 — symptom_report: pain 7/10 (esas_r)". */
+  entries: string[];
+  /** The same entries as objects, in the same order. */
+  items: RecentItem[];
   count: number;
   total_count: number;
 }
@@ -178,7 +239,8 @@ export interface LogRow {
   timestamp: string;
   ingested_at: string;
   payload: Record<string, unknown>;
-  trace: Trace | null;
+  /** A trace sent as a string reads as object_type null, object_id the string. */
+  trace: { object_type: string | null; object_id: string } | null;
 }
 
 export interface LogPage {
@@ -206,15 +268,53 @@ export interface EventPage {
   next_cursor: string | null;
 }
 
+export interface Memory {
+  /** Id of the log behind it: a memory_report, or the conversation it summarises. */
+  memory_id: string;
+  content: string;
+  /** origin (memory_report | conversation), type, type_source (client | auto), conversation_id; source, trace, log_metadata when the log had them. */
+  metadata: Record<string, unknown>;
+  /** Event time of the log. */
+  created_at: string;
+  /** When the service accepted the log. */
+  updated_at: string;
+}
+
+export interface MemoryList {
+  patient_id: string;
+  count: number;
+  results: Memory[];
+}
+
 export interface Project {
   id: string;
   organization_id: string;
   name: string;
   slug: string;
+  /** Free text, at most 2,000 characters. */
+  description: string | null;
+  /** Free intent tag (dev, staging, prod, ...), at most 64 characters. */
+  environment: string | null;
   status: "active" | "deprecated";
   is_default: boolean;
   deprecated_at: string | null;
   created_at: string;
+}
+
+/** A new project's fields (create, duplicate): the slug comes from the name when absent. */
+export interface ProjectInput {
+  name: string;
+  slug?: string;
+  description?: string | null;
+  environment?: string | null;
+}
+
+/** A partial project update: only the fields given change; null clears description or environment. */
+export interface ProjectUpdate {
+  name?: string;
+  slug?: string;
+  description?: string | null;
+  environment?: string | null;
 }
 
 export interface ApiKey {
@@ -277,7 +377,24 @@ export interface DeadLetter {
   message: unknown;
 }
 
-export type JobStatus = "queued" | "running" | "awaiting_confirmation" | "completed" | "completed_with_errors" | "failed" | "cancelled";
+/**
+ * A job's status as the service shows it (the hosted product's values): the stage at
+ * work, awaiting_confirmation, or how it ended. completed_with_errors: some logs were
+ * skipped for their own errors (error_summary). A list filters on these or on "running"
+ * (every job at work).
+ */
+export type JobStatus =
+  | "queued"
+  | "validating"
+  | "inserting_patients"
+  | "inserting_logs"
+  | "awaiting_confirmation"
+  | "replaying"
+  | "backfilling"
+  | "completed"
+  | "completed_with_errors"
+  | "failed"
+  | "cancelled";
 
 export interface IngestionJob {
   job_id: string;
@@ -287,29 +404,83 @@ export interface IngestionJob {
   require_confirmation: boolean;
   rollback_on_cancel: boolean;
   idempotency_key: string | null;
-  summary_types: string[] | null;
+  /** The view types the backfill renders: every view type unless some were chosen. */
+  summary_types: string[];
+  /** No view backfill after the replay (set by `patchJob` during the review). */
+  skip_backfill: boolean;
   patients_total: number;
   patients_processed: number;
   patients_created: number;
   logs_total: number;
+  /** Logs inserted: staged (at the review, how many went in), less those the replay could not store. */
   logs_processed: number;
   logs_failed: number;
   logs_by_event_type: Record<string, number>;
+  /** Per patient id (at most 1,000 patients; patient_details_truncated says when there are more). */
+  patient_log_counts: Record<string, number>;
+  patient_event_type_counts: Record<string, Record<string, number>>;
+  patient_replay_statuses: Record<string, "pending" | "completed" | "failed" | (string & {})>;
+  patient_details_truncated: boolean;
+  /** Always empty here: every view type renders from any patient's state. */
+  missing_template_slots: Record<string, string[]>;
   error_summary: { line: number; code: string; message: string }[];
   view_backfill_job_id: string | null;
+  /** pending, running, completed, failed or skipped. */
   backfill_status: string | null;
+  backfill_progress_pct: number | null;
   estimated_seconds_remaining: number | null;
+  /** The stage under way, counted in its unit (bytes, patients, logs); null between stages. */
+  stage_work: { key: string; label: string; unit: string; done: number; total: number } | null;
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
   /** Beyond the contract, sent by this service: why a job failed or was cancelled, and finer counts. */
   status_message?: string | null;
   error_summary_truncated?: boolean;
+  /** Logs the replay has written into patient state so far. */
+  logs_replayed?: number;
   logs_duplicate?: number;
   logs_invalid?: number;
   /** Logs validated and staged, waiting for replay (confirmation). */
   logs_staged?: number;
+  /** Patients and staged logs taken out of the job during its review. */
+  patients_removed?: number;
+  logs_removed?: number;
   patients_rolled_back?: number;
+  /** Always 0 here (no model is called); sent for the hosted product's SDKs. */
+  tokens_used?: number;
+  cost_usd?: number;
+}
+
+/** A page of the project's jobs, newest first. */
+export interface JobList {
+  /** Jobs matching the filters. */
+  total: number;
+  jobs: IngestionJob[];
+  page: number;
+  page_size: number;
+  has_more: boolean;
+}
+
+/** Filters and page of `listJobs`. */
+export interface JobListOptions {
+  /** A status, or "running" for every job at work. */
+  status?: JobStatus | "running";
+  idempotency_key?: string;
+  /** 1-based. @default 1 */
+  page?: number;
+  /** Jobs per page. @default 20 */
+  pageSize?: number;
+  /** Another name of pageSize (before paging existed). */
+  limit?: number;
+}
+
+/** What `patchJob` changes in a job awaiting confirmation. */
+export interface JobChanges {
+  /** View types to backfill (empty: all). */
+  summary_types?: string[];
+  /** Complete after the replay without a view backfill. */
+  skip_backfill?: boolean;
 }
 
 export interface JobInput {
@@ -324,4 +495,6 @@ export interface JobInput {
   rollback_on_cancel?: boolean;
   /** View types to backfill. */
   summary_types?: string[];
+  /** Accepted for the hosted product's SDKs and ignored: views here fold every log. */
+  max_event_logs?: number;
 }

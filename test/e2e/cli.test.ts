@@ -166,6 +166,30 @@ describe("pss command-line tool", () => {
     expect(all.stderr).not.toContain("more:");
   });
 
+  it("prints a view's recent entries as lines and the memories as a table, and filters logs and events by type, trace and status", async () => {
+    const own = (await pss.patients.create({ first_name: "Recall", timezone: "Europe/Paris" })).id;
+    const sent = await pss.logs.batch([
+      // A mood, not a symptom: other tests count the organization's symptom reports.
+      { log_type: "mood_report", patient_id: own, timestamp: "2026-07-01T08:00:00Z", payload: { moods: [{ mood: "anxious", intensity: 6 }] }, trace: { object_type: "conversation", object_id: "c-9" } },
+      { log_type: "memory_report", patient_id: own, timestamp: "2026-07-02T08:00:00Z", payload: { content: "Walks the dog daily", type: "interests_concerns" }, trace: "c-9" },
+    ]);
+    const [recent, memories, logs, events, badStatus] = await Promise.all([
+      cli(["state", "recent", own, "--view", "symptom_snapshot"]),
+      cli(["state", "memories", own, "--query", "dog"]),
+      cli(["state", "logs", own, "--trace-type", "conversation", "--trace-id", "c-9", "--json"]),
+      cli(["state", "events", own, "--type", "memory_report", "--status", "complete", "--json"]),
+      cli(["state", "events", own, "--status", "done"]),
+    ]);
+    // 08:00 UTC is 10:00 in Paris in July.
+    expect(recent).toMatchObject({ code: 0, stdout: "2026-07-01 10:00 — mood_report: anxious 6/10\n" });
+    expect(memories.code).toBe(0);
+    expect(memories.stdout).toMatch(new RegExp(`2026-07-02T08:00:00.000Z\\s+interests_concerns\\s+Walks the dog daily\\s+${sent.results[1]!.id}`));
+    expect(JSON.parse(logs.stdout).logs.map((l: { id: string }) => l.id)).toEqual([sent.results[0]!.id]);
+    expect(JSON.parse(events.stdout).events.map((e: { source_event_log_id: string }) => e.source_event_log_id)).toEqual([sent.results[1]!.id]);
+    expect(badStatus.code).toBe(2);
+    expect(badStatus.stderr).toContain("--status must be one of complete, applied, no_change, pending, failed");
+  });
+
   it("queries logs with flags, as JSON, a count or a table", async () => {
     const [rows, count, tableOut, grouped, invalid] = await Promise.all([
       cli(["query", "--patient", pid, "--type", "symptom_report", "--where", "payload.symptoms.0.score>3", "--order", "timestamp:desc", "--json"]),
@@ -175,6 +199,13 @@ describe("pss command-line tool", () => {
       cli(["query", "--where", "patient_id=x"]),
     ]);
     const inJson = await cli(["query", "--where", 'type in ["symptom_report","user_login"]', "--dry-run"]);
+    // Whole rows in a table: the trace object printed as its text (type:id, or a plain string trace as sent).
+    const traces = (await pss.patients.create({ first_name: "Traced" })).id;
+    await pss.logs.batch([{ ...symptom(traces, 1, 2), trace: { object_type: "conversation", object_id: "c-1" } }, { ...symptom(traces, 2, 3), trace: "visit-1" }]);
+    const traced = (await cli(["query", "--patient", traces, "--order", "timestamp"])).stdout.split("\n");
+    expect(traced[0]).toMatch(/^id\s+type\s+timestamp\s+ingested_at\s+trace\s+payload$/);
+    expect(traced[2]).toMatch(/symptom_report\s+2026-07-01T08:00:00.000Z\s+\S+Z\s+conversation:c-1\s+\{/);
+    expect(traced[3]).toMatch(/2026-07-02T08:00:00.000Z\s+\S+Z\s+visit-1\s+\{/);
     expect(JSON.parse(inJson.stdout).filter).toEqual([{ field: "type", op: "in", value: ["symptom_report", "user_login"] }]);
     expect(rows.code).toBe(0);
     expect(JSON.parse(rows.stdout).rows.map((r: { timestamp: string }) => r.timestamp)).toEqual(["2026-07-03T08:00:00.000Z", "2026-07-01T08:00:00.000Z"]);
@@ -210,6 +241,24 @@ describe("pss command-line tool", () => {
     expect(defaultDeprecate.stderr).toContain("409 conflict_error");
     expect((await cli(["projects", "deprecate", "cli-study"])).stdout).toMatch(/status\s+deprecated/);
     expect((await cli(["projects", "restore", "cli-study"])).stdout).toMatch(/status\s+active/);
+  });
+
+  it("sets description and environment, duplicates a project, and deletes one only with --yes once deprecated", async () => {
+    const created = await cli(["projects", "create", "Cli Env", "--slug", "cli-env", "--description", "for the CLI", "--environment", "dev", "--json"]);
+    expect(JSON.parse(created.stdout)).toMatchObject({ slug: "cli-env", description: "for the CLI", environment: "dev" });
+    const updated = await cli(["projects", "update", "cli-env", "--environment", "", "--json"]);
+    expect(JSON.parse(updated.stdout)).toMatchObject({ description: "for the CLI", environment: null });
+    const dup = await cli(["projects", "duplicate", "cli-env", "Cli Env Prod", "--environment", "prod", "--json"]);
+    expect(JSON.parse(dup.stdout)).toMatchObject({ slug: "cli-env-prod", description: "for the CLI", environment: "prod", status: "active" });
+    const unconfirmed = await cli(["projects", "delete", "cli-env"]);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toContain("--yes");
+    const active = await cli(["projects", "delete", "cli-env", "--yes"]);
+    expect(active.code).toBe(1);
+    expect(active.stderr).toContain("409 conflict_error");
+    await cli(["projects", "deprecate", "cli-env"]);
+    expect(await cli(["projects", "delete", "cli-env", "--yes"])).toMatchObject({ code: 0, stdout: "deleted cli-env\n" });
+    expect((await cli(["projects", "get", "cli-env"])).code).toBe(1);
   });
 
   it("logs in: stores a JWT 0600 under XDG_CONFIG_HOME that later commands use, and logs out", async () => {
@@ -252,6 +301,30 @@ describe("pss command-line tool", () => {
     expect(listed.stdout).toMatch(new RegExp(`${jobId}\\s+awaiting_confirmation`));
     expect(cancelled.code).toBe(0);
     expect(JSON.parse(cancelled.stdout).job_id).toBe(jobId);
+  });
+
+  it("reviews a job: finds it by key and status a page at a time, takes a patient out, and skips its view backfill", async (ctx) => {
+    if (!t.app.hasRoute({ method: "PATCH", url: "/v1/ingestion/jobs/:id" })) ctx.skip();
+    const login = (ref: string) => ({ type: "log" as const, data: { event_type: "user_login", patient_id: ref, timestamp: "2026-01-03T10:00:00Z", payload: {} } });
+    const created = await pss.ingestion.createJob({
+      idempotency_key: "cli-review-1",
+      records: [
+        { type: "patient", data: { first_name: "Stay", external_identifiers: [{ system: "mrn", value: "CLI-R1" }] } },
+        { type: "patient", data: { first_name: "Go", external_identifiers: [{ system: "mrn", value: "CLI-R2" }] } },
+        login("CLI-R1"), login("CLI-R2"),
+      ],
+    });
+    await pss.ingestion.waitForJob(created.job_id, { intervalMs: 50, timeoutMs: 20_000 });
+    const gone = (await pss.patients.findByExternalId("mrn", "CLI-R2"))!.id;
+    const listed = await cli(["jobs", "list", "--status", "awaiting_confirmation", "--idempotency-key", "cli-review-1", "--page-size", "1", "--json"]);
+    expect(JSON.parse(listed.stdout)).toMatchObject({ total: 1, page_size: 1, jobs: [{ job_id: created.job_id }] });
+    const removed = await cli(["jobs", "remove-patient", created.job_id, gone, "--json"]);
+    expect(removed.code).toBe(0);
+    expect(JSON.parse(removed.stdout)).toMatchObject({ patients_removed: 1, logs_removed: 1, logs_processed: 1 });
+    const patched = await cli(["jobs", "patch", created.job_id, "--skip-backfill", "--json"]);
+    expect(JSON.parse(patched.stdout)).toMatchObject({ skip_backfill: true, backfill_status: "skipped" });
+    expect((await cli(["jobs", "patch", created.job_id])).code).toBe(2);
+    await pss.ingestion.cancel(created.job_id);
   });
 
   it("ingest --yes survives lost answers to its job create and its confirm: one job, completed, exit 0", async (ctx) => {

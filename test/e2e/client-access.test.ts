@@ -159,6 +159,22 @@ describe("client: projects, keys and tokens", () => {
     await expect(pss.projects.deprecate("default")).rejects.toBeInstanceOf(ConflictError);
   });
 
+  it("keeps a project's description and environment, updates only what is given, duplicates settings without data, and deletes a deprecated project", async () => {
+    const p = await pss.projects.create({ name: "Pulmonology", slug: "pulmo", description: "Lung clinic", environment: "dev" });
+    expect(p).toMatchObject({ description: "Lung clinic", environment: "dev" });
+    expect(await pss.projects.update("pulmo", { environment: "staging" })).toMatchObject({ name: "Pulmonology", description: "Lung clinic", environment: "staging" });
+    expect(await pss.projects.update("pulmo", { description: null })).toMatchObject({ description: null, environment: "staging" });
+    const inPulmo = new PatientStateClient({ baseUrl: base, apiKey: t.adminKey, project: "pulmo" });
+    await inPulmo.patients.create({ first_name: "Breath" });
+    const copy = await pss.projects.duplicate("pulmo", { name: "Pulmonology prod", environment: "prod" });
+    expect(copy).toMatchObject({ slug: "pulmonology-prod", environment: "prod", status: "active", is_default: false });
+    expect((await new PatientStateClient({ baseUrl: base, apiKey: t.adminKey, project: copy.id }).patients.list()).total).toBe(0);
+    await expect(pss.projects.delete("pulmo")).rejects.toBeInstanceOf(ConflictError);
+    await pss.projects.deprecate("pulmo");
+    await expect(pss.projects.delete("pulmo")).resolves.toBeUndefined();
+    await expect(pss.projects.get("pulmo")).rejects.toBeInstanceOf(NotFoundError);
+  });
+
   it("creates, lists and revokes API keys; a missing scope is 403 and a revoked key 401", async () => {
     const k = await pss.apiKeys.create({ name: "reader", scopes: ["sdk:state-read"] });
     expect(k).toMatchObject({ name: "reader", scopes: ["sdk:state-read"], project_id: null, key: expect.any(String) });
@@ -247,5 +263,34 @@ describe("client: ingestion", () => {
     await pss.ingestion.waitForJob(job.job_id, { intervalMs: 50, timeoutMs: 20_000 });
     expect((await pss.ingestion.cancel(job.job_id)).job_id).toBe(job.job_id);
     expect((await pss.ingestion.waitForJob(job.job_id, { intervalMs: 50, timeoutMs: 20_000, stopAtConfirmation: false })).status).toBe("cancelled");
+  });
+
+  it("reviews a job before confirming it: removes a patient, skips the backfill, and finds the job by its key a page at a time", async (ctx) => {
+    if (!routes()) ctx.skip();
+    const login = (ref: string, day: number) => ({ type: "log" as const, data: { event_type: "user_login", patient_id: ref, timestamp: `2026-02-0${day}T10:00:00Z`, payload: {} } });
+    const job = await pss.ingestion.createJob({
+      idempotency_key: "client-review-1",
+      records: [
+        { type: "patient", data: { first_name: "Kept", external_identifiers: [{ system: "mrn", value: "R-1" }] } },
+        { type: "patient", data: { first_name: "Dropped", external_identifiers: [{ system: "mrn", value: "R-2" }] } },
+        login("R-1", 1), login("R-2", 2), login("R-2", 3),
+      ],
+    });
+    const review = await pss.ingestion.waitForJob(job.job_id, { intervalMs: 50, timeoutMs: 20_000 });
+    expect(review).toMatchObject({ status: "awaiting_confirmation", logs_processed: 3, patient_replay_statuses: expect.any(Object) });
+    const dropped = (await pss.patients.findByExternalId("mrn", "R-2"))!.id;
+    const kept = (await pss.patients.findByExternalId("mrn", "R-1"))!.id;
+    const after = await pss.ingestion.removePatient(job.job_id, dropped);
+    expect(after).toMatchObject({ patients_removed: 1, logs_removed: 2, logs_processed: 1, patient_log_counts: { [kept]: 1 } });
+    expect(await pss.patients.findByExternalId("mrn", "R-2")).toBeNull();
+    expect(await pss.ingestion.patchJob(job.job_id, { skip_backfill: true })).toMatchObject({ skip_backfill: true, backfill_status: "skipped" });
+    const page = await pss.ingestion.listJobs({ idempotency_key: "client-review-1", status: "awaiting_confirmation", page: 1, pageSize: 1 });
+    expect(page).toMatchObject({ total: 1, page: 1, page_size: 1, has_more: false });
+    expect(page.jobs[0]!.job_id).toBe(job.job_id);
+    await pss.ingestion.confirm(job.job_id);
+    const done = await pss.ingestion.waitForJob(job.job_id, { intervalMs: 50, timeoutMs: 30_000, stopAtConfirmation: false });
+    expect(done).toMatchObject({ status: "completed", stage: "REPLAYING", backfill_status: "skipped", logs_processed: 1, logs_replayed: 1, patient_replay_statuses: { [kept]: "completed" } });
+    await expect(pss.ingestion.patchJob(job.job_id, { skip_backfill: false })).rejects.toBeInstanceOf(ConflictError);
+    await expect(pss.ingestion.removePatient(job.job_id, kept)).rejects.toBeInstanceOf(ConflictError);
   });
 });

@@ -46,9 +46,14 @@ describe("client: patients", () => {
   it("edits identifiers, creates in batches and deletes", async () => {
     const p = await pss.patients.create({ external_identifiers: [{ system: "mrn", value: "E-1" }] });
     const added = await pss.patients.addIdentifiers(p.id, [{ system: "mrn", value: "E-2" }, { system: "mrn", value: "E-1" }]);
-    expect(added).toMatchObject({ added: [{ system: "mrn", value: "E-2" }], skipped: [{ system: "mrn", value: "E-1" }] });
+    expect(added).toMatchObject({ added: 1, skipped: 1, added_identifiers: [{ system: "mrn", value: "E-2" }], skipped_identifiers: [{ system: "mrn", value: "E-1" }] });
     const removed = await pss.patients.removeIdentifiers(p.id, [{ system: "mrn", value: "E-1" }]);
-    expect(removed.external_identifiers).toEqual([{ system: "mrn", value: "E-2" }]);
+    expect(removed).toMatchObject({ removed: 1, external_identifiers: [{ system: "mrn", value: "E-2" }] });
+    // PUT adds identifiers too, linked to an integration here; a system alone removes all of it.
+    const linked = await pss.patients.update(p.id, { disease_stage: "II", external_identifiers: [{ system: "epic", value: "E-3", integration_id: "itg-1" }] });
+    expect(linked).toMatchObject({ disease_stage: "II", external_identifiers: [{ system: "mrn", value: "E-2" }, { system: "epic", value: "E-3", integration_id: "itg-1" }] });
+    expect((await pss.patients.list({ integrationId: "itg-1" })).patients.map((x) => x.id)).toEqual([p.id]);
+    expect((await pss.patients.removeIdentifiers(p.id, [{ system: "mrn" }])).external_identifiers).toEqual([{ system: "epic", value: "E-3", integration_id: "itg-1" }]);
     const batch = await pss.patients.batchCreate([{ first_name: "A" }, { timezone: "Mars/Olympus" }]);
     expect(batch).toMatchObject({ count: 1, items: [{ index: 0 }], errors: [{ index: 1, code: "validation_error" }] });
     expect(await pss.patients.delete(p.id)).toEqual({ id: p.id, status: "deleted", permanent: false });
@@ -120,7 +125,24 @@ describe("client: state", () => {
     const blocks = await pss.state.blocks(pid, "symptom_snapshot");
     const block = await pss.state.block(pid, "symptom_snapshot", blocks.blocks[0]!.block_id);
     expect(block).toMatchObject({ block_id: blocks.blocks[0]!.block_id, content: expect.any(String) });
-    expect(await pss.state.recent(pid, "symptom_snapshot", { limit: 1 })).toMatchObject({ count: 1, total_count: 2 });
+    const recent = await pss.state.recent(pid, "symptom_snapshot", { limit: 1 });
+    expect(recent).toMatchObject({ count: 1, total_count: 2, entries: ["2026-07-03 08:00 — symptom_report: pain 4/10 (esas_r)"] });
+    expect(recent.items).toEqual([{ timestamp: "2026-07-03T08:00:00.000Z", module_type: "symptoms", kind: "symptom_report", summary: "pain 4/10 (esas_r)", log_id: logIds[1] }]);
+    expect(raw.content.blocks[0]!.result).toEqual({ id: raw.content.blocks[0]!.id, name: raw.content.blocks[0]!.name, content: raw.content.blocks[0]!.text });
+    expect(raw.content.blocks[0]!.template_ref).toEqual({ block_id: raw.content.blocks[0]!.id });
+  });
+
+  it("reads memories newest first, filtered by text", async () => {
+    const own = (await pss.patients.create({ first_name: "Mem" })).id;
+    const sent = await pss.logs.batch([
+      { log_type: "memory_report", patient_id: own, timestamp: "2026-07-01T08:00:00Z", payload: { content: "Likes long walks" } },
+      { log_type: "memory_report", patient_id: own, timestamp: "2026-07-02T08:00:00Z", payload: { content: "Afraid of needles", type: "mood_stress" } },
+    ]);
+    const all = await pss.state.memories(own);
+    expect(all.results.map((m) => [m.memory_id, m.content])).toEqual([[sent.results[1]!.id, "Afraid of needles"], [sent.results[0]!.id, "Likes long walks"]]);
+    expect(all.results[0]!.metadata).toMatchObject({ origin: "memory_report", type: "mood_stress", type_source: "client" });
+    expect((await pss.state.memories(own, { query: "WALK" })).results.map((m) => m.content)).toEqual(["Likes long walks"]);
+    expect(await pss.state.memories(own, { limit: 1 })).toMatchObject({ count: 1 });
   });
 
   it("pages logs and events with cursors, awaited or iterated", async () => {
@@ -133,11 +155,18 @@ describe("client: state", () => {
     const asc = [];
     for await (const log of pss.state.logs(pid, { limit: 2, order: "asc", until: "2026-07-03T23:00:00Z" }).items()) asc.push(log.timestamp);
     expect(asc).toEqual([...asc].sort());
-    expect((await pss.state.logs(pid, { trace: "visit-1" })).logs.map((l) => l.id)).toEqual([logIds[0]]);
+    const traced = (await pss.state.logs(pid, { trace: "visit-1" })).logs;
+    expect(traced.map((l) => [l.id, l.trace])).toEqual([[logIds[0], { object_type: null, object_id: "visit-1" }]]);
+    expect((await pss.state.logs(pid, { traceId: "Visit-2", logTypes: ["symptom_report"] })).logs.map((l) => l.id)).toEqual([logIds[1]]);
+    expect((await pss.state.logs(pid, { traceType: "visit" })).logs).toEqual([]);
     const events = [];
     for await (const e of pss.state.events(pid, { limit: 2 }).items()) events.push(e);
     expect(events.length).toBeGreaterThanOrEqual(5);
     expect(events[0]).toMatchObject({ trigger: "log", source_event_log_id: expect.stringMatching(/^log_/) });
+    const labs = await pss.state.events(pid, { logTypes: ["lab_results_received"], status: "complete" });
+    expect(labs.events.map((e) => e.source_event_log_id)).toEqual([logIds[3]]);
+    expect((await pss.state.events(pid, { traceId: "visit-1" })).events.map((e) => e.source_event_log_id)).toEqual([logIds[0]]);
+    expect(await pss.state.events(pid, { status: "pending" })).toMatchObject({ count: 0, events: [] });
   });
 });
 
@@ -186,7 +215,21 @@ describe("client: log query builder", () => {
     await expect(pss.logs(pid).eq("type", "symptom_report").single()).rejects.toBeInstanceOf(ValidationError);
     const typed = await pss.logs(pid).eq("type", "lab_results").typed<{ results: unknown[] }>().single();
     expect(typed.timestamp).toBeInstanceOf(Date);
+    expect(typed.ingested_at).toBeInstanceOf(Date);
     expect(typed.payload.results).toHaveLength(1);
+  });
+
+  it("answers whole rows with ingested_at and the trace as an object, and selects from arrays", async () => {
+    const [row] = await pss.logs(pid).eq("type", "symptom_report").order("timestamp").limit(1);
+    expect(row).toMatchObject({ trace: { object_type: null, object_id: "visit-1" }, ingested_at: expect.stringMatching(/Z$/) });
+    const q = pss.logs(pid).eq("type", "lab_results")
+      .selectArray("payload.results", { first: true, where: f.eq("abnormal_flag", "H"), element: "test_name", alias: "high" })
+      .selectArray("payload.results", { where: [f.gt("value_numeric", 300)], element: "loinc_code", alias: "over" });
+    expect(q.toBody().select).toEqual([
+      { path: "payload.results", first: true, where: { field: "abnormal_flag", op: "eq", value: "H" }, element: "test_name", alias: "high" },
+      { path: "payload.results", first: false, where: [{ field: "value_numeric", op: "gt", value: 300 }], element: "loinc_code", alias: "over" },
+    ]);
+    expect([...(await q)]).toEqual([{ high: "Glucose", over: [] }]);
   });
 
   it("queries the project and a cohort, and rejects fields outside the allowed roots", async () => {

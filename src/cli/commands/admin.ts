@@ -2,7 +2,7 @@ import { arg, list, str, UsageError, type Command } from "../command.js";
 import { json, record, table } from "../output.js";
 
 const KEY_COLUMNS = ["id", "name", "scopes", "project_id", "created_at", "revoked_at"];
-const PROJECT_COLUMNS = ["id", "slug", "name", "status", "is_default", "deprecated_at", "created_at"];
+const PROJECT_COLUMNS = ["id", "slug", "name", "status", "environment", "is_default", "deprecated_at", "created_at"];
 
 export const keysCommand: Command = {
   name: "keys",
@@ -51,23 +51,47 @@ Example:
   },
 };
 
+/** --description and --environment as given: "" clears one (sent as null), absent leaves it. */
+function projectSettings(values: Record<string, unknown>): { description?: string | null; environment?: string | null } {
+  const out: { description?: string | null; environment?: string | null } = {};
+  for (const k of ["description", "environment"] as const) {
+    const v = values[k];
+    if (typeof v === "string") out[k] = v === "" ? null : v;
+  }
+  return out;
+}
+
 export const projectsCommand: Command = {
   name: "projects",
-  summary: "Projects: pss projects list|create|get|update|deprecate|restore",
+  summary: "Projects: pss projects list|create|get|update|duplicate|deprecate|restore|delete",
   help: `Usage: pss projects list [--status active|deprecated]
-       pss projects create NAME [--slug SLUG]
+       pss projects create NAME [--slug SLUG] [--description TEXT] [--environment TAG]
        pss projects get ID|SLUG
-       pss projects update ID|SLUG [--name NAME] [--slug SLUG]
+       pss projects update ID|SLUG [--name NAME] [--slug SLUG] [--description TEXT] [--environment TAG]
+       pss projects duplicate ID|SLUG NAME [--slug SLUG] [--description TEXT] [--environment TAG]
        pss projects deprecate ID|SLUG
        pss projects restore ID|SLUG
+       pss projects delete ID|SLUG --yes
 
 Needs an org-wide key with api:manage-projects. A deprecated project keeps its data but
-answers 404 everywhere else until restored; the default project cannot be deprecated.`,
-  options: { slug: { type: "string" }, name: { type: "string" }, status: { type: "string" } },
+answers 404 everywhere else until restored; the default project cannot be deprecated.
+--environment is a free tag (dev, staging, prod, ...); an empty --description or
+--environment clears it. duplicate copies the settings (description, environment), never
+the data. delete erases a deprecated project and all its data for good (--yes confirms);
+if it fails halfway, run it again to finish.`,
+  options: {
+    slug: { type: "string" },
+    name: { type: "string" },
+    status: { type: "string" },
+    description: { type: "string" },
+    environment: { type: "string" },
+    yes: { type: "boolean" },
+  },
   async run({ args, values, io, client }) {
-    const sub = arg(args, 0, "subcommand (list, create, get, update, deprecate, restore)");
+    const sub = arg(args, 0, "subcommand (list, create, get, update, duplicate, deprecate, restore, delete)");
     const c = await client();
     const show = (p: object) => io.out(values.json ? `${json(p)}\n` : `${record({ ...p })}\n`);
+    const slug = str(values.slug);
     switch (sub) {
       case "list": {
         const status = str(values.status);
@@ -76,26 +100,34 @@ answers 404 everywhere else until restored; the default project cannot be deprec
         io.out(values.json ? `${json(ps)}\n` : `${table(ps as unknown as Record<string, unknown>[], PROJECT_COLUMNS)}\n`);
         return 0;
       }
-      case "create": {
-        const slug = str(values.slug);
-        show(await c.projects.create({ name: arg(args, 1, "NAME"), ...(slug ? { slug } : {}) }));
+      case "create":
+        show(await c.projects.create({ name: arg(args, 1, "NAME"), ...(slug ? { slug } : {}), ...projectSettings(values) }));
         return 0;
-      }
       case "get":
         show(await c.projects.get(arg(args, 1, "ID|SLUG")));
         return 0;
       case "update": {
-        const patch = { ...(str(values.name) ? { name: str(values.name)! } : {}), ...(str(values.slug) ? { slug: str(values.slug)! } : {}) };
-        if (Object.keys(patch).length === 0) throw new UsageError("projects update needs --name or --slug");
+        const patch = { ...(str(values.name) ? { name: str(values.name)! } : {}), ...(slug ? { slug } : {}), ...projectSettings(values) };
+        if (Object.keys(patch).length === 0) throw new UsageError("projects update needs --name, --slug, --description or --environment");
         show(await c.projects.update(arg(args, 1, "ID|SLUG"), patch));
         return 0;
       }
+      case "duplicate":
+        show(await c.projects.duplicate(arg(args, 1, "ID|SLUG"), { name: arg(args, 2, "NAME"), ...(slug ? { slug } : {}), ...projectSettings(values) }));
+        return 0;
       case "deprecate":
         show(await c.projects.deprecate(arg(args, 1, "ID|SLUG")));
         return 0;
       case "restore":
         show(await c.projects.restore(arg(args, 1, "ID|SLUG")));
         return 0;
+      case "delete": {
+        const ref = arg(args, 1, "ID|SLUG");
+        if (values.yes !== true) throw new UsageError(`projects delete erases ${ref} and all its data for good: add --yes to confirm`);
+        await c.projects.delete(ref);
+        io.out(values.json ? `${json({ deleted: ref })}\n` : `deleted ${ref}\n`);
+        return 0;
+      }
       default:
         throw new UsageError(`unknown subcommand projects ${sub}`);
     }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { IngestionJob, PatientStateClient } from "../../client/index.js";
+import type { IngestionJob, JobListOptions, PatientStateClient } from "../../client/index.js";
 import { arg, int, list, str, UsageError, type Command, type Io, type Values } from "../command.js";
 import { bytes, confirm, json, ProgressBar, record, table } from "../output.js";
 
@@ -11,10 +11,12 @@ function exitCode(job: IngestionJob): number {
 }
 
 function summary(job: IngestionJob, io: Io): void {
+  const removed = job.patients_removed ? `, patients removed ${job.patients_removed} (${job.logs_removed ?? 0} logs)` : "";
   io.err(
-    `job ${job.job_id}: ${job.status} (${job.stage}); patients created ${job.patients_created ?? 0}, ` +
-      // Before replay the logs are staged, not processed: say how many wait for confirmation.
-      `${job.logs_staged !== undefined ? `logs staged ${job.logs_staged}, ` : ""}logs processed ${job.logs_processed ?? 0}, failed ${job.logs_failed ?? 0}\n`,
+    `job ${job.job_id}: ${job.status} (${job.stage}); patients created ${job.patients_created ?? 0}${removed}, ` +
+      // Inserted logs are staged at the review and in patient state once replayed.
+      `logs inserted ${job.logs_processed ?? 0}, replayed ${job.logs_replayed ?? 0}, failed ${job.logs_failed ?? 0}` +
+      `${job.skip_backfill ? "; no view backfill" : ""}\n`,
   );
   if (job.status_message) io.err(`  ${job.status_message}\n`);
   const errs = Array.isArray(job.error_summary) ? job.error_summary : [];
@@ -28,7 +30,7 @@ async function follow(c: PatientStateClient, id: string, io: Io, intervalMs: num
   const job = await c.ingestion.waitForJob(id, {
     intervalMs,
     stopAtConfirmation,
-    onProgress: (j) => bar.update(j.progress_pct ?? 0, 100, `${j.stage} logs ${j.logs_processed ?? 0}/${j.logs_total ?? "?"}`),
+    onProgress: (j) => bar.update(j.progress_pct ?? 0, 100, j.stage_work ? `${j.stage} ${j.stage_work.done}/${j.stage_work.total} ${j.stage_work.unit}` : j.stage),
   });
   bar.done();
   return job;
@@ -108,27 +110,42 @@ Exit code: 0 completed (or left awaiting), 3 completed with errors, 1 failed or 
 
 export const jobsCommand: Command = {
   name: "jobs",
-  summary: "Ingestion jobs: pss jobs list|get|wait|confirm|cancel|retry-backfill",
-  help: `Usage: pss jobs list [--status S] [--limit N]
+  summary: "Ingestion jobs: pss jobs list|get|wait|patch|remove-patient|confirm|cancel|retry-backfill",
+  help: `Usage: pss jobs list [--status S] [--idempotency-key K] [--page N] [--page-size N]
        pss jobs get JOB_ID
        pss jobs wait JOB_ID            Follow until finished or awaiting confirmation
+       pss jobs patch JOB_ID [--summary-types V,...] [--skip-backfill | --backfill]
+                                       Change a job awaiting confirmation: the views to
+                                       backfill, or no view backfill after the replay
+       pss jobs remove-patient JOB_ID PATIENT_ID
+                                       Take a patient out of a job awaiting confirmation:
+                                       its staged logs go, and the patient if the job created it
        pss jobs confirm JOB_ID [--summary-types V,...]
        pss jobs cancel JOB_ID
        pss jobs retry-backfill JOB_ID
 
+list: --status is a job status (validating, awaiting_confirmation, completed, ...) or
+"running" for every job at work; newest first, 20 a page unless --page-size says.
+
 Exit code: 0 success, 1 failure; jobs wait: 0 completed (or awaiting confirmation),
 3 completed with errors, 1 failed or cancelled.`,
-  options: { status: { type: "string" }, limit: { type: "string" }, "summary-types": { type: "string", multiple: true } },
+  options: {
+    status: { type: "string" }, limit: { type: "string" }, page: { type: "string" }, "page-size": { type: "string" }, "idempotency-key": { type: "string" },
+    "summary-types": { type: "string", multiple: true }, "skip-backfill": { type: "boolean" }, backfill: { type: "boolean" },
+  },
   async run({ args, values, io, client }) {
-    const sub = arg(args, 0, "subcommand (list, get, wait, confirm, cancel, retry-backfill)");
+    const sub = arg(args, 0, "subcommand (list, get, wait, patch, remove-patient, confirm, cancel, retry-backfill)");
     const c = await client();
     const show = (j: IngestionJob) => io.out(values.json ? `${json(j)}\n` : `${record({ ...j })}\n`);
     if (sub === "list") {
-      const limit = int(values.limit, "limit");
-      const status = str(values.status);
-      const r = await c.ingestion.listJobs({ ...(status ? { status } : {}), ...(limit ? { limit } : {}) });
+      const pageSize = int(values["page-size"], "page-size") ?? int(values.limit, "limit");
+      const page = int(values.page, "page");
+      const status = str(values.status) as JobListOptions["status"];
+      const key = str(values["idempotency-key"]);
+      const r = await c.ingestion.listJobs({ ...(status ? { status } : {}), ...(key ? { idempotency_key: key } : {}), ...(page ? { page } : {}), ...(pageSize ? { pageSize } : {}) });
       const rows = r.jobs.map((j) => ({ job_id: j.job_id, status: j.status, stage: j.stage, progress_pct: j.progress_pct, logs_processed: j.logs_processed, logs_failed: j.logs_failed, created_at: j.created_at }));
       io.out(values.json ? `${json(r)}\n` : `${table(rows)}\n`);
+      if (!values.json && r.has_more) io.err(`page ${r.page} of ${Math.ceil(r.total / r.page_size)} (${r.total} jobs): --page ${r.page + 1} for more\n`);
       return 0;
     }
     const id = arg(args, 1, "JOB_ID");
@@ -141,6 +158,17 @@ Exit code: 0 success, 1 failure; jobs wait: 0 completed (or awaiting confirmatio
         show(job);
         return exitCode(job);
       }
+      case "patch": {
+        if (values["skip-backfill"] && values.backfill) throw new UsageError("give --skip-backfill or --backfill, not both");
+        const types = list(values["summary-types"]);
+        const skip = values["skip-backfill"] ? true : values.backfill ? false : undefined;
+        if (types.length === 0 && skip === undefined) throw new UsageError("nothing to change: give --summary-types, --skip-backfill or --backfill");
+        show(await c.ingestion.patchJob(id, { ...(types.length > 0 ? { summary_types: types } : {}), ...(skip !== undefined ? { skip_backfill: skip } : {}) }));
+        return 0;
+      }
+      case "remove-patient":
+        show(await c.ingestion.removePatient(id, arg(args, 2, "PATIENT_ID")));
+        return 0;
       case "confirm": {
         const types = list(values["summary-types"]);
         show(await c.ingestion.confirm(id, types.length > 0 ? { summaryTypes: types } : {}));

@@ -93,6 +93,13 @@ export async function queryBody(values: Values): Promise<QueryBody> {
   return b;
 }
 
+/** A row for the table: a trace object as one text, type:id (or the id of a trace sent as a plain string). */
+function tableRow(r: Record<string, unknown>): Record<string, unknown> {
+  const t = r.trace as { object_type?: unknown; object_id?: unknown } | null | undefined;
+  if (t === null || typeof t !== "object" || typeof t.object_id !== "string") return r;
+  return { ...r, trace: typeof t.object_type === "string" ? `${t.object_type}:${t.object_id}` : t.object_id };
+}
+
 export const queryCommand: Command = {
   name: "query",
   summary: "Query logs with a JSON body or flags; print a table or JSON",
@@ -147,7 +154,7 @@ Examples:
       io.out(`${json(answer)}\n`);
       return 0;
     }
-    io.out(`${table([...rows] as unknown as Record<string, unknown>[])}\n`);
+    io.out(`${table([...rows].map((r) => tableRow(r as unknown as Record<string, unknown>)))}\n`);
     const total = rows.totalCount !== null ? ` of ${rows.totalCount}` : "";
     io.err(`${rows.length}${total} rows${rows.hasMore ? " (more: raise --limit or use --offset)" : ""}\n`);
     return 0;

@@ -1,9 +1,13 @@
 import { STABLE_MODULES } from "../../../readmodels/module.js";
 import type { Freshness } from "../../client/index.js";
+import type { EventReadOptions } from "../../client/state.js";
 import { arg, int, list, str, UsageError, type Command, type Io } from "../command.js";
 import { json, table } from "../output.js";
 
 const STABLE: ReadonlySet<string> = new Set(STABLE_MODULES);
+
+type EventStatus = NonNullable<EventReadOptions["status"]>;
+const EVENT_STATUSES: readonly string[] = ["complete", "applied", "no_change", "pending", "failed"] satisfies EventStatus[];
 
 /** Says on stderr when an answer may miss the caller's own latest writes. */
 function warnIfStale(io: Io, answers: Partial<Freshness>[]): void {
@@ -17,35 +21,56 @@ export const stateCommand: Command = {
   summary: "Read a patient's compiled state: pss state get PATIENT",
   help: `Usage: pss state get PATIENT [--module M[,M...]] [--view V [--format raw|markdown]]
        pss state views PATIENT
-       pss state logs PATIENT [--limit N] [--type T] [--cursor C]
-       pss state events PATIENT [--limit N] [--cursor C]
+       pss state recent PATIENT --view V [--limit N]
+       pss state memories PATIENT [--query TEXT] [--limit N]
+       pss state logs PATIENT [--limit N] [--type T] [--trace-type T] [--trace-id I] [--cursor C]
+       pss state events PATIENT [--limit N] [--type T] [--status S] [--trace-type T] [--trace-id I] [--cursor C]
 
 get without options prints every stable module and every event-state module with data.
   --module M         Only these modules (stable: demographics, medications, ...;
                      event-state: symptoms, lab_results, vitals, ...)
   --view V           One view (symptom_snapshot, medication_snapshot, ...)
   --format F         raw (JSON, default) or markdown (for --view)
+recent prints the dated entries behind a view --view V, newest first, one line each
+(time in the patient's zone). memories prints the patient's memories (memory reports and
+conversation summaries), newest first; --query keeps those containing TEXT, any case.
 logs and events print one page as a table (--json for the answer, with next_cursor):
 logs newest first, events (what each applied log changed) oldest first. --limit N sets
 the page size; when there is more, the next page's --cursor is printed on stderr.
+  --type T           Only these log types (legacy names work)
+  --trace-type T     Only logs (events of logs) whose trace has this object_type
+  --trace-id I       ... and this object_id
+  --status S         events: complete (all), applied, no_change, pending, failed
 
 Examples:
   pss state get pat_01J... --module medications
-  pss state get pat_01J... --view symptom_snapshot --format markdown`,
+  pss state get pat_01J... --view symptom_snapshot --format markdown
+  pss state recent pat_01J... --view symptom_snapshot --limit 5
+  pss state logs pat_01J... --trace-type conversation --trace-id conv-1`,
   options: {
     module: { type: "string", multiple: true }, view: { type: "string" }, format: { type: "string" }, limit: { type: "string" }, type: { type: "string", multiple: true },
-    cursor: { type: "string" },
+    cursor: { type: "string" }, "trace-type": { type: "string" }, "trace-id": { type: "string" }, status: { type: "string" }, query: { type: "string" },
   },
   async run({ args, values, io, client }) {
-    const sub = arg(args, 0, "subcommand (get, views, logs, events)");
+    const sub = arg(args, 0, "subcommand (get, views, recent, memories, logs, events)");
     const pid = arg(args, 1, "PATIENT (a patient id)");
     const c = await client();
     const print = (v: unknown) => io.out(`${json(v)}\n`);
     const limit = int(values.limit, "limit");
     const cursor = str(values.cursor);
-    // A table shows one page: say how to get the next, rather than drop next_cursor.
+    const types = list(values.type);
+    const traceType = str(values["trace-type"]);
+    const traceId = str(values["trace-id"]);
+    const status = str(values.status);
+    if (status !== undefined && !EVENT_STATUSES.includes(status)) throw new UsageError(`--status must be one of ${EVENT_STATUSES.join(", ")}`);
+    // A table shows one page: say how to get the next, with the same filters, rather than drop next_cursor.
     const more = (next: string | null) => {
-      if (next) io.err(`more: pss state ${sub} ${pid}${limit ? ` --limit ${limit}` : ""}${sub === "logs" ? list(values.type).map((t) => ` --type ${t}`).join("") : ""} --cursor ${next}\n`);
+      if (!next) return;
+      const opts = [
+        ...(limit ? [`--limit ${limit}`] : []), ...types.map((t) => `--type ${t}`), ...(status ? [`--status ${status}`] : []),
+        ...(traceType !== undefined ? [`--trace-type ${traceType}`] : []), ...(traceId !== undefined ? [`--trace-id ${traceId}`] : []),
+      ];
+      io.err(`more: pss state ${sub} ${pid}${opts.map((o) => ` ${o}`).join("")} --cursor ${next}\n`);
     };
     switch (sub) {
       case "get":
@@ -56,8 +81,24 @@ Examples:
         print(views);
         return 0;
       }
+      case "recent": {
+        const view = str(values.view);
+        if (view === undefined) throw new UsageError("recent needs --view V (symptom_snapshot, medication_snapshot, ...)");
+        const recent = await c.state.recent(pid, view, limit ? { limit } : {});
+        warnIfStale(io, [recent]);
+        if (values.json) print(recent);
+        else io.out(recent.entries.length === 0 ? "(no entries)\n" : `${recent.entries.join("\n")}\n`);
+        return 0;
+      }
+      case "memories": {
+        const found = await c.state.memories(pid, { ...(limit ? { limit } : {}), ...(str(values.query) ? { query: str(values.query) } : {}) });
+        warnIfStale(io, [found]);
+        if (values.json) print(found);
+        else io.out(`${table(found.results.map((m) => ({ created_at: m.created_at, type: m.metadata.type, content: m.content, memory_id: m.memory_id })))}\n`);
+        return 0;
+      }
       case "logs": {
-        const page = await c.state.logs(pid, { ...(limit ? { limit } : {}), ...(cursor ? { cursor } : {}), logTypes: list(values.type) });
+        const page = await c.state.logs(pid, { ...(limit ? { limit } : {}), ...(cursor ? { cursor } : {}), logTypes: types, traceType, traceId });
         if (values.json) print(page);
         else {
           io.out(`${table(page.logs.map((l) => ({ id: l.id, type: l.type, timestamp: l.timestamp, trace: l.trace, payload: l.payload })))}\n`);
@@ -66,7 +107,9 @@ Examples:
         return 0;
       }
       case "events": {
-        const page = await c.state.events(pid, { ...(limit ? { limit } : {}), ...(cursor ? { cursor } : {}) });
+        const page = await c.state.events(pid, {
+          ...(limit ? { limit } : {}), ...(cursor ? { cursor } : {}), logTypes: types, traceType, traceId, ...(status ? { status: status as EventStatus } : {}),
+        });
         warnIfStale(io, [page]);
         if (values.json) print(page);
         else {
