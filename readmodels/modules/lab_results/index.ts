@@ -9,6 +9,30 @@ import { itemExtensions, mergeExtensions } from "../../lib/extensions.js";
 
 export type AbnormalFlag = "H" | "L" | "N" | "HH" | "LL";
 
+/**
+ * A result's value. Clients of the hosted product send one `value` (its SDK's own example
+ * does): a number reads as value_numeric, a string as value_string, when neither is sent.
+ */
+function valuesOf(r: Obj): { value_numeric: number | null; value_string: string | null } {
+  const value_numeric = num(r, "value_numeric") ?? null;
+  const value_string = str(r, "value_string") ?? null;
+  if (value_numeric !== null || value_string !== null) return { value_numeric, value_string };
+  return { value_numeric: num(r, "value") ?? null, value_string: str(r, "value") ?? null };
+}
+
+/** "12.0-16.0" (hyphen or dash): the text form of a range some clients send as `reference_range`. */
+const RANGE_TEXT = /^\s*(-?\d+(?:\.\d+)?)\s*[-\u2013\u2014]\s*(-?\d+(?:\.\d+)?)\s*$/;
+
+/** The range's bounds: reference_range_low/high, else a `reference_range` text "low-high". */
+function rangeOf(r: Obj): [number | undefined, number | undefined] {
+  const low = num(r, "reference_range_low");
+  const high = num(r, "reference_range_high");
+  if (low !== undefined || high !== undefined) return [low, high];
+  const m = RANGE_TEXT.exec(str(r, "reference_range") ?? "");
+  if (!m || Number(m[1]) > Number(m[2])) return [undefined, undefined];
+  return [Number(m[1]), Number(m[2])];
+}
+
 export interface LabValue {
   value_numeric: number | null;
   value_string: string | null;
@@ -94,7 +118,7 @@ export const handles: readonly LogType[] = ["lab_results"];
 export const labResults: ReadModel<"lab_results", LabResultsDoc> = {
   key: "lab_results",
   kind: "event",
-  version: 4,
+  version: 5,
   handles,
   reads: [],
   initial: () => ({ results: [], abnormal: [] }),
@@ -125,8 +149,7 @@ export const labResults: ReadModel<"lab_results", LabResultsDoc> = {
       };
       const described = <T>(field: keyof LabResult, v: T | undefined): T | null =>
         v !== undefined && wins(field) ? v : ((prev?.[field] ?? null) as T | null);
-      const low = num(r, "reference_range_low");
-      const high = num(r, "reference_range_high");
+      const [low, high] = rangeOf(r);
       // The range is one fact: the bounds of two reports are never mixed.
       const ranged = (low !== undefined || high !== undefined) && wins("reference_range");
       const reference_range_low = ranged ? (low ?? null) : (prev?.reference_range_low ?? null);
@@ -138,10 +161,10 @@ export const labResults: ReadModel<"lab_results", LabResultsDoc> = {
       };
       const reported = str(r, "abnormal_flag");
       const flag = reported !== undefined && FLAGS.includes(reported) ? (reported as AbnormalFlag) : null;
-      const value_numeric = num(r, "value_numeric") ?? null;
+      const { value_numeric, value_string } = valuesOf(r);
       const ownRange = low !== undefined || high !== undefined;
       const value: LabValue = {
-        value_numeric, value_string: str(r, "value_string") ?? null, unit: str(r, "unit") ?? null,
+        value_numeric, value_string, unit: str(r, "unit") ?? null,
         abnormal_flag: flag ?? (ownRange ? rangeFlag(value_numeric, low ?? null, high ?? null) : null),
         flag_source: flag !== null ? "reported" : ownRange ? "own_range" : "test_range", timestamp, log_id: log.id,
       };

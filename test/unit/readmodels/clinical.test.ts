@@ -16,6 +16,18 @@ describe("lab_results", () => {
     expect(r[1]).toMatchObject({ loinc_code: null, test_name: "ferritin", latest: { value_numeric: 20 } });
   });
 
+  it("reads a result's single `value` (as the hosted product's clients send it) and a `reference_range` text, when the catalog's fields are absent", () => {
+    const s = given([
+      labs(at(1), [{ test_name: "Hemoglobin", value: 10.8, unit: "g/dL", reference_range: "12.0\u201316.0" }]),
+      labs(at(1), [{ test_name: "Culture", value: "no growth", unit: "" }]),
+      labs(at(2), [{ test_name: "Sodium", value: 140, value_numeric: 139, unit: "mmol/L", reference_range: "oops", reference_range_low: 135 }]),
+    ]);
+    const [hb, culture, sodium] = payload(s, "lab_results").results;
+    expect(hb).toMatchObject({ reference_range_low: 12, reference_range_high: 16, latest: { value_numeric: 10.8, value_string: null, abnormal_flag: "L" } });
+    expect(culture!.latest).toMatchObject({ value_numeric: null, value_string: "no growth" });
+    expect(sodium).toMatchObject({ reference_range_low: 135, reference_range_high: null, latest: { value_numeric: 139 } });
+  });
+
   it("lists the tests whose latest value is abnormal, deriving the flag from the reference range when none is sent", () => {
     const s = given([
       labs(at(1), [{ loinc_code: "2823-3", test_name: "Potassium", value_numeric: 6.9, unit: "mmol/L", abnormal_flag: "HH" }]),
