@@ -30,6 +30,11 @@ export interface Config {
   maxBodyBytes: number;
   /** Most logs in one POST /v1/logs/batch; more is 422. @default 5_000 */
   maxBatchLogs: number;
+  /**
+   * Largest POST /v1/logs/batch body in bytes (at least maxBodyBytes): the hosted product's
+   * SDK flushes up to 50 logs of up to 512 KiB each in one request. @default 33_554_432 (32 MiB)
+   */
+  maxBatchBodyBytes: number;
   /** How long a JetStream publish may wait for its ack, in ms. @default 5_000 */
   publishTimeoutMs: number;
   /** Pino level. @default "info" */
@@ -155,6 +160,7 @@ export function loadConfig(env: Env = process.env): Config {
     namespace,
     maxBodyBytes: int(env, "PSS_MAX_BODY_BYTES", 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxBatchLogs: int(env, "PSS_MAX_BATCH_LOGS", 5_000, 1, 100_000),
+    maxBatchBodyBytes: int(env, "PSS_MAX_BATCH_BODY_BYTES", 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     publishTimeoutMs: int(env, "PSS_PUBLISH_TIMEOUT_MS", 5_000, 100, 120_000),
     logLevel,
     readWaitMs: int(env, "PSS_READ_WAIT_MS", 2_000, 0, 60_000),

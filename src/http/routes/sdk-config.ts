@@ -14,6 +14,7 @@ export const sdkConfigRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     // No signals here: the cap a synchronous JSON body meets is the request body limit.
     signals_max_sync_body_bytes: s.config.maxBodyBytes,
     max_request_body_bytes: s.config.maxBodyBytes,
+    logs_batch_max_body_bytes: Math.max(s.config.maxBodyBytes, s.config.maxBatchBodyBytes),
     logs_batch_max_logs: s.config.maxBatchLogs,
   };
   app.get(
@@ -28,6 +29,7 @@ export const sdkConfigRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
             ingestion_max_file_bytes: Type.Integer({ description: "Largest JSONL file an ingestion upload takes (PSS_MAX_UPLOAD_BYTES)" }),
             signals_max_sync_body_bytes: Type.Integer({ description: "Largest JSON request body (PSS_MAX_BODY_BYTES); this service has no signals routes" }),
             max_request_body_bytes: Type.Integer({ description: "Largest JSON request body (PSS_MAX_BODY_BYTES)" }),
+            logs_batch_max_body_bytes: Type.Integer({ description: "Largest POST /v1/logs/batch body (PSS_MAX_BATCH_BODY_BYTES)" }),
             logs_batch_max_logs: Type.Integer({ description: "Most logs in one POST /v1/logs/batch (PSS_MAX_BATCH_LOGS)" }),
           }),
         }),

@@ -95,6 +95,7 @@ describe("GET /v1/sdk/config", () => {
         ingestion_max_file_bytes: 3 * 1024 ** 3,
         signals_max_sync_body_bytes: t.config.maxBodyBytes,
         max_request_body_bytes: t.config.maxBodyBytes,
+        logs_batch_max_body_bytes: 32 * 1024 * 1024,
         logs_batch_max_logs: t.config.maxBatchLogs,
       });
     }

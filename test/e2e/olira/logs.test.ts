@@ -73,6 +73,15 @@ describe("the SDK's log() and log_batch() against POST /v1/logs/batch", () => {
     expect(log.timestamp).toBe(log.ingested_at);
   });
 
+  it("takes a full flush of the SDK's queue: 50 logs of 220 KiB each (11 MB, over the ordinary body limit)", async () => {
+    const patient = await newPatient();
+    const content = "x".repeat(220 * 1024);
+    const logs = Array.from({ length: 50 }, () => queued(patient, { log_type: "memory_report", payload: { content } }));
+    const r = await sdk.post("/v1/logs/batch", { logs });
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toMatchObject({ accepted: 50, failed: 0 });
+  });
+
   it("still checks a timestamp that is sent, with a located error the SDK can read", async () => {
     const r = await sdk.post("/v1/logs/batch", { logs: [queued(pid), queued(pid, { timestamp: "yesterday morning" })] });
     expectSdkParses(r.json(), BATCH_RESULT);

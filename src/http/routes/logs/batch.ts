@@ -34,6 +34,7 @@ export const logBatchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
     "/v1/logs/batch",
     {
       config: { scope: "sdk:event-log" },
+      bodyLimit: Math.max(s.config.maxBodyBytes, s.config.maxBatchBodyBytes),
       schema: {
         summary: "Submit typed logs; each is validated on its own, the answer comes once accepted logs are durable",
         tags: ["logs"],
