@@ -31,13 +31,20 @@ const BY_STAGE: Record<Stage, WireStatus> = {
   BACKFILLING: "backfilling",
 };
 
-/** The shown status; a record of any build (one saying "running") maps through its stage. */
-export function wireStatus(r: Pick<JobRecord, "status" | "stage">): WireStatus {
-  return r.status === "running" ? (BY_STAGE[r.stage] ?? "validating") : r.status;
+/**
+ * The shown status; a record of any build (one saying "running") maps through its stage.
+ * A finished job whose view backfill runs again (retry-backfill) shows "backfilling" until
+ * it ends, as the hosted product's SDK expects when it polls after the retry.
+ */
+export function wireStatus(r: Pick<JobRecord, "status" | "stage"> & Partial<Pick<JobRecord, "backfill_status">>): WireStatus {
+  if (r.status === "running") return BY_STAGE[r.stage] ?? "validating";
+  if ((r.status === "completed" || r.status === "completed_with_errors") && r.backfill_status === "running") return "backfilling";
+  return r.status;
 }
 
-export function matchesStatus(r: Pick<JobRecord, "status" | "stage">, filter: StatusFilter): boolean {
-  return filter === "running" ? r.status === "running" : wireStatus(r) === filter;
+export function matchesStatus(r: Pick<JobRecord, "status" | "stage"> & Partial<Pick<JobRecord, "backfill_status">>, filter: StatusFilter): boolean {
+  const shown = wireStatus(r);
+  return filter === "running" ? r.status === "running" || shown === "backfilling" : shown === filter;
 }
 
 /** The work of the stage under way, counted in its own unit; null between stages. */

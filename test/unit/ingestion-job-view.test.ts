@@ -28,6 +28,14 @@ describe("the job's status as answers show it", () => {
     expect(Object.values(shown).every((s) => (WIRE_STATUSES as readonly string[]).includes(s))).toBe(true);
   });
 
+  it("shows a finished job whose view backfill runs again as backfilling, and as its outcome once that ends", () => {
+    const retried = { status: "completed" as const, stage: "BACKFILLING" as const, backfill_status: "running" as const };
+    expect(wireStatus(retried)).toBe("backfilling");
+    expect(matchesStatus(retried, "running")).toBe(true);
+    expect(wireStatus({ ...retried, backfill_status: "completed" })).toBe("completed");
+    expect(wireStatus({ ...retried, status: "completed_with_errors", backfill_status: "failed" })).toBe("completed_with_errors");
+  });
+
   it('keeps "running" as a filter for every job at work, and filters on the shown status otherwise', () => {
     const replaying = { status: "running" as const, stage: "REPLAYING" as const };
     expect(matchesStatus(replaying, "running")).toBe(true);
