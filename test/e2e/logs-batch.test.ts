@@ -10,7 +10,7 @@ import { deleteKeys } from "../../infra/redis.js";
 let t: TestStack;
 let patient: string;
 beforeAll(async () => {
-  t = await startStack({ PSS_PUBLISH_TIMEOUT_MS: "200", PSS_MAX_BODY_BYTES: "65536" });
+  t = await startStack({ PSS_PUBLISH_TIMEOUT_MS: "200", PSS_MAX_BODY_BYTES: "65536", PSS_MAX_BATCH_BODY_BYTES: "65536" });
   patient = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: { first_name: "Logs" } })).json().id;
 });
 afterAll(async () => {
@@ -192,7 +192,7 @@ describe("POST /v1/logs/batch", () => {
     expect(r.json()).toMatchObject({ error: true, status_code: 400 });
   });
 
-  it("answers 413 payload_too_large over the configured body size", async () => {
+  it("answers 413 payload_too_large over the configured batch body size (PSS_MAX_BATCH_BODY_BYTES)", async () => {
     const logs = Array.from({ length: 400 }, () => symptom(1, { metadata: { pad: "x".repeat(200) } }));
     const r = await batch({ logs });
     expect(r.statusCode).toBe(413);
