@@ -61,3 +61,9 @@ function incrementRandom(): boolean {
 export function newId(prefix: "org" | "prj" | "key" | "pat" | "log" | "job" | "bat"): string {
   return `${prefix}_${ulid()}`;
 }
+
+/**
+ * Whether `t` reads as one of the service's ids (organization, project, patient): 1 to 64
+ * letters, digits, `_` or `-`. So also a safe NATS subject token: no `.`, no wildcard.
+ */
+export const isIdToken = (t: unknown): t is string => typeof t === "string" && /^[A-Za-z0-9_-]{1,64}$/.test(t);

@@ -15,7 +15,7 @@ export function compileFilter(ctx: Ctx, filter: unknown): string | undefined {
   if (!Array.isArray(filter)) return ctx.fail(["filter"], "must be an array of conditions", filter);
   const sql = list(ctx, { field: parseField }, filter, ["filter"], 0, "AND");
   if (ctx.conditions > ctx.limits.maxConditions) {
-    ctx.fail(["filter"], `too costly: ${ctx.conditions} conditions, at most ${ctx.limits.maxConditions}`);
+    ctx.fail(["filter"], `too costly: more than ${ctx.limits.maxConditions} conditions (groups included); at most ${ctx.limits.maxConditions}`);
   }
   return sql === "" ? undefined : sql;
 }
@@ -34,7 +34,7 @@ export function compileElementFilter(ctx: Ctx, where: unknown, array: Field, loc
   else if (where.length === 0) return ctx.fail(loc, "must be a condition, a group, or a non-empty list of them (ANDed)", where);
   else sql = list(ctx, walk, where, loc, 0, "AND");
   if (before <= ctx.limits.maxConditions && ctx.conditions > ctx.limits.maxConditions) {
-    ctx.fail(loc, `too costly: ${ctx.conditions} conditions in filter and array selects, at most ${ctx.limits.maxConditions}`);
+    ctx.fail(loc, `too costly: more than ${ctx.limits.maxConditions} conditions in filter and array selects; at most ${ctx.limits.maxConditions}`);
   }
   return sql;
 }
@@ -47,7 +47,13 @@ interface Walk {
 }
 
 function list(ctx: Ctx, walk: Walk, items: unknown[], loc: Loc, depth: number, joiner: "AND" | "OR"): string | undefined {
-  const parts = items.map((item, i) => node(ctx, walk, item, [...loc, i], depth));
+  const parts: (string | undefined)[] = [];
+  for (let i = 0; i < items.length; i++) {
+    // Past the budget the query is refused whatever follows: walking a hostile list of a
+    // hundred thousand conditions to the end took seconds.
+    if (ctx.conditions > ctx.limits.maxConditions) return undefined;
+    parts.push(node(ctx, walk, items[i], [...loc, i], depth));
+  }
   if (parts.some((p) => p === undefined)) return undefined;
   return parts.length === 1 ? (parts[0] as string) : parts.map((p) => `(${p})`).join(` ${joiner} `);
 }

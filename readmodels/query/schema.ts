@@ -1,11 +1,12 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { AGG_OPS, FILTER_OPS } from "./types.js";
+import { AGG_OPS, DEFAULT_LIMITS, FILTER_OPS } from "./types.js";
 
 /**
  * The log query body for both routes (OpenAPI and the route's first check). The schema
  * holds the shape; `compileLogQuery` re-checks everything itself (it takes `unknown`) and
  * owns the rules a schema states badly: field paths, op/value pairs, nesting depth and
- * cost limits. Nested `or`/`and` items are left open here on purpose: a recursive schema
+ * cost limits (list lengths are stated here too, so a list of thousands is refused by the
+ * cheaper check). Nested `or`/`and` items are left open here on purpose: a recursive schema
  * needs an $id, which clashes when both routes compile it into the same ajv.
  */
 const FieldText = Type.String({ minLength: 1, maxLength: 600, description: "type, timestamp, trace, payload or a dotted payload path such as payload.symptoms.0.score (array indexes 0-based)" });
@@ -19,11 +20,11 @@ const FilterNode = Type.Object(
   {
     field: Type.Optional(FieldText),
     op: Type.Optional(OneOf(FILTER_OPS)),
-    value: Type.Optional(Type.Union([Scalar, Type.Null(), TraceObject, Type.Array(Type.Union([Type.String(), Type.Number(), TraceObject]))], {
+    value: Type.Optional(Type.Union([Scalar, Type.Null(), TraceObject, Type.Array(Type.Union([Type.String(), Type.Number(), TraceObject]), { maxItems: DEFAULT_LIMITS.maxInList })], {
       description: "eq…lte: string/number (boolean for eq, neq); in/nin: list; like/ilike: pattern with % and _; is: null or \"not_null\"; exists: boolean; contains: array element or substring; on trace, {object_type, object_id} reads as object_type:object_id",
     })),
-    or: Type.Optional(Type.Array(Type.Unknown(), { minItems: 1, description: "Filter nodes, any of which holds" })),
-    and: Type.Optional(Type.Array(Type.Unknown(), { minItems: 1, description: "Filter nodes, all of which hold" })),
+    or: Type.Optional(Type.Array(Type.Unknown(), { minItems: 1, maxItems: DEFAULT_LIMITS.maxConditions, description: "Filter nodes, any of which holds" })),
+    and: Type.Optional(Type.Array(Type.Unknown(), { minItems: 1, maxItems: DEFAULT_LIMITS.maxConditions, description: "Filter nodes, all of which hold" })),
   },
   { additionalProperties: false, description: 'A condition {"field","op","value"} or a group {"or":[…]} / {"and":[…]}' },
 );
@@ -36,7 +37,7 @@ const SelectItem = Type.Object(
     path: FieldText,
     alias: Type.Optional(Alias),
     first: Type.Optional(Type.Boolean({ description: "Array select: true answers the first kept element (null when none), false the list ([] when none)" })),
-    where: Type.Optional(Type.Union([FilterNode, Type.Array(FilterNode, { minItems: 1 })], {
+    where: Type.Optional(Type.Union([FilterNode, Type.Array(FilterNode, { minItems: 1, maxItems: DEFAULT_LIMITS.maxConditions })], {
       description: "Array select: keeps the elements this filter node (or list of nodes, ANDed) holds for; its fields are paths inside the element (the array's own path is the element itself)",
     })),
     element: Type.Optional(Type.String({ minLength: 1, maxLength: 600, description: "Array select: the path read from each kept element, e.g. name" })),
@@ -46,8 +47,11 @@ const SelectItem = Type.Object(
 
 export const QueryBodySchema = Type.Object(
   {
-    patient_ids: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: "Cohort (organization route); omit for the whole organization. At most 1000 by default." })),
-    filter: Type.Optional(Type.Array(FilterNode, { description: "Conditions, ANDed" })),
+    patient_ids: Type.Optional(Type.Array(
+      Type.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9_-]+$", description: "A service patient id (pat_...): letters, digits, _ and -, at most 64 characters" }),
+      { minItems: 1, maxItems: DEFAULT_LIMITS.maxInList, description: `Cohort (organization route); omit for the whole organization. At most ${DEFAULT_LIMITS.maxInList}.` },
+    )),
+    filter: Type.Optional(Type.Array(FilterNode, { maxItems: DEFAULT_LIMITS.maxConditions, description: `Conditions, ANDed (at most ${DEFAULT_LIMITS.maxConditions} in all, groups included)` })),
     select: Type.Optional(Type.Array(SelectItem, { minItems: 1, maxItems: 64 })),
     order: Type.Optional(Type.Array(Type.Object({ field: FieldText, desc: Type.Optional(Type.Boolean()) }, { additionalProperties: false }), { minItems: 1, maxItems: 8 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, description: "Rows (or groups). @default 100, at most 1000 by default" })),

@@ -1,7 +1,8 @@
 /**
  * Turns TypeBox's value errors into PayloadIssues a person can act on: the path split
  * from the JSON pointer, one issue per path, and messages that say what was expected.
- * Runs only when a payload has already failed, so clarity beats speed here.
+ * Runs only when a payload has already failed, so clarity beats speed here, but the work
+ * stays bounded by the issues reported (MAX_ISSUES): errors are read lazily.
  */
 import { Kind, type TSchema } from "@sinclair/typebox";
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
@@ -89,11 +90,21 @@ function messageFor(e: ValueError): string {
   }
 }
 
-function specificVariant(e: ValueError): ValueError[] | undefined {
+/**
+ * The errors of the variant the client meant, still lazy: its first error decides, and
+ * the rest is read only as far as the issues wanted (a variant failing on each of a
+ * hundred thousand items would otherwise be listed whole).
+ */
+function specificVariant(e: ValueError): Iterable<ValueError> | undefined {
   for (const variant of e.errors) {
-    const list = [...variant];
-    const first = list[0];
-    if (first !== undefined && !(first.path === e.path && KIND_MISMATCH.has(first.type))) return list;
+    const rest = variant[Symbol.iterator]();
+    const first = rest.next();
+    if (!first.done && !(first.value.path === e.path && KIND_MISMATCH.has(first.value.type))) {
+      return (function* () {
+        yield first.value;
+        yield* { [Symbol.iterator]: () => rest };
+      })();
+    }
   }
   return undefined;
 }

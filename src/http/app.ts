@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Services } from "../services.js";
 import { installErrorHandler } from "./error-handler.js";
 import { errorBody } from "../errors.js";
+import { bodyShapeError } from "./body-limits.js";
 import { authPlugin } from "./plugins/auth.js";
 import { ErrorBodySchema } from "./schemas.js";
 import { createValidatorCompiler } from "./validators.js";
@@ -21,6 +22,7 @@ import { patientTokenRoutes } from "./routes/patient-tokens.js";
 import { mcpPlugin } from "../mcp/plugin.js";
 import { rateLimitPlugin } from "./plugins/rate-limit.js";
 import { auditPlugin } from "./plugins/audit.js";
+import { unicodeBodiesPlugin } from "./plugins/unicode-bodies.js";
 import { projectRoutes } from "./routes/projects.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { auditRoutes } from "./routes/audit.js";
@@ -105,11 +107,16 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   // Many HTTP clients send `content-type: application/json` on every request, bodiless
   // POSTs (cancel, confirm) included: an empty body reads as none, and a route that needs
   // one refuses it through its schema, as any other wrong body.
+  // A body past the shape limits (depth, members of an object) is refused before parsing.
   const parseJson = app.getDefaultJsonParser(POISONING, POISONING);
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (req, body, done) => {
     if (body === "") done(null, undefined);
-    else parseJson(req, body as string, done);
+    else {
+      const refused = bodyShapeError(body as string);
+      if (refused) done(refused, undefined);
+      else parseJson(req, body as string, done);
+    }
   });
   app.addSchema(ErrorBodySchema);
   app.addSchema(PatientSchema);
@@ -128,6 +135,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(authPlugin, { services });
   await app.register(rateLimitPlugin, { services });
   await app.register(auditPlugin, { services });
+  await app.register(unicodeBodiesPlugin);
 
   await app.register(healthRoutes, { services });
   await app.register(authRoutes, { services });

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { backendUnavailable } from "./backend-unavailable.js";
-import { AppError, ERROR_CATALOGUE, echoField, echoValue, errorBody, fieldIssue, type ErrorCode, type ErrorDetail } from "../errors.js";
+import { AppError, ERROR_CATALOGUE, MAX_ERROR_DETAILS, echoField, echoValue, errorBody, fieldIssue, moreDetails, type ErrorCode, type ErrorDetail } from "../errors.js";
+import { FIRST_PROBLEM_ONLY } from "./validators.js";
 
 interface AjvIssue {
   instancePath: string;
@@ -30,31 +31,45 @@ function valueAt(root: unknown, parts: (string | number)[]): unknown {
 /**
  * A union of literals (`format: "markdown" | "raw"`) fails in ajv as one "must be equal to
  * constant" per literal plus "must match a schema in anyOf": one item saying which values
- * are allowed says it better.
+ * are allowed says it better. Linear in the issues: a hostile body can make thousands.
  */
 function oneOfConstants(issues: AjvIssue[]): AjvIssue[] {
-  const unions = new Set(issues.filter((v) => v.keyword === "anyOf").map((v) => v.instancePath));
+  const unions = new Set<string>();
+  for (const v of issues) if (v.keyword === "anyOf") unions.add(v.instancePath);
+  const consts = new Map<string, unknown[]>();
+  for (const v of issues) {
+    if (v.keyword !== "const" || !unions.has(v.instancePath)) continue;
+    const list = consts.get(v.instancePath);
+    if (list) list.push(v.params.allowedValue);
+    else consts.set(v.instancePath, [v.params.allowedValue]);
+  }
   const out: AjvIssue[] = [];
   const done = new Set<string>();
   for (const v of issues) {
     const path = v.instancePath;
-    const consts = unions.has(path) ? issues.filter((x) => x.keyword === "const" && x.instancePath === path) : [];
-    if (consts.length === 0 || (v.keyword !== "const" && v.keyword !== "anyOf")) out.push(v);
+    const allowedValues = consts.get(path);
+    if (allowedValues === undefined || (v.keyword !== "const" && v.keyword !== "anyOf")) out.push(v);
     else if (!done.has(path)) {
       done.add(path);
-      out.push({ instancePath: path, keyword: "enum", message: "must be one of", params: { allowedValues: consts.map((x) => x.params.allowedValue) } });
+      out.push({ instancePath: path, keyword: "enum", message: "must be one of", params: { allowedValues } });
     }
   }
   return out;
 }
 
-/** Fastify's schema failures (ajv) as the spec's located validation items. */
+/**
+ * Fastify's schema failures (ajv) as the spec's located validation items. Only the items
+ * the error body lists are located and echoed; the last says how many were left out.
+ */
 function schemaDetails(req: FastifyRequest, err: FastifyError): ErrorDetail[] {
   const context = (err.validationContext ?? "body") as "body" | "querystring" | "params" | "headers";
   const root = context === "body" ? req.body : context === "querystring" ? req.query : context === "params" ? req.params : req.headers;
   const where = context === "querystring" ? "query" : context === "params" ? "path" : context;
-  const issues = oneOfConstants((err.validation ?? []) as AjvIssue[]);
-  return issues.map((v) => {
+  const all = (err.validation ?? []) as AjvIssue[];
+  const firstOnly = all.some((v) => v.keyword === FIRST_PROBLEM_ONLY);
+  const issues = oneOfConstants(firstOnly ? all.filter((v) => v.keyword !== FIRST_PROBLEM_ONLY) : all);
+  const shown = issues.length > MAX_ERROR_DETAILS ? issues.slice(0, MAX_ERROR_DETAILS - 1) : issues;
+  const details = shown.map((v) => {
     const parts = pathParts(v.instancePath);
     if (v.keyword === "required" && typeof v.params.missingProperty === "string") {
       return fieldIssue([where, ...parts, v.params.missingProperty], "is required", echoField(valueAt(root, parts), v.params.missingProperty));
@@ -65,6 +80,9 @@ function schemaDetails(req: FastifyRequest, err: FastifyError): ErrorDetail[] {
     const allowed = Array.isArray(v.params.allowedValues) ? `: ${(v.params.allowedValues as unknown[]).join(", ")}` : "";
     return fieldIssue([where, ...parts], `${v.message ?? "is invalid"}${allowed}`, echoValue(valueAt(root, parts)));
   });
+  if (shown.length < issues.length) details.push(moreDetails(issues.length - shown.length));
+  else if (firstOnly) details.push(moreDetails());
+  return details;
 }
 
 /** Fastify's own error codes that are the client's fault, mapped onto the catalogue. */

@@ -130,11 +130,16 @@ describe("patients", () => {
     const future = await post("/v1/patients", { date_of_birth: "2999-01-01" });
     expect(future.statusCode).toBe(422);
     expect(future.json().details[0]).toMatchObject({ field: "date_of_birth", message: expect.stringContaining("future") });
-    // Nesting that would overflow JSON.stringify's recursion: a 422, not a 500.
-    const deep = `{"metadata":${'{"a":'.repeat(6_000)}1${"}".repeat(6_000)}}`;
-    const nested = await t.app.inject({ method: "POST", url: "/v1/patients", headers: { ...t.auth, "content-type": "application/json" }, payload: deep });
+    // Metadata past its 32 levels is located; nesting that would overflow JSON.stringify's
+    // recursion is refused for the whole body before parsing: a 422 either way, not a 500.
+    const deep = (levels: number) => `{"metadata":${'{"a":'.repeat(levels)}1${"}".repeat(levels)}}`;
+    const json = { ...t.auth, "content-type": "application/json" };
+    const nested = await t.app.inject({ method: "POST", url: "/v1/patients", headers: json, payload: deep(100) });
     expect(nested.statusCode).toBe(422);
     expect(nested.json().details[0]).toMatchObject({ field: "metadata", message: expect.stringContaining("deeper than 32") });
+    const overflowing = await t.app.inject({ method: "POST", url: "/v1/patients", headers: json, payload: deep(6_000) });
+    expect(overflowing.statusCode).toBe(422);
+    expect(overflowing.json().details[0]).toMatchObject({ type: "too_deep", location: ["body"] });
     const batch = (await post("/v1/patients/batch", { patients: [{ date_of_birth: "2001-02-29" }, {}] })).json();
     expect(batch.count).toBe(1);
     expect(batch.errors[0]).toMatchObject({ index: 0, code: "validation_error" });

@@ -71,7 +71,7 @@ describe("the error handler", () => {
     const logs = Array.from({ length: 500 }, (_, i) => ({ log_type: "user_login", i }));
     const r = await a.inject({ method: "POST", url: "/list", payload: { logs } });
     expect(r.statusCode).toBe(422);
-    expect(r.json().details[0]).toMatchObject({ field: "logs", input_value: expect.stringMatching(/^\(an array of 500 items, \d+ bytes as JSON\)$/) });
+    expect(r.json().details[0]).toMatchObject({ field: "logs", input_value: "(an array of 500 items, over 2048 bytes as JSON)" });
     expect(r.body.length).toBeLessThan(1000);
     const small = await a.inject({ method: "POST", url: "/list", payload: { logs: logs.slice(0, 11) } });
     expect(small.json().details[0].input_value).toEqual(logs.slice(0, 11));

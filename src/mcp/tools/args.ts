@@ -8,8 +8,10 @@ import { VIEW_TYPES } from "../../../readmodels/views/index.js";
  * wrong one comes back as a tool error listing them.
  */
 export const args = {
-  stableModules: z.array(z.enum(STABLE_MODULES)).optional()
-    .describe(`Stable modules to return; all with data when left out. One of: ${STABLE_MODULES.join(", ")}.`),
+  // Bounded like every list argument: zod reports a problem per item, and 200,000 wrong
+  // names overflowed the stack of the answer's formatting.
+  stableModules: z.array(z.enum(STABLE_MODULES)).max(50).optional()
+    .describe(`Stable modules to return (at most 50); all with data when left out. One of: ${STABLE_MODULES.join(", ")}.`),
   moduleType: z.enum(EVENT_MODULES).describe("Event-state module to read."),
   viewType: z.enum(VIEW_TYPES).describe("View (template) to read."),
   format: z.enum(["markdown", "raw"]).default("raw")

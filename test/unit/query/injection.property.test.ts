@@ -138,7 +138,10 @@ describe("compileLogQuery never writes user text into SQL", () => {
       fc.property(fc.oneof(rowsBody, countBody, groupBody), scope, (body: Record<string, unknown>, s) => {
         if (s.patient_id !== undefined) delete body.patient_ids;
         if (body.select !== undefined) delete body.typed;
-        expect(Value.Check(QueryBodySchema, body)).toBe(true);
+        // The route's schema refuses these patient_ids (an id is letters, digits, _ and -);
+        // the compiler must bind them all the same.
+        const { patient_ids: _hostileIds, ...rest } = body;
+        expect(Value.Check(QueryBodySchema, rest)).toBe(true);
         const c = compileLogQuery(body, s, limits);
         checkNoUserText(c, body, s);
         // Values and ids arrive through params; a path key as its own parameter or as an identifier.

@@ -71,7 +71,17 @@ describe("compileLogQuery rejects", () => {
 
   it("more than maxConditions conditions, counted across groups", () => {
     const c = { field: "type", op: "eq", value: "x" };
-    rejects({ filter: [c, { or: Array(DEFAULT_LIMITS.maxConditions).fill(c) }] }, ["body", "filter"], "51 conditions");
+    rejects({ filter: [c, { or: Array(DEFAULT_LIMITS.maxConditions).fill(c) }] }, ["body", "filter"], "more than 50 conditions");
+  });
+
+  it("a hostile list of 250,000 conditions within a group, stopping at the budget instead of walking it all", () => {
+    const conditions = Array.from({ length: 250_000 }, (_, i) => ({ field: "payload.a", op: "eq", value: `v${i}` }));
+    const body = { filter: [{ or: [{ and: conditions }] }] };
+    const started = performance.now();
+    expect(() => compileLogQuery(body, org)).toThrow(QueryValidationError);
+    // Walking them all took 2.5 s; the budget is crossed after 51.
+    expect(performance.now() - started).toBeLessThan(500);
+    rejects(body, ["body", "filter"], "more than 50 conditions");
   });
 
   it("an array select on a path outside the payload, with a non-boolean first, or a bad element path", () => {
@@ -95,7 +105,7 @@ describe("compileLogQuery rejects", () => {
     const c = { field: "type", op: "eq", value: "x" };
     const full = { filter: Array(DEFAULT_LIMITS.maxConditions).fill(c) };
     expect(() => compileLogQuery({ ...full, select: [{ path: "payload.a", first: true }] }, org)).not.toThrow();
-    rejects({ ...full, select: [{ path: "payload.a", first: true, where: { field: "z", op: "eq", value: 1 } }] }, ["body", "select", 0, "where"], "51 conditions");
+    rejects({ ...full, select: [{ path: "payload.a", first: true, where: { field: "z", op: "eq", value: 1 } }] }, ["body", "select", 0, "where"], "more than 50 conditions");
   });
 
   it("an in-list or cohort over maxInList, and empty ones", () => {

@@ -33,7 +33,8 @@ export const logBatchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   app.post(
     "/v1/logs/batch",
     {
-      config: { scope: "sdk:event-log" },
+      // Each log's strings are checked with the log (src/logs/envelope.ts): a bad one is that log's error.
+      config: { scope: "sdk:event-log", textCheckedPerItem: "logs" },
       bodyLimit: Math.max(s.config.maxBodyBytes, s.config.maxBatchBodyBytes),
       schema: {
         summary: "Submit typed logs; each is validated on its own, the answer comes once accepted logs are durable",
