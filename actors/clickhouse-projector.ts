@@ -1,59 +1,40 @@
 import { AckPolicy, DeliverPolicy, type Consumer, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
 import type { InsertEncodedRows } from "../infra/clickhouse.js";
+import { encodeRow, insertLogRows, LOG_COLUMNS } from "./log-rows.js";
 import type { TopologyNames } from "../infra/nats/topology.js";
 import type { Redis } from "../infra/redis.js";
-import { traceText, type LogRecord } from "../readmodels/log-record.js";
+import type { LogRecord } from "../readmodels/log-record.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
-import { numericCopy } from "../readmodels/query/numeric-copy.js";
 import { PacedPull } from "../infra/nats/paced-pull.js";
 import { durableFromAckFloor, ensureDurable, type DurableConfig } from "../infra/nats/durable-consumer.js";
 import { EncodedRows, RowBufferPool } from "./encoded-rows.js";
 import type { PublishedMessageReader, PublishedMessages } from "../infra/nats/published-messages.js";
-
-/** The columns an insert names, in the order of encodeRow's values. */
-const LOG_COLUMNS = ["organization_id", "project_id", "patient_id", "id", "type", "timestamp", "ingested_at", "trace", "trace_type", "idempotency_key", "payload", "payload_numbers", "stream_seq"] as const;
-
-/**
- * One log as a row of the ClickHouse `logs` table (infra/clickhouse-schema.ts): a
- * JSONCompactEachRow line, the values in LOG_COLUMNS order. Without a key per value,
- * ClickHouse spent about a fifth less CPU per inserted row than on JSONEachRow (the same
- * rows stored), and the line is shorter to build and hold. `payload` goes as the log's
- * payload object: the JSON formats read an object into a String column as its JSON text
- * (input_format_json_read_objects_as_strings, on by default), so the text is written once,
- * by the JSON.stringify that encodes the row. `payload_numbers` is the payload pruned to
- * its numbers, from which ClickHouse computes `payload_json` (migration 3); it is never
- * stored itself.
- */
-export function encodeRow(l: LogRecord, seq: number): string {
-  return JSON.stringify([
-    l.organization_id, l.project_id, l.patient_id, l.id, l.log_type, l.timestamp, l.ingested_at, traceText(l.trace) ?? "", typeof l.trace === "object" ? l.trace.object_type : "", l.idempotency_key ?? "",
-    l.payload, numericCopy(l.payload), seq,
-  ]);
-}
-
-/** Settings of every insert into `logs` (timestamps are ISO 8601 with Z; payload objects read as their text). */
-export const LOG_INSERT_SETTINGS = { date_time_input_format: "best_effort", input_format_json_read_objects_as_strings: 1 } as const;
-
-/**
- * Inserts JSONCompactEachRow lines (one `encodeRow` line per log, each ending in "\n").
- * The columns are named: an EPHEMERAL column (payload_numbers) is only read when listed.
- */
-export async function insertLogRows(insertRows: InsertEncodedRows, database: string, rows: Buffer): Promise<void> {
-  await insertRows(`${database}.logs`, LOG_COLUMNS, rows, LOG_INSERT_SETTINGS);
-}
+import { decodeLogMessage, logSubjectOwner } from "../src/logs/stored-message.js";
+import { idsOfRow, insertSettingAside, SetAsideLetters, type RowInserts, type SetAsideLog } from "./refused-rows.js";
+import { errorClass } from "../src/error-class.js";
 
 interface Logger {
   error(obj: unknown, msg?: string): void;
 }
 
-/** Messages taken from the consumer, waiting for their insert: encoded rows (one line per log) and the last message (ack all). */
+/**
+ * Messages taken from the consumer, waiting for their insert: encoded rows (one line per
+ * log), the last message (ack all), and the dead letters of logs set aside, stored before
+ * the ack.
+ */
 interface Pending {
   rows: EncodedRows;
   last: JsMsg;
   since: number;
+  letters: SetAsideLetters;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** An insert of no rows: whether ClickHouse takes inserts at all. */
+const NO_ROWS = Buffer.alloc(0);
+/** While inserts keep failing, one log line per this many ms (they are retried every second). */
+const FAILURE_LOG_EVERY_MS = 60_000;
 
 /** How long JetStream waits for an ack before delivering again (the durable's ack_wait). */
 const ACK_WAIT_MS = 60_000;
@@ -76,6 +57,14 @@ const PULL_BYTES = 8 * 1024 * 1024;
  *
  * A batch delivered twice (a crash between insert and ack) inserts the same rows again,
  * and the ReplacingMergeTree keyed on the log id keeps one of each (queries read FINAL).
+ *
+ * No log can hold the stream back: a row ClickHouse refuses is found by cutting the failed
+ * batch in halves (insertSettingAside), set aside in its project's dead letters (reason
+ * `not_queryable`), and the rest goes in; a message on a log subject that the service did
+ * not write is passed over (the state engine parks it). The batch is acknowledged only
+ * once its letters are stored, so a crash never loses one; the letters of a batch that
+ * comes again are named as before, and filed once within the dead-letter stream's
+ * duplicate window.
  */
 export class ClickHouseProjector {
   private running = false;
@@ -89,7 +78,9 @@ export class ClickHouseProjector {
   private lastDelivery = 0;
   /** Highest stream sequence whose logs are in ClickHouse (everything below it is too). */
   projectedSeq = 0;
-  readonly stats = { batches: 0, rows: 0 };
+  /** `set_aside`: logs ClickHouse refused (dead-lettered); `skipped`: messages the service did not write; `insert_failures`: failed inserts retried. */
+  readonly stats = { batches: 0, rows: 0, set_aside: 0, skipped: 0, insert_failures: 0 };
+  private lastFailureLog = -Infinity;
   private readonly published: PublishedMessageReader<PatientLogMessage> | undefined;
   /** The buffers batches are encoded into, reused once their insert is done. */
   private readonly rowBuffers = new RowBufferPool();
@@ -183,10 +174,37 @@ export class ClickHouseProjector {
     const { deliverySequence, streamSequence: seq } = m.info;
     if (this.lastDelivery !== 0 && deliverySequence !== this.lastDelivery + 1) return false;
     this.lastDelivery = deliverySequence;
-    const p = (this.pending ??= { rows: new EncodedRows(this.rowBuffers), last: m, since: performance.now() });
-    for (const l of (this.published?.take(seq) ?? m.json<PatientLogMessage>()).logs) p.rows.push(encodeRow(l, seq));
+    const p = (this.pending ??= { rows: new EncodedRows(this.rowBuffers), last: m, since: performance.now(), letters: new SetAsideLetters(this.deps.names) });
+    for (const l of this.published?.take(seq)?.logs ?? this.decode(m)) {
+      try {
+        p.rows.push(encodeRow(l, seq));
+      } catch (err) {
+        // A payload nested too deep to encode (RangeError): it can only have been forged.
+        const ids = { organization_id: l.organization_id, project_id: l.project_id, patient_id: l.patient_id, log_id: l.id, log_type: l.log_type, stream_seq: seq };
+        this.setAside(p, ids, err);
+      }
+    }
     p.last = m;
     return true;
+  }
+
+  /** A message another process wrote, or one delivered again: parsed and checked as every reader of the stream checks it. */
+  private decode(m: JsMsg): LogRecord[] {
+    const owner = logSubjectOwner(this.deps.names, m.subject);
+    const body = owner ? decodeLogMessage(m.data, owner) : null;
+    if (body && body.unreadable === undefined) return body.logs;
+    // The service did not write it: the state engine parks it in the dead letters; here it is only passed over.
+    this.stats.skipped++;
+    const why = body?.unreadable ?? "the subject names no organization, project and patient";
+    this.deps.log.error({ seq: m.info.streamSequence, why }, "clickhouse projector: passed over a log message the service did not write");
+    return [];
+  }
+
+  /** Records a log the log query cannot hold: its letter is stored before the batch is acknowledged. */
+  private setAside(p: Pending, log: SetAsideLog, err: unknown): void {
+    this.stats.set_aside++;
+    this.deps.log.error({ log_id: log.log_id, stream_seq: log.stream_seq, ...errorClass(err) }, "clickhouse projector: a log the log query cannot hold is set aside in its project's dead letters (not_queryable)");
+    p.letters.add(log, err);
   }
 
   /**
@@ -230,13 +248,11 @@ export class ClickHouseProjector {
   }
 
   private async commit(p: Pending): Promise<void> {
-    const rows = p.rows.toBuffer();
-    // Retry this batch until it lands: acking a later batch would ack this one too (ack
-    // all), so moving on would lose it. A stop leaves it unacked, to come again.
-    while (p.rows.rows > 0 && !(await this.insert(rows, p.rows.rows))) {
-      if (!this.running) return;
-      await sleep(1_000);
-    }
+    // Every row lands or is set aside before the ack: acking a later batch would ack this
+    // one too (ack all), so moving on would lose it. A stop leaves it unacked, to come again.
+    if (p.rows.rows > 0 && !(await insertSettingAside(p.rows.toBuffer(), this.insertsOf(p)))) return;
+    const stored = await p.letters.store(this.deps.js, () => this.running, (err) => this.deps.log.error(errorClass(err), "clickhouse projector: storing a dead letter failed; retrying"));
+    if (!stored) return;
     p.rows.release();
     p.last.ack();
     this.projectedSeq = p.last.seq;
@@ -245,14 +261,26 @@ export class ClickHouseProjector {
     await this.deps.redis.set(ClickHouseProjector.progressKey(this.deps.redisPrefix), String(p.last.seq)).catch(() => undefined);
   }
 
-  private async insert(encoded: Buffer, rows: number): Promise<boolean> {
-    try {
-      await insertLogRows(this.deps.insertRows, this.deps.database, encoded);
-      return true;
-    } catch (err) {
-      this.deps.log.error({ err, rows }, "clickhouse insert failed; retrying");
-      return false;
+  private insertsOf(p: Pending): RowInserts {
+    const { insertRows, database } = this.deps;
+    return {
+      insert: (rows) => insertLogRows(insertRows, database, rows),
+      answers: () => insertLogRows(insertRows, database, NO_ROWS).then(() => true, () => false),
+      running: () => this.running,
+      pause: (err, rows) => this.pauseAfterFailure(err, rows),
+      refused: (row, err) => this.setAside(p, idsOfRow(row, LOG_COLUMNS), err),
+    };
+  }
+
+  /** After an insert failed with no row to blame (ClickHouse down): a second's wait, and a log line a minute, without the rows. */
+  private async pauseAfterFailure(err: unknown, rows: number): Promise<void> {
+    this.stats.insert_failures++;
+    const now = performance.now();
+    if (now - this.lastFailureLog >= FAILURE_LOG_EVERY_MS) {
+      this.lastFailureLog = now;
+      this.deps.log.error({ ...errorClass(err), rows, failures: this.stats.insert_failures }, "clickhouse insert failed; retrying every second (logged once a minute)");
     }
+    await sleep(1_000);
   }
 
   async stop(): Promise<void> {

@@ -78,3 +78,16 @@ export class EncodedRows {
     this.buf = next;
   }
 }
+
+/**
+ * Where to cut encoded rows (lines, each ending in "\n") in two parts of whole lines: after
+ * the line that holds the middle byte, else after the one before it; 0 for a single line.
+ * A newline byte only ever ends a line: JSON text escapes newlines, and no byte of a
+ * multi-byte UTF-8 character is below 0x80.
+ */
+export function middleOfRows(rows: Buffer): number {
+  const after = rows.indexOf(0x0a, rows.length >> 1) + 1;
+  if (after > 0 && after < rows.length) return after;
+  const before = (rows.length >> 1) - 1;
+  return before < 0 ? 0 : rows.lastIndexOf(0x0a, before) + 1;
+}

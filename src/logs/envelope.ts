@@ -1,7 +1,9 @@
 import { resolveLogType, validatePayload } from "../catalog/index.js";
 import type { LogType } from "../catalog/log-types.js";
-import { echoField, fieldIssue, type ErrorDetail } from "../errors.js";
+import { isIdToken } from "../ids.js";
+import { shortened, echoField, fieldIssue, type ErrorDetail } from "../errors.js";
 import { nestedDeeperThan } from "../json-depth.js";
+import { hasLoneSurrogate, loneSurrogateMessage, loneSurrogatesIn } from "../unicode-text.js";
 import type { Trace } from "../../readmodels/log-record.js";
 import { canonicalTimestamp } from "../../readmodels/lib/time.js";
 
@@ -23,7 +25,6 @@ export type EnvelopeResult =
   | { ok: true; log: ValidLogInput }
   | { ok: false; code: "validation_error" | "unknown_log_type"; message: string; details: ErrorDetail[] };
 
-const PATIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** A JSON object (not null, not an array). */
 export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -54,9 +55,18 @@ const isClientKey = (v: unknown): v is string => typeof v === "string" && v.leng
 /** Present and not null: the SDK sends every optional key, as null when unset. */
 const given = (v: unknown) => v !== undefined && v !== null;
 
+/**
+ * Longest trace string, and longest `object_type` or `object_id` of a trace object, in
+ * UTF-16 units: every identifier of a log is bounded, so no audit entry or ledger message
+ * built from one can pass NATS's max_payload.
+ */
+export const MAX_TRACE_CHARS = 256;
+
+const isTracePart = (v: unknown) => typeof v === "string" && v.length > 0 && v.length <= MAX_TRACE_CHARS;
+
 function checkTrace(v: unknown): boolean {
-  if (typeof v === "string") return v.length > 0 && v.length <= 256;
-  return isObject(v) && typeof v.object_type === "string" && typeof v.object_id === "string" && v.object_type !== "" && v.object_id !== "";
+  if (typeof v === "string") return isTracePart(v);
+  return isObject(v) && isTracePart(v.object_type) && isTracePart(v.object_id);
 }
 
 /**
@@ -78,11 +88,11 @@ export function validateEnvelope(raw: unknown, at: (string | number)[], accepted
     return {
       ok: false,
       code: "unknown_log_type",
-      message: `unknown log type "${rawType}"`,
-      details: [fieldIssue([...at, "log_type"], `unknown log type "${rawType}"; GET /v1/log-types lists the catalog`, rawType)],
+      message: `unknown log type "${shortened(rawType)}"`,
+      details: [fieldIssue([...at, "log_type"], `unknown log type "${shortened(rawType)}"; GET /v1/log-types lists the catalog`, rawType)],
     };
   }
-  if (typeof raw.patient_id !== "string" || !PATIENT_ID.test(raw.patient_id)) addIssue(details, at, raw, "patient_id", "is required: a patient id of letters, digits, _ or -");
+  if (!isIdToken(raw.patient_id)) addIssue(details, at, raw, "patient_id", "is required: a patient id of letters, digits, _ or -");
   const timestamp = !given(raw.timestamp) && acceptedAt !== undefined ? acceptedAt : canonicalTimestamp(raw.timestamp);
   if (timestamp === null) {
     const what = "an ISO 8601 datetime with a UTC offset and a real date, e.g. 2026-01-31T09:30:00Z";
@@ -93,16 +103,19 @@ export function validateEnvelope(raw: unknown, at: (string | number)[], accepted
   if (!isObject(raw.payload)) addIssue(details, at, raw, "payload", "is required and must be an object");
   if (given(raw.idempotency_key) && !isClientKey(raw.idempotency_key)) addIssue(details, at, raw, "idempotency_key", "must be a string of 1 to 255 characters, without NUL");
   if (given(raw.log_id) && !isClientKey(raw.log_id)) addIssue(details, at, raw, "log_id", "must be a string of 1 to 255 characters, without NUL: the client's own id of this log");
-  if (given(raw.trace) && !checkTrace(raw.trace)) addIssue(details, at, raw, "trace", 'must be a string or {"object_type","object_id"}');
+  if (given(raw.trace) && !checkTrace(raw.trace)) addIssue(details, at, raw, "trace", `must be a string or {"object_type","object_id"}, each of 1 to ${MAX_TRACE_CHARS} characters`);
   if (given(raw.metadata) && !isObject(raw.metadata)) addIssue(details, at, raw, "metadata", "must be an object");
   if (given(raw.context) && !isObject(raw.context)) addIssue(details, at, raw, "context", "must be an object (the sending client's environment, service and version)");
   if (given(raw.write_back) && typeof raw.write_back !== "boolean") addIssue(details, at, raw, "write_back", "must be true or false");
   if (given(raw.write_back_integration_id) && typeof raw.write_back_integration_id !== "string") addIssue(details, at, raw, "write_back_integration_id", "must be a string");
 
-  // Measured first: a payload a few thousand levels deep overflows every recursive step after.
-  const tooDeep = (["payload", "metadata", "context"] as const).filter((f) => nestedDeeperThan(raw[f], MAX_LOG_DEPTH));
+  // Measured over the whole log before any recursive step: a payload, or any other field
+  // (a trace object's extra key), a few thousand levels deep overflows the stack of the
+  // schema check and of the JSON.stringify that stores the log.
+  const tooDeep = nestedDeeperThan(raw, MAX_LOG_DEPTH + 1) ? Object.keys(raw).filter((f) => nestedDeeperThan(raw[f], MAX_LOG_DEPTH)) : [];
   // Not echoed: measuring the value for the echo would recurse through it too.
   for (const f of tooDeep) details.push(fieldIssue([...at, f], `nests deeper than ${MAX_LOG_DEPTH} levels`, "(too deep)"));
+  if (tooDeep.length === 0 && hasLoneSurrogate(raw)) addSurrogateIssues(details, at, raw);
   if (logType && isObject(raw.payload) && tooDeep.length === 0) {
     for (const p of validatePayload(logType, raw.payload)) {
       details.push(fieldIssue([...at, "payload", ...p.path], p.message, p.value));
@@ -125,6 +138,18 @@ export function validateEnvelope(raw: unknown, at: (string | number)[], accepted
   if (metadata) log.metadata = metadata;
   if (typeof raw.log_id === "string") log.client_log_id = raw.log_id;
   return { ok: true, log };
+}
+
+/** Most lone surrogates of one log that are reported, each with its place. */
+const SURROGATES_REPORTED = 10;
+
+/**
+ * Every string of a log must be Unicode text: ClickHouse, which serves the log query,
+ * refuses a lone surrogate (half of a character, sent as a `\ud800` escape), and one such
+ * log would fail every insert of its batch.
+ */
+function addSurrogateIssues(details: ErrorDetail[], at: (string | number)[], raw: Record<string, unknown>): void {
+  for (const s of loneSurrogatesIn(raw, SURROGATES_REPORTED)) details.push(fieldIssue([...at, ...s.path], loneSurrogateMessage(s), s.text));
 }
 
 /**

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
-import { ClickHouseProjector, encodeRow, insertLogRows } from "../../actors/clickhouse-projector.js";
+import { ClickHouseProjector } from "../../actors/clickhouse-projector.js";
+import { encodeRow, insertLogRows } from "../../actors/log-rows.js";
 import { MIGRATIONS, migrate } from "../../infra/clickhouse-schema.js";
 import { compileLogQuery, pageRows } from "../../readmodels/query/index.js";
 import { mayReadAsNumber } from "../../readmodels/query/numeric-copy.js";

@@ -73,14 +73,14 @@ describe("device feed on NATS", () => {
     expect(engagement.updated_at).toBe("2026-06-02T07:00:00.000Z");
   });
 
-  it("dead-letters messages that are not JSON or name an unknown project, without stopping the feed", async () => {
+  it("dead-letters messages that are not JSON or name an unknown project of the organization, without stopping the feed", async () => {
     publish("org_default", "prj_default", "{not json");
     publish("org_default", "prj_nope", { log_type: "user_login", patient_id: pid, timestamp: "2026-06-03T00:00:00Z", payload: {} });
-    const dl = await eventually(deadLetters, (d) => d.dead_letters.some((x: any) => x.reason === "invalid_json"));
+    const dl = await eventually(deadLetters, (d) => d.dead_letters.some((x: any) => x.reason === "project_not_found"));
     expect(dl.dead_letters.map((d: any) => d.reason)).toContain("invalid_json");
-    // The unknown project's letter is filed under that project, not readable from this one.
-    expect(dl.dead_letters.map((d: any) => d.reason)).not.toContain("project_not_found");
-    expect(t.services.ledger).toBeDefined();
+    // The unknown project's letter goes to the organization's default project, which its people read.
+    const lost = dl.dead_letters.find((d: any) => d.reason === "project_not_found");
+    expect(lost.errors[0].message).toBe("project prj_nope not found in organization org_default; nothing of the message was stored");
   });
 
   it("dead-letters a message whose letter would be over NATS's message limit, cut to fit, instead of retrying it forever", async () => {
@@ -127,7 +127,7 @@ describe("device feed on NATS", () => {
       close: () => undefined,
     };
     await s.deviceFeed!.stop();
-    const feed = new DeviceFeed({ js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names, projects: s.projects, writer: s.logWriter, publisher, log: { error: () => undefined } }, `${t.config.namespace}_device_feed`);
+    const feed = new DeviceFeed({ nc: s.nc, js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names, projects: s.projects, orgs: s.orgs, writer: s.logWriter, publisher, log: { error: () => undefined } }, `${t.config.namespace}_device_feed`);
     await feed.start();
     try {
       publish("org_default", "prj_default", { log_type: "spo2_reading", patient_id: pid, timestamp: "2026-06-05T07:00:00Z", payload: { spo2_percent: 140 }, trace });

@@ -78,6 +78,16 @@ describe("validateEnvelope", () => {
     expect(plain.ok && [plain.log.metadata, plain.log.client_log_id]).toEqual([undefined, undefined]);
   });
 
+  it("quotes an unknown log type of a megabyte cut short in its message", () => {
+    const r = validateEnvelope({ ...base, log_type: "x".repeat(1_000_000) }, at);
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.code).toBe("unknown_log_type");
+      expect(r.message.length).toBeLessThan(200);
+      expect(r.details[0]!.message).toContain("(1000000 characters)");
+    }
+  });
+
   it("accepts a valid log and resolves a legacy alias to its canonical type", () => {
     const r = validateEnvelope({ ...base, log_type: "condition_updated", payload: { disease_type: "asthma" } }, at);
     expect(r).toMatchObject({ ok: true, log: { log_type: "condition", timestamp: "2026-01-01T00:00:00.000Z" } });
@@ -116,5 +126,45 @@ describe("validateEnvelope", () => {
   it("accepts a trace object and metadata", () => {
     const r = validateEnvelope({ ...base, trace: { object_type: "visit", object_id: "v1" }, metadata: { app: "x" } }, at);
     expect(r).toMatchObject({ ok: true, log: { trace: { object_type: "visit", object_id: "v1" }, metadata: { app: "x" } } });
+  });
+
+  it("refuses a lone UTF-16 surrogate in any string or key of the log, located, and keeps whole characters", () => {
+    // As JSON.parse reads `"\ud800"` from a body: half a character, which ClickHouse refuses.
+    const parse = (json: string) => JSON.parse(json) as Record<string, unknown>;
+    const cases: [Record<string, unknown>, (string | number)[]][] = [
+      [{ ...base, trace: parse('"a\\ud800"') }, ["trace"]],
+      [{ ...base, trace: { object_type: "visit", object_id: parse('"\\udc00x"') } }, ["trace", "object_id"]],
+      [{ ...base, idempotency_key: parse('"k\\udbff"') }, ["idempotency_key"]],
+      [{ ...base, log_id: parse('"\\ud800\\ud800"') }, ["log_id"]],
+      [{ ...base, payload: { notes: ["ok", parse('"x\\ud83d"')] } }, ["payload", "notes", 1]],
+      [{ ...base, metadata: parse('{"\\ud800":1}') }, ["metadata", "\ud800"]],
+      [{ ...base, context: { service: parse('"\\ude00"') } }, ["context", "service"]],
+      [{ ...base, write_back_integration_id: parse('"\\ud800"') }, ["write_back_integration_id"]],
+    ];
+    for (const [log, where] of cases) {
+      const r = validateEnvelope(log, at);
+      expect(r.ok, where.join(".")).toBe(false);
+      if (r.ok) continue;
+      expect(r.details).toEqual([expect.objectContaining({ location: [...at, ...where], message: expect.stringMatching(/not valid Unicode text: it holds half of a UTF-16 surrogate pair \(\\ud[89a-f][0-9a-f]{2} at character \d\); send the whole character/) })]);
+    }
+    const emoji = validateEnvelope({ ...base, trace: parse('"\\ud83d\\ude00"'), payload: { note: "pain 😀" }, metadata: { "é😀": "ok" } }, at);
+    expect(emoji).toMatchObject({ ok: true, log: { trace: "😀" } });
+  });
+
+  it("refuses a trace object whose type or id is longer than 256 characters, or empty", () => {
+    for (const trace of [{ object_type: "v".repeat(257), object_id: "1" }, { object_type: "visit", object_id: "1".repeat(257) }, { object_type: "", object_id: "1" }, "t".repeat(257)]) {
+      const r = validateEnvelope({ ...base, trace }, at);
+      expect(r).toMatchObject({ ok: false, details: [{ field: "logs.3.trace", message: 'must be a string or {"object_type","object_id"}, each of 1 to 256 characters' }] });
+    }
+    expect(validateEnvelope({ ...base, trace: { object_type: "v".repeat(256), object_id: "1".repeat(256) } }, at).ok).toBe(true);
+  });
+
+  it("refuses any field nested thousands deep, a trace object's extra key included, without overflowing the stack", () => {
+    const deep = JSON.parse(`${"[".repeat(10_000)}${"]".repeat(10_000)}`) as unknown;
+    for (const log of [{ ...base, trace: { object_type: "visit", object_id: "v1", more: deep } }, { ...base, extra: deep }]) {
+      const r = validateEnvelope(log, at);
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.details).toEqual([expect.objectContaining({ message: "nests deeper than 64 levels", input_value: "(too deep)" })]);
+    }
   });
 });
