@@ -1,10 +1,12 @@
 import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import type { JetStreamPublisher } from "../../infra/nats/jetstream-publisher.js";
-import type { TopologyNames } from "../../infra/nats/topology.js";
+import { AUDIT_MAX_MSG_BYTES, type TopologyNames } from "../../infra/nats/topology.js";
+import { encodeEntry } from "./encode-entry.js";
+import { readAuditEntry } from "./stored-entry.js";
 
 /** One audited request (or one MCP call within a request): who did what to which patient, and how it ended. */
 export interface AuditEntry {
-  /** When the answer was sent (ISO 8601 UTC). */
+  /** When the answer was decided, just before it was sent (ISO 8601 UTC). */
   at: string;
   organization_id: string;
   project_id: string;
@@ -18,8 +20,13 @@ export interface AuditEntry {
   tool: string | null;
   /** The one patient the request named, when it named exactly one. */
   patient_id: string | null;
-  /** Every patient the request named (a log batch, a cohort query). */
+  /** Every patient the request named (a log batch, a cohort query), each once, as far as the entry's size allows. */
   patient_ids: string[];
+  /**
+   * Names the request gave that `patient_ids` does not list: strings that cannot be a
+   * patient id, and ids past the entry's size bound. Absent when every name is listed.
+   */
+  patient_ids_omitted?: number;
   /** HTTP status of the answer. */
   status: number;
   request_id: string;
@@ -48,6 +55,12 @@ export interface AuditPage {
 
 export interface AuditLogOptions {
   /**
+   * The NATS server's max_payload (bytes): no entry is published larger than it or than
+   * the audit stream's max_msg_size, less 1 KiB for the subject and framing.
+   * @default 1_048_576 (1 MiB, nats-server's default)
+   */
+  maxPayload?: number;
+  /**
    * Most entries one page may scan while filtering (by patient or project), so that a
    * rare patient in a long trail cannot hold a request for minutes; the page then ends
    * early with a next_cursor. @default 20_000
@@ -62,24 +75,28 @@ export interface AuditLogOptions {
 const UNTIL_SLACK_MS = 5_000;
 
 /**
- * The audit trail: an append-only JetStream stream, one subject per organization.
- * Writing is fire-and-forget (the request has been answered already); a failed publish is
- * reported to `onError`, never to the caller.
+ * The audit trail: an append-only JetStream stream, one subject per organization. An
+ * entry always fits in one message (see encodeEntry); the HTTP layer waits for it to be
+ * stored before answering (src/http/plugins/audit.ts).
  */
 export class AuditLog {
   private readonly encoder = new TextEncoder();
   private readonly maxScan: number;
+  /** Largest entry published, in bytes. */
+  readonly maxEntryBytes: number;
 
   constructor(
     private readonly deps: { publisher: JetStreamPublisher; js: JetStreamClient; jsm: JetStreamManager; names: TopologyNames },
     opts: AuditLogOptions = {},
   ) {
     this.maxScan = opts.maxScan ?? 20_000;
+    this.maxEntryBytes = Math.min(opts.maxPayload ?? 1024 * 1024, AUDIT_MAX_MSG_BYTES) - 1024;
   }
 
-  /** Appends the entry; resolves once JetStream stored it (callers need not wait). */
+  /** Appends the entry, bounded to fit one message; resolves once JetStream stored it. */
   async append(entry: AuditEntry): Promise<void> {
-    await this.deps.publisher.publish(this.deps.names.auditSubject(entry.organization_id), this.encoder.encode(JSON.stringify(entry)));
+    const data = this.encoder.encode(encodeEntry(entry, this.maxEntryBytes));
+    await this.deps.publisher.publish(this.deps.names.auditSubject(entry.organization_id), data);
   }
 
   /** One page of the organization's trail, oldest first. */
@@ -114,10 +131,11 @@ export class AuditLog {
     try {
       for await (const m of iter) {
         scanned++;
-        const e = m.json<AuditEntry>();
-        const at = Date.parse(e.at);
+        // An entry the service did not write is skipped (see readAuditEntry).
+        const e = readAuditEntry(m.data);
+        const at = e === null ? NaN : Date.parse(e.at);
         if (until !== undefined && at > until + UNTIL_SLACK_MS) break;
-        if (matches(e, at, q, since, until)) entries.push({ id: String(m.seq), ...e });
+        if (e !== null && matches(e, at, q, since, until)) entries.push({ id: String(m.seq), ...e });
         // pending counts what was in the stream past this entry when it was delivered.
         if (m.info.pending === 0) break;
         if (entries.length === q.limit || scanned >= this.maxScan) {

@@ -17,6 +17,12 @@ export interface ApiKey {
   revoked_at: string | null;
 }
 
+/**
+ * What a key id can be (`key_` and a ULID, or the bootstrap key's `key_admin`). Anything
+ * else is no key, and would not be a valid KV key either (`..`, NUL, CR LF, non-ASCII).
+ */
+const KEY_ID = /^key_[0-9A-Za-z]{1,60}$/;
+
 /** The secret is shown once; only its SHA-256 is stored. */
 export function generateSecret(): string {
   return `pss_${randomBytes(32).toString("base64url")}`;
@@ -57,6 +63,7 @@ export class ApiKeyStore {
   }
 
   async get(id: string): Promise<ApiKey | null> {
+    if (!KEY_ID.test(id)) return null;
     const cached = this.byId.get(id);
     if (cached) return cached.value;
     const k = await this.keys.get(id);

@@ -1,9 +1,8 @@
-import type { ServerResponse } from "node:http";
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { Type } from "@sinclair/typebox";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
-import { AppError } from "../errors.js";
+import { AppError, ERROR_CATALOGUE, type ErrorCode as AppErrorCode } from "../errors.js";
 import { responses } from "../http/schemas.js";
 import type { Services } from "../services.js";
 import { recordOutcome, watchOutcomes, type CallOutcomes } from "./call-outcomes.js";
@@ -24,17 +23,23 @@ import { createMcpServer, featuresFor } from "./server.js";
  *
  * Answers are plain JSON (`enableJsonResponse`), not an SSE stream: each call has one
  * answer and no progress to report, and JSON saves the stream framing.
+ *
+ * Errors: an answer that is not a 2xx carries the spec's error body, as on every other
+ * route (the MCP transport spec asks only for an HTTP error status there, and MCP
+ * clients do not read that body as JSON-RPC); a JSON-RPC error object comes only inside
+ * a 200, answering by id a message the server read. So the transport's own refusals
+ * (406 Accept, 415 Content-Type, 400 not JSON-RPC) are turned into AppErrors, and the
+ * answer is sent through Fastify, after the audit entry is stored (plugins/audit.ts).
  */
 export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const config = { scope: "mcp:patient-state" as const };
 
-  // Malformed JSON is a JSON-RPC parse error (-32700) here, not the REST error body: an MCP
-  // client reads JSON-RPC. The body is kept aside and answered by the route.
-  const parseJson = app.getDefaultJsonParser("ignore", "ignore");
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (req, body, done) => {
-    if (body === "") return done(null, undefined);
-    parseJson(req, body as string, (err, value) => done(null, err ? new UnparsableBody(err.message) : value));
+  // JSON-RPC comes as application/json, read by the app's parser (malformed JSON is its
+  // 400). Anything else is refused here with what to send, before the transport sees it.
+  app.removeContentTypeParser("text/plain");
+  app.addContentTypeParser("*", (req, _payload, done) => {
+    const message = `POST /mcp takes JSON-RPC 2.0 messages as Content-Type: application/json (got ${req.headers["content-type"] ?? "none"})`;
+    done(new AppError("unsupported_media_type", message, [{ type: "unsupported_media_type", message }]), undefined);
   });
 
   app.post(
@@ -52,35 +57,35 @@ export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app,
       },
     },
     async (req, reply) => {
-      if (req.body instanceof UnparsableBody) {
-        reply.hijack();
-        return rpcError(reply.raw, 400, ErrorCode.ParseError, `Parse error: ${req.body.reason}`, null);
-      }
+      if (req.body === undefined) throw new AppError("bad_request", `POST /mcp needs a body: ${SEND}`);
+      if (Array.isArray(req.body) && req.body.length === 0) throw new AppError("bad_request", `an empty batch: ${SEND}`);
       const invalid = invalidParams(req.body);
       if (invalid) {
-        if (typeof invalid.id === "string" || typeof invalid.id === "number") recordOutcome(req, invalid.id, 422);
-        reply.hijack();
-        return rpcError(reply.raw, 200, invalid.code ?? ErrorCode.InvalidParams, invalid.message, invalid.id);
+        recordOutcome(req, invalid.id, 422);
+        return reply.header("content-type", "application/json").send(JSON.stringify({ jsonrpc: "2.0", error: { code: ErrorCode.InvalidParams, message: invalid.message }, id: invalid.id }));
       }
       const known: CallOutcomes = new Map();
       const server = createMcpServer(services, req.principal, featuresFor(req.body), known);
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       watchOutcomes(req, transport, known);
-      // From here the transport writes the response; Fastify must not send one too.
-      reply.hijack();
       // A client gone mid-call: close the server (and its transport) so in-flight handlers
-      // are aborted. After a finished answer nothing is left to release, and closing
-      // would only build a "connection closed" error with a stack trace per request.
-      reply.raw.on("close", () => {
-        if (!reply.raw.writableFinished) void server.close();
+      // are aborted, and stop waiting for an answer no one will read. After a finished
+      // answer nothing is left to release, and closing would only build a "connection
+      // closed" error with a stack trace per request.
+      const gone = new Promise<undefined>((resolve) => {
+        reply.raw.once("close", () => {
+          if (reply.raw.writableFinished) return;
+          void server.close();
+          resolve(undefined);
+        });
       });
-      try {
-        await server.connect(transport);
-        await transport.handleRequest(req.raw, reply.raw, req.body);
-      } catch (err) {
-        req.log.error({ err }, "MCP request failed");
-        if (!reply.raw.headersSent) rpcError(reply.raw, 500, ErrorCode.InternalError, "internal server error", null);
-      }
+      await server.connect(transport);
+      const answer = await Promise.race([transport.handleRequest(webRequest(req), { parsedBody: req.body }), gone]);
+      if (answer === undefined) return reply.hijack();
+      if (answer.status >= 400) throw await refusal(answer);
+      reply.code(answer.status);
+      if (answer.status === 202) return reply.send();
+      return reply.header("content-type", answer.headers.get("content-type") ?? "application/json").send(await answer.text());
     },
   );
 
@@ -94,9 +99,43 @@ export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app,
   app.delete("/mcp", { config, schema: { hide: true } }, notAllowed);
 };
 
-/** A POST /mcp body that is not JSON, with the parser's reason. */
-class UnparsableBody {
-  constructor(readonly reason: string) {}
+const SEND = 'send one JSON-RPC 2.0 message ({"jsonrpc":"2.0","id":1,"method":"tools/list"}) or an array of at most 100';
+
+/** The headers the transport reads (Accept, Content-Type, protocol version, session), as a web Request. */
+const FORWARDED = ["accept", "content-type", "mcp-protocol-version", "mcp-session-id"] as const;
+
+function webRequest(req: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const name of FORWARDED) {
+    const v = req.headers[name];
+    if (typeof v === "string") headers.set(name, v);
+  }
+  return new Request("http://localhost/mcp", { method: "POST", headers });
+}
+
+/**
+ * A refusal of the transport (a JSON-RPC error with id null and an HTTP error status) as
+ * the AppError of that status, carrying the JSON-RPC code in its detail.
+ */
+async function refusal(answer: Response): Promise<AppError> {
+  let rpc: { code?: unknown; message?: unknown } = {};
+  try {
+    rpc = ((await answer.json()) as { error?: typeof rpc }).error ?? {};
+  } catch {
+    // Not JSON: the status says enough.
+  }
+  const said = typeof rpc.message === "string" ? rpc.message : `the MCP transport refused the request (HTTP ${answer.status})`;
+  const jsonrpcCode = typeof rpc.code === "number" ? rpc.code : undefined;
+  // "Invalid JSON-RPC message" names no fix; the transport's other refusals do.
+  return new AppError(codeOf(answer.status), jsonrpcCode === ErrorCode.ParseError ? `${said}: ${SEND}` : said, [
+    { type: "jsonrpc_error", message: said, ...(jsonrpcCode !== undefined ? { jsonrpc_code: jsonrpcCode } : {}) },
+  ]);
+}
+
+/** The catalogue entry of an HTTP status (the first one, e.g. 400 bad_request); else a client or server error. */
+function codeOf(status: number): AppErrorCode {
+  const found = (Object.keys(ERROR_CATALOGUE) as AppErrorCode[]).find((c) => ERROR_CATALOGUE[c].status === status);
+  return found ?? (status < 500 ? "bad_request" : "internal");
 }
 
 /** Methods whose `params` must be an object naming what to call or read. */
@@ -107,12 +146,12 @@ const NEEDS_PARAMS = new Set(["tools/call", "resources/read", "prompts/get"]);
  * with an internal error (-32603) carrying its schema library's dump; JSON-RPC says
  * invalid params (-32602), with a message a client can act on.
  */
-function invalidParams(body: unknown): { id: unknown; message: string; code?: number } | undefined {
-  // JSON-RPC: a batch with no request is itself an invalid request, answered once.
-  if (Array.isArray(body) && body.length === 0) return { id: null, message: "Invalid Request: an empty batch", code: ErrorCode.InvalidRequest };
+function invalidParams(body: unknown): { id: string | number; message: string } | undefined {
   if (body === null || typeof body !== "object" || Array.isArray(body)) return undefined;
-  const m = body as { method?: unknown; params?: unknown; id?: unknown };
-  if (typeof m.method !== "string" || !NEEDS_PARAMS.has(m.method) || m.id === undefined) return undefined;
+  const m = body as { jsonrpc?: unknown; method?: unknown; params?: unknown; id?: unknown };
+  // Not a JSON-RPC request at all: the transport refuses it as such.
+  if (m.jsonrpc !== "2.0" || (typeof m.id !== "string" && typeof m.id !== "number")) return undefined;
+  if (typeof m.method !== "string" || !NEEDS_PARAMS.has(m.method)) return undefined;
   const params = m.params;
   if (params === null || typeof params !== "object" || Array.isArray(params)) return { id: m.id, message: `${m.method} needs params: an object` };
   const args = (params as { arguments?: unknown }).arguments;
@@ -120,13 +159,4 @@ function invalidParams(body: unknown): { id: unknown; message: string; code?: nu
     return { id: m.id, message: `${m.method} params.arguments must be an object` };
   }
   return undefined;
-}
-
-/**
- * A JSON-RPC error written on the raw response (the reply is hijacked): the route's
- * response schemas are the REST error body's, and an MCP client reads JSON-RPC.
- */
-function rpcError(res: ServerResponse, status: number, code: number, message: string, id: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id }));
 }

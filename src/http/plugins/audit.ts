@@ -1,13 +1,11 @@
 import fp from "fastify-plugin";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { callOutcomes } from "../../mcp/call-outcomes.js";
 import type { Principal } from "../../auth/scopes.js";
 import type { AuditEntry } from "../../audit/audit-log.js";
+import { errorBody } from "../../errors.js";
 import type { Services } from "../../services.js";
-
-/** Most patient ids one entry lists (a batch of 5,000 logs names at most 5,000). */
-const MAX_PATIENT_IDS = 10_000;
 
 /** MCP methods that read patient data; protocol chatter (initialize, the tools and prompts lists) is not audited. */
 const MCP_AUDITED = new Set(["tools/call", "resources/read", "resources/list", "prompts/get"]);
@@ -53,8 +51,9 @@ function mcpCalls(body: unknown, p: Principal): { id: unknown; tool: string; pat
   return out;
 }
 
+/** One entry; the audit log bounds every field (src/audit/encode-entry.ts). */
 function entry(req: FastifyRequest, status: number, p: Principal, patients: string[], tool: string | null): AuditEntry {
-  const unique = [...new Set(patients)].slice(0, MAX_PATIENT_IDS);
+  const unique = [...new Set(patients)];
   return {
     at: new Date().toISOString(),
     organization_id: p.organization_id,
@@ -71,41 +70,63 @@ function entry(req: FastifyRequest, status: number, p: Principal, patients: stri
   };
 }
 
+/** Ids of the patients a create answered with (POST /v1/patients and its batch). */
+function createdPatients(payload: unknown): string[] {
+  if (typeof payload !== "string") return [];
+  try {
+    const body = JSON.parse(payload) as { id?: unknown; items?: { id?: unknown }[] };
+    return [body.id, ...(Array.isArray(body.items) ? body.items.map((i) => i?.id) : [])].filter((x): x is string => typeof x === "string");
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The entries of one answer. An MCP POST that was answered (2xx) has one per audited
+ * call, each with what it came to (a call refused inside a 200 is audited as REST would
+ * answer it); any other answer, an MCP POST refused as a whole included, has one.
+ */
+function entriesOf(req: FastifyRequest, reply: FastifyReply, p: Principal, payload: unknown): AuditEntry[] {
+  const status = reply.statusCode;
+  const route = `${req.method} ${req.routeOptions.url}`;
+  if (route === "POST /mcp") {
+    const calls = mcpCalls(req.body, p);
+    if (status < 300) {
+      const outcomes = callOutcomes(req);
+      return calls.map((c) => entry(req, outcomes?.get(c.id as RequestId) ?? status, p, c.patient ? [c.patient] : [], c.tool));
+    }
+    return [entry(req, status, p, calls.flatMap((c) => (c.patient ? [c.patient] : [])), null)];
+  }
+  const created = status < 300 && CREATES_PATIENTS.has(route) ? createdPatients(payload) : [];
+  return [entry(req, status, p, [...requestPatients(req, p), ...created], null)];
+}
+
+const UNSTORED =
+  "the audit trail could not record this request, so it is not answered; retry shortly (a write that got this answer may have been applied: retry it with the same idempotency keys)";
+
 /**
  * Records every authenticated request to a scoped route (every patient-data read, every
- * write, every refusal after authentication) in the audit stream. The hook runs once the
- * answer is sent and does not wait for JetStream: auditing adds no latency, and a failed
- * append is logged as an error for operators rather than failing a request already answered.
+ * MCP call, every write, every refusal after authentication) in the audit stream, and
+ * sends the answer only once JetStream stored its entries: no answer leaves the service
+ * unaudited. When the entry cannot be stored (NATS down or past the publish time-out),
+ * the answer is replaced by a 503 with the spec's body. This adds one JetStream publish
+ * round trip to each audited request (bench/audit-append.ts measures it).
  */
 export const auditPlugin = fp(
   async (app: FastifyInstance, opts: { services: Services }) => {
-    const created = new WeakMap<FastifyRequest, string[]>();
-
     app.addHook("onSend", async (req, reply, payload) => {
-      if (reply.statusCode >= 300 || typeof payload !== "string" || !CREATES_PATIENTS.has(`${req.method} ${req.routeOptions.url}`)) return payload;
-      try {
-        const body = JSON.parse(payload) as { id?: unknown; items?: { id?: unknown }[] };
-        const ids = [body.id, ...(Array.isArray(body.items) ? body.items.map((i) => i?.id) : [])].filter((x): x is string => typeof x === "string");
-        created.set(req, ids);
-      } catch {
-        // Not JSON: nothing to learn from it.
-      }
-      return payload;
-    });
-
-    app.addHook("onResponse", async (req, reply) => {
       const scope = req.routeOptions.config?.scope;
       const p = req.principal as Principal | null;
-      if (!p || scope === false || scope === undefined || req.routeOptions.url === undefined) return;
-      // An MCP call refused inside a 200 (another patient, bad arguments) is audited as what
-      // it came to, as REST would answer it.
-      const outcomes = callOutcomes(req);
-      const entries =
-        req.routeOptions.url === "/mcp" && req.method === "POST"
-          ? mcpCalls(req.body, p).map((c) => entry(req, outcomes?.get(c.id as RequestId) ?? reply.statusCode, p, c.patient ? [c.patient] : [], c.tool))
-          : [entry(req, reply.statusCode, p, [...requestPatients(req, p), ...(created.get(req) ?? [])], null)];
-      for (const e of entries) {
-        opts.services.audit.append(e).catch((err: unknown) => req.log.error({ err, route: e.route }, "audit entry could not be stored"));
+      if (!p || scope === false || scope === undefined || req.routeOptions.url === undefined) return payload;
+      const entries = entriesOf(req, reply, p, payload);
+      try {
+        await Promise.all(entries.map((e) => opts.services.audit.append(e)));
+        return payload;
+      } catch (err) {
+        req.log.error({ err, route: req.routeOptions.url }, "audit entry could not be stored: the request is answered 503");
+        void reply.code(503).header("content-type", "application/json; charset=utf-8");
+        reply.removeHeader("content-length");
+        return JSON.stringify(errorBody(503, "server_error", UNSTORED, [{ type: "audit_unavailable", message: "the audit entry of this request was not stored" }]));
       }
     });
   },
