@@ -1,12 +1,13 @@
 import { AckPolicy, DeliverPolicy, type Consumer, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
 import { createActor, type ActorRefFrom } from "xstate";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
-import { readSubject } from "../infra/nats/log-history.js";
 import { PacedPull } from "../infra/nats/paced-pull.js";
 import type { PublishedMessageReader, PublishedMessages } from "../infra/nats/published-messages.js";
 import type { TopologyNames } from "../infra/nats/topology.js";
 import type { PatientStore } from "../src/control/patients.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
+import { decodeLogMessage, logSubjectOwner, readPatientMessages, type StoredLogMessage } from "../src/logs/stored-message.js";
+import { parkDelivery } from "./parked-messages.js";
 import type { ModuleKey } from "../readmodels/module.js";
 import { MODULE_KEYS } from "../readmodels/registry.js";
 import { VIEW_INPUTS, viewsAffectedBy, type ViewType } from "../readmodels/views/index.js";
@@ -79,7 +80,7 @@ export class StateEngine {
   private readonly unrenderedKey = {};
   private readonly deferredRenders = new Set<Promise<void>>();
   /** applied_logs counts logs folded: a replay folds the patient's whole history again. */
-  readonly stats = { delivered: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0 };
+  readonly stats = { delivered: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0, parked: 0 };
   private readonly machine;
   private readonly maxActive: number;
   private readonly published: PublishedMessageReader<PatientLogMessage> | undefined;
@@ -203,29 +204,28 @@ export class StateEngine {
 
   private dispatch(m: JsMsg): void {
     this.stats.delivered++;
-    // Subject: {ns}.log.{organization}.{project}.{patient}
-    const [, , organization_id, project_id, patient_id] = m.subject.split(".");
-    let body: PatientLogMessage;
-    try {
-      body = this.published?.take(m.seq) ?? m.json<PatientLogMessage>();
-    } catch (err) {
-      // Only the write path publishes here; an unreadable message is a bug, not data to retry forever.
-      this.deps.log.error({ err, seq: m.seq, subject: m.subject }, "unreadable log message skipped");
-      m.term();
+    const owner = logSubjectOwner(this.deps.names, m.subject);
+    // What this process's write path stored is handed over as it was written; the rest is checked.
+    const body: StoredLogMessage | null = owner && (this.published?.take(m.seq) ?? decodeLogMessage(m.data, owner));
+    if (!owner || !body || body.unreadable !== undefined) {
+      // Not a log the write path wrote (see parkDelivery): never a patient's, never delivered again.
+      this.stats.parked++;
+      parkDelivery(this.deps, m, body?.unreadable ?? "the subject names no organization, project and patient");
       return;
     }
+    const { organization_id, patient_id, project_id } = owner;
     this.idle.enter();
     const delivery = new JetStreamDelivery(m, body.logs, this.idle, this.inflight);
     this.inflight.take(delivery.bytes);
-    this.mailboxOf(patient_id!).push(delivery);
-    const existing = this.activeActor(patient_id!);
+    this.mailboxOf(patient_id).push(delivery);
+    const existing = this.activeActor(patient_id);
     if (existing) {
       // Most recently fed last: eviction takes the patients whose logs stopped longest ago.
-      this.actors.delete(patient_id!);
-      this.actors.set(patient_id!, existing);
+      this.actors.delete(patient_id);
+      this.actors.set(patient_id, existing);
       existing.send(WAKE);
     }
-    else this.startActor({ patient_id: patient_id!, organization_id: organization_id!, project_id: project_id! });
+    else this.startActor({ patient_id, organization_id, project_id });
   }
 
   private mailboxOf(patientId: string): Mailbox {
@@ -349,10 +349,9 @@ export class StateEngine {
   }
 
   private async history(s: Pick<StoredPatientState, "organization_id" | "project_id">, patientId: string): Promise<SequencedLogs[]> {
-    const { js, jsm, names } = this.deps;
     const out: SequencedLogs[] = [];
-    const subject = names.logSubject(s.organization_id, s.project_id, patientId);
-    for await (const m of readSubject<PatientLogMessage>(js, jsm, names.logsStream, subject)) out.push({ seq: m.seq, logs: m.data.logs });
+    // A parked message reads as one without logs: the state has still applied up to it.
+    for await (const m of readPatientMessages(this.deps, { organization_id: s.organization_id, project_id: s.project_id, patient_id: patientId })) out.push({ seq: m.seq, logs: m.data.logs });
     return out;
   }
 

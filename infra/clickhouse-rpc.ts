@@ -55,7 +55,10 @@ export function serveClickHouseRpc(nc: NatsConnection, ns: string, client: Click
   const query = nc.subscribe(subjects.query, {
     queue: "clickhouse",
     callback: (_err, msg) => {
-      runQuery(client, msg.json<QueryRequest>())
+      // Parsed inside the promise: a throw in a subscription callback ends the connection's
+      // reader, so one message that is not JSON would silence this process's NATS for good.
+      Promise.resolve()
+        .then(() => runQuery(client, msg.json<QueryRequest>()))
         .then((rows) => {
           const body = JSON.stringify({ ok: true, rows });
           if (body.length > MAX_REPLY_BYTES) msg.respond(JSON.stringify({ ok: false, error: "result too large: lower the limit or select fewer fields", code: "RESULT_TOO_LARGE" }));

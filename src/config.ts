@@ -10,8 +10,14 @@ export interface Config {
   port: number;
   /** @default "127.0.0.1" */
   host: string;
-  /** @default "nats://127.0.0.1:4222" */
+  /** May carry `user:password@` (or `token@`) for a NATS server with users. @default "nats://127.0.0.1:4222" */
   natsUrl: string;
+  /**
+   * File holding the nkey seed the service authenticates to NATS with (NATS_NKEY_SEED_FILE);
+   * with PSS_SECURE_NATS=1 and none given, the one infra/scripts/secure-nats.ts made,
+   * `{dataDir}/nats/service.nk`. Unset: no nkey.
+   */
+  natsNkeySeedFile: string | undefined;
   /** @default "redis://127.0.0.1:6379" */
   redisUrl: string;
   /** Unset: embedded ClickHouse (chdb) with data under dataDir. */
@@ -143,6 +149,8 @@ export function loadConfig(env: Env = process.env): Config {
   if (jwtSecret !== undefined && jwtSecret.length < 32) {
     throw new ConfigError("PSS_JWT_SECRET", "must be at least 32 characters");
   }
+  const secureNats = int(env, "PSS_SECURE_NATS", 0, 0, 1) === 1;
+  const natsNkeySeedFile = env.NATS_NKEY_SEED_FILE || (secureNats ? `${env.DATA_DIR || "./data"}/nats/service.nk` : undefined);
   const logLevel = env.LOG_LEVEL || "info";
   if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel)) {
     throw new ConfigError("LOG_LEVEL", `must be one of fatal, error, warn, info, debug, trace, silent`);
@@ -151,6 +159,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: int(env, "PORT", 8080, 0, 65535),
     host: env.HOST || "127.0.0.1",
     natsUrl: url(env, "NATS_URL", "nats://127.0.0.1:4222", ["nats:", "tls:"])!,
+    natsNkeySeedFile,
     redisUrl: url(env, "REDIS_URL", "redis://127.0.0.1:6379", ["redis:", "rediss:"])!,
     clickhouseUrl: url(env, "CLICKHOUSE_URL", undefined, ["http:", "https:"]),
     dataDir: env.DATA_DIR || "./data",

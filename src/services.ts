@@ -4,7 +4,7 @@ import { connectNats } from "../infra/nats/connection.js";
 import { ensureTopology, type Topology } from "../infra/nats/topology.js";
 import { createJetStreamPublisher, type JetStreamPublisher } from "../infra/nats/jetstream-publisher.js";
 import { PublishedMessages } from "../infra/nats/published-messages.js";
-import { JsonKv, isKvConflict } from "../infra/nats/json-kv.js";
+import { JsonKv } from "../infra/nats/json-kv.js";
 import { entryValue, watchKeys } from "../infra/nats/kv-invalidation.js";
 import { connectRedis, type Redis } from "../infra/redis.js";
 import { createClickHouse, type InsertEncodedRows } from "../infra/clickhouse.js";
@@ -15,7 +15,8 @@ import { ProjectStore, type Project } from "./control/projects.js";
 import { ApiKeyStore, type ApiKey } from "./control/api-keys.js";
 import { AuditLog } from "./audit/audit-log.js";
 import type { PatientStore } from "./control/patients.js";
-import { generateJwtSecret, TokenService } from "./auth/tokens.js";
+import { TokenService } from "./auth/tokens.js";
+import { loadJwtSecret } from "./auth/jwt-secret.js";
 import type { IdempotencyLedger } from "./logs/idempotency-ledger.js";
 import type { LogWriter, PatientLogMessage } from "./logs/log-writer.js";
 import { openWritePath } from "./logs/log-writer-wiring.js";
@@ -73,19 +74,6 @@ export interface Services {
   close(): Promise<void>;
 }
 
-async function jwtSecret(config: Config, kv: JsonKv<{ secret: string }>): Promise<string> {
-  if (config.jwtSecret) return config.jwtSecret;
-  // One secret shared by every instance and kept across restarts, so tokens stay valid.
-  const existing = await kv.get("jwt_secret");
-  if (existing) return existing.value.secret;
-  try {
-    await kv.create("jwt_secret", { secret: generateJwtSecret() });
-  } catch (err) {
-    if (!isKvConflict(err)) throw err;
-  }
-  return (await kv.get("jwt_secret"))!.value.secret;
-}
-
 /**
  * What a process does: "all" (one process does everything), "api" (HTTP only; a cluster
  * worker) or "engine" (background work and the embedded ClickHouse; the cluster primary).
@@ -119,7 +107,7 @@ export interface ServiceOptions {
 }
 
 export async function createServices(config: Config, role: ProcessRole = "all", options: ServiceOptions = {}): Promise<Services> {
-  const nc = await connectNats(config.natsUrl);
+  const nc = await connectNats(config);
   const stops: (() => void)[] = [];
   try {
     const topology = await ensureTopology(nc, config.namespace);
@@ -134,8 +122,8 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     // Revocations and deprecations made by any instance reach this one's caches at once.
     stops.push(await watchKeys(kv.apiKeys, (e) => apiKeys.refresh(e.key, entryValue<ApiKey>(e), e.revision)));
     stops.push(await watchKeys(kv.projects, (e) => projects.refresh(e.key, entryValue<Project>(e), e.revision)));
-    const tokens = new TokenService(await jwtSecret(config, new JsonKv(kv.config)));
-    const audit = new AuditLog({ publisher, js: topology.js, jsm: topology.jsm, names: topology.names });
+    const tokens = new TokenService(await loadJwtSecret(config, new JsonKv(kv.config), options.log ?? console));
+    const audit = new AuditLog({ publisher, js: topology.js, jsm: topology.jsm, names: topology.names }, { maxPayload: nc.info?.max_payload });
     // Only where the engine and projector run beside the write path: they take what it stored
     // without parsing it again. Under tests every handed-over message is frozen, so a reader
     // that writes into one fails there.
@@ -178,7 +166,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
         await projector.start();
       }
       deviceFeed = new DeviceFeed(
-        { js: topology.js, jsm: topology.jsm, names: topology.names, projects, writer: logWriter, publisher, log: options.log ?? console },
+        { nc, js: topology.js, jsm: topology.jsm, names: topology.names, projects, orgs, writer: logWriter, publisher, log: options.log ?? console },
         `${config.namespace}_device_feed`,
       );
       await deviceFeed.start();

@@ -77,10 +77,14 @@ export class JobRunner {
     this.sub = nc.subscribe(subject, {
       queue: "ingestion-runner",
       callback: (_err, msg) => {
-        this.control(msg.json<JobControl>()).then(
-          (job) => msg.respond(JSON.stringify({ ok: true, job })),
-          (err) => msg.respond(JSON.stringify(isAppError(err) ? { ok: false, code: err.code, message: err.message, details: err.details } : { ok: false, code: "internal", message: String(err) })),
-        );
+        // Parsed inside the promise: a throw in a subscription callback ends the connection's
+        // reader, so one message that is not JSON would silence this process's NATS for good.
+        Promise.resolve()
+          .then(() => this.control(msg.json<JobControl>()))
+          .then(
+            (job) => msg.respond(JSON.stringify({ ok: true, job })),
+            (err) => msg.respond(JSON.stringify(isAppError(err) ? { ok: false, code: err.code, message: err.message, details: err.details } : { ok: false, code: "internal", message: String(err) })),
+          );
       },
     });
   }

@@ -1,4 +1,4 @@
-import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
 
 export interface StoredBatch<T> {
   /** Stream sequence: acceptance order across the whole stream. */
@@ -17,8 +17,8 @@ export async function* readSubject<T>(
   jsm: JetStreamManager,
   stream: string,
   subject: string,
-  /** `decode`: how a message's bytes become its data (default: parsed as JSON). */
-  opts: { fromSeq?: number; decode?: (data: Uint8Array) => T } = {},
+  /** `decode`: how a message's bytes become its data (default: parsed as JSON); it also gets the message (its time, its subject). */
+  opts: { fromSeq?: number; decode?: (data: Uint8Array, m: JsMsg) => T } = {},
 ): AsyncGenerator<StoredBatch<T>> {
   let last: number;
   try {
@@ -37,7 +37,7 @@ export async function* readSubject<T>(
   const iter = await consumer.consume({ max_messages: 512 });
   try {
     for await (const m of iter) {
-      yield { seq: m.seq, subject: m.subject, data: opts.decode ? opts.decode(m.data) : m.json<T>() };
+      yield { seq: m.seq, subject: m.subject, data: opts.decode ? opts.decode(m.data, m) : m.json<T>() };
       if (m.seq >= last) break;
     }
   } finally {

@@ -3,6 +3,9 @@ import { jetstreamManager, jetstream, RetentionPolicy, StorageType, DiscardPolic
 import { Kvm, type KV } from "@nats-io/kv";
 import { Objm, type ObjectStore } from "@nats-io/obj";
 
+/** Largest audit entry the audit stream stores (its max_msg_size); src/audit keeps every entry under it. */
+export const AUDIT_MAX_MSG_BYTES = 1024 * 1024;
+
 /**
  * Names of every stream, bucket and subject, derived from one namespace so that test
  * runs (and several deployments) can share a NATS server without meeting.
@@ -18,6 +21,8 @@ export function topologyNames(ns: string) {
     ingestStream: `${upper}_INGEST`,
     /** `{ns}.ingest.{organization}.{project}`: device gateways publish log envelopes here. */
     ingestSubject: (org: string, project: string) => `${ns}.ingest.${org}.${project}`,
+    /** `{ns}.ingest` with fewer or more than two tokens after it: no stream keeps them, the device feed answers them. */
+    ingestSubjectsMisshapen: [`${ns}.ingest`, `${ns}.ingest.*`, `${ns}.ingest.*.*.>`],
     deadLetterStream: `${upper}_DEAD_LETTERS`,
     deadLetterSubject: (org: string, project: string) => `${ns}.dlq.${org}.${project}`,
     idempotencyStream: `${upper}_IDEMPOTENCY`,
@@ -168,7 +173,7 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
     max_age: 0,
     max_msgs: -1,
     max_bytes: -1,
-    max_msg_size: 1024 * 1024,
+    max_msg_size: AUDIT_MAX_MSG_BYTES,
     deny_delete: true,
     deny_purge: true,
   });

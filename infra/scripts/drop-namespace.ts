@@ -4,6 +4,7 @@
  *
  *   npx tsx infra/scripts/drop-namespace.ts NAMESPACE
  */
+import { loadConfig } from "../../src/config.js";
 import { connectNats } from "../nats/connection.js";
 import { destroyTopology } from "../nats/topology.js";
 import { connectRedis, deleteKeys } from "../redis.js";
@@ -13,10 +14,12 @@ if (!ns || !/^[a-z][a-z0-9_]{0,30}$/.test(ns)) {
   console.error("usage: drop-namespace.ts NAMESPACE");
   process.exit(2);
 }
-const nc = await connectNats(process.env.NATS_URL ?? "nats://127.0.0.1:4222");
+// NATS_URL, REDIS_URL and the service's NATS credential as the service reads them.
+const config = loadConfig();
+const nc = await connectNats(config);
 await destroyTopology(nc, ns);
 await nc.close();
-const redis = await connectRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+const redis = await connectRedis(config.redisUrl);
 const n = await deleteKeys(redis, `${ns}:*`);
 await redis.quit();
 console.log(`dropped namespace ${ns} (${n} Redis keys)`);

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Makes sure NATS (with JetStream) and Redis answer on loopback, installing them from
 # Debian's packages and starting them when they do not. Safe to run again and again.
+#
+# PSS_SECURE_NATS=1: NATS is started with accounts that keep device gateways apart from
+# the service (infra/nats/secure-server.conf.template), on NATS_URL's port, with nkeys
+# under DATA_DIR/nats (see infra/scripts/secure-nats.ts); the service then connects
+# with DATA_DIR/nats/service.nk. A NATS without users already on that port is an error.
 set -euo pipefail
+cd "$(dirname "$0")/../.."
 
 answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -19,7 +25,42 @@ wait_for() {
   return 1
 }
 
-if ! answers 4222; then
+# Whether the NATS server on the port asks clients for credentials (its INFO line says).
+requires_auth() {
+  local info
+  exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+  IFS= read -r -t 2 info <&3 || true
+  exec 3>&-
+  [[ "$info" == *'"auth_required":true'* ]]
+}
+
+start_secure_nats() {
+  local out conf port dir bin
+  out=$(node --import tsx infra/scripts/secure-nats.ts)
+  read -r conf port <<<"$out"
+  dir=$(dirname "$conf")
+  if answers "$port"; then
+    if requires_auth "$port"; then
+      # Ours: it reloads the configuration just written (gateway keys added or revoked).
+      local pid
+      pid=$(cat "$dir/nats-server.pid" 2>/dev/null || true)
+      if [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = nats-server ]; then kill -HUP "$pid"; fi
+      return 0
+    fi
+    echo "PSS_SECURE_NATS=1, but the NATS on 127.0.0.1:$port takes clients without credentials:" >&2
+    echo "stop it, or set NATS_URL to another port (e.g. nats://127.0.0.1:4223) for the secured one" >&2
+    return 1
+  fi
+  need_pkg nats-server nats-server
+  bin=$(command -v nats-server || echo /usr/sbin/nats-server)
+  echo "starting nats-server with accounts for the service and device gateways ($conf)"
+  setsid nohup "$bin" -c "$conf" -P "$dir/nats-server.pid" -l "$dir/nats-server.log" </dev/null >/dev/null 2>&1 &
+  wait_for "$port" nats-server
+}
+
+if [ "${PSS_SECURE_NATS:-0}" = "1" ]; then
+  start_secure_nats
+elif ! answers 4222; then
   need_pkg nats-server nats-server
   bin=$(command -v nats-server || echo /usr/sbin/nats-server)
   store=${NATS_STORE_DIR:-/var/lib/nats-server}

@@ -1,5 +1,6 @@
 import { isKvConflict, type JsonKv } from "../../infra/nats/json-kv.js";
 import { AppError } from "../errors.js";
+import { isIdToken } from "../ids.js";
 import { digest } from "./hash.js";
 
 /** (system, value) is an identifier's identity; integration_id is what it is linked to, when anything. */
@@ -85,7 +86,7 @@ export class PatientStore {
   }
 
   async get(project: string, id: string): Promise<Patient | null> {
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return null;
+    if (!isIdToken(id)) return null;
     const k = PatientStore.key(project, id);
     const cached = this.cache.get(k);
     if (cached) return cached;
@@ -96,7 +97,7 @@ export class PatientStore {
 
   /** The stored record, read past the cache and without filling it (scans of a whole project). */
   async peek(project: string, id: string): Promise<Patient | null> {
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return null;
+    if (!isIdToken(id)) return null;
     return this.cache.get(PatientStore.key(project, id)) ?? (await this.patients.get(PatientStore.key(project, id)))?.value ?? null;
   }
 

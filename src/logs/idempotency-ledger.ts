@@ -62,26 +62,43 @@ type Op =
  * `c <key> <log_id> <patient_id> <claimed_at>` or `r <key> <log_id>`. The part after the
  * key of a claim is the index value (encodeClaim), built once for both. Ids and keys
  * hold no spaces. Messages of the first format (JSON, claims then releases) still decode.
+ * A step the writer could not have written (a message some other NATS client published
+ * on the subject) is left out, so a shard's readers never fail on it and its writes go on.
  */
 export function decodeLedger(data: Uint8Array | string): LedgerEntry[] {
   const text = typeof data === "string" ? data : textDecoder.decode(data);
-  if (text.startsWith("{")) {
-    const msg = JSON.parse(text) as JsonLedgerMessage;
-    return [
-      ...(msg.c ?? []).map((c): LedgerEntry => ({ op: "c", key: c.k, claim: { log_id: c.l, patient_id: c.p, claimed_at: c.t } })),
-      ...(msg.r ?? []).map((r): LedgerEntry => ({ op: "r", key: r.k, logId: r.l })),
-    ];
-  }
+  if (text.startsWith("{")) return decodeJsonLedger(text);
   const out: LedgerEntry[] = [];
   for (const line of text.split("\n")) {
     if (line.startsWith("c ")) {
       const at = line.indexOf(" ", 2);
-      out.push({ op: "c", key: line.slice(2, at), claim: decodeClaim(line.slice(at + 1)) });
+      const claim = at > 2 ? decodeClaim(line.slice(at + 1)) : null;
+      if (claim && isClaim(claim)) out.push({ op: "c", key: line.slice(2, at), claim });
     } else if (line.startsWith("r ")) {
-      const [, key, logId] = line.split(" ");
-      out.push({ op: "r", key: key!, logId: logId! });
+      const [, key, logId, extra] = line.split(" ");
+      if (key && logId && extra === undefined) out.push({ op: "r", key, logId });
     }
   }
+  return out;
+}
+
+const isText = (v: unknown): v is string => typeof v === "string" && v !== "" && !v.includes(" ");
+const isClaim = (c: Claim) => isText(c.log_id) && isText(c.patient_id) && Number.isFinite(c.claimed_at);
+
+function decodeJsonLedger(text: string): LedgerEntry[] {
+  let msg: JsonLedgerMessage;
+  try {
+    msg = JSON.parse(text) as JsonLedgerMessage;
+  } catch {
+    return [];
+  }
+  const list = <T>(v: T[] | undefined): unknown[] => (Array.isArray(v) ? v : []);
+  const out: LedgerEntry[] = [];
+  for (const c of list(msg?.c) as Partial<{ k: unknown; l: unknown; p: unknown; t: unknown }>[]) {
+    const claim = { log_id: c?.l, patient_id: c?.p, claimed_at: c?.t } as Claim;
+    if (isText(c?.k) && isClaim(claim)) out.push({ op: "c", key: c.k, claim });
+  }
+  for (const r of list(msg?.r) as Partial<{ k: unknown; l: unknown }>[]) if (isText(r?.k) && isText(r?.l)) out.push({ op: "r", key: r.k, logId: r.l });
   return out;
 }
 

@@ -1,10 +1,10 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
-import { readSubject } from "../../infra/nats/log-history.js";
 import type { TopologyNames } from "../../infra/nats/topology.js";
 import type { LogRecord } from "../../readmodels/log-record.js";
 import type { ValidLogInput } from "./envelope.js";
 import type { Claim, ClaimResult, IdempotencyLedger } from "./idempotency-ledger.js";
-import type { BatchAnswer, PatientLogMessage, WriteScope } from "./log-writer.js";
+import type { BatchAnswer, WriteScope } from "./log-writer.js";
+import { readPatientMessages } from "./stored-message.js";
 
 /**
  * Where a log's key is claimed: the ledger (idempotency keys for good, or clients' log
@@ -197,10 +197,9 @@ export class KeyClaims {
 
   /** The ids of every log stored for the patient (its subject is its history). */
   private async historyIds(scope: WriteScope, patientId: string): Promise<Set<string>> {
-    const { names, js, jsm } = this.deps;
-    const subject = names.logSubject(scope.organization_id, scope.project_id, patientId);
     const ids = new Set<string>();
-    for await (const m of readSubject<PatientLogMessage>(js, jsm, names.logsStream, subject)) for (const l of m.data.logs) ids.add(l.id);
+    const owner = { organization_id: scope.organization_id, project_id: scope.project_id, patient_id: patientId };
+    for await (const m of readPatientMessages(this.deps, owner)) for (const l of m.data.logs) ids.add(l.id);
     return ids;
   }
 }

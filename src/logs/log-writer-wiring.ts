@@ -74,7 +74,7 @@ export async function openWritePath(
  * deduplicates and stores exactly as POST /v1/logs/batch does.
  */
 export async function openLogWriter(config: Config): Promise<{ writer: LogWriter; close(): Promise<void> }> {
-  const nc = await connectNats(config.natsUrl, "patient-state-service-replay");
+  const nc = await connectNats(config, "patient-state-service-replay");
   const stops: (() => void)[] = [];
   try {
     const topology = await ensureTopology(nc, config.namespace);

@@ -1,8 +1,7 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
-import { readSubject } from "../../infra/nats/log-history.js";
 import type { TopologyNames } from "../../infra/nats/topology.js";
 import { traceParts, traceText, type LogRecord } from "../../readmodels/log-record.js";
-import type { PatientLogMessage } from "../logs/log-writer.js";
+import { readPatientMessages } from "../logs/stored-message.js";
 import { AppError } from "../errors.js";
 import { resolveLogType } from "../catalog/index.js";
 
@@ -35,11 +34,11 @@ type LogDeps = { js: JetStreamClient; jsm: JetStreamManager; names: TopologyName
 /**
  * Every log of a patient straight from JetStream (its subject is its history), in
  * acceptance order. Logs stored before the call are all there: the write path answers
- * only after JetStream stored them.
+ * only after JetStream stored them. A message the service did not write is skipped.
  */
 export async function* patientLogs(deps: LogDeps, scope: { organization_id: string; project_id: string }, patientId: string): AsyncGenerator<LogRecord> {
-  const subject = deps.names.logSubject(scope.organization_id, scope.project_id, patientId);
-  for await (const m of readSubject<PatientLogMessage>(deps.js, deps.jsm, deps.names.logsStream, subject)) yield* m.data.logs;
+  const owner = { organization_id: scope.organization_id, project_id: scope.project_id, patient_id: patientId };
+  for await (const m of readPatientMessages(deps, owner)) yield* m.data.logs;
 }
 
 /** Whether a log's trace has the parts asked for (each filter optional; a log without a trace matches none). */

@@ -1,6 +1,7 @@
 import type { FastifyInstance, InjectOptions } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateSecret } from "../../src/control/api-keys.js";
+import { sealingKey, unseal, type KeptSecret } from "../../src/auth/jwt-secret.js";
 import { buildApp } from "../../src/http/app.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
@@ -20,7 +21,7 @@ beforeAll(async () => {
   app = await buildApp(t.services, { logger: { level: "trace", stream: { write: (line: string) => void lines.push(line) } } });
   await app.ready();
   secrets.admin = t.adminKey;
-  secrets.jwtSigning = (await t.services.topology.kv.config.get("jwt_secret"))!.json<{ secret: string }>().secret;
+  secrets.jwtSigning = unseal((await t.services.topology.kv.config.get("jwt_secret"))!.json<KeptSecret>(), sealingKey(t.adminKey, t.config.namespace))!;
 });
 afterAll(async () => {
   await app?.close();

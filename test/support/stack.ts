@@ -53,3 +53,13 @@ export async function closeAndDrop(app: FastifyInstance, services: Services, ns:
   await services.close();
   rmSync(dataDir, { recursive: true, force: true });
 }
+
+/** Calls `f` until `ok` holds of its answer, or `ms` have passed; returns the last answer. */
+export async function eventually<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 5_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -35,6 +35,13 @@ describe("loadConfig", () => {
     expect(c).toMatchObject({ port: 9000, host: "0.0.0.0", clickhouseUrl: "http://ch:8123", dataDir: "/var/pss", maxBodyBytes: 2048, maxBatchLogs: 10, workers: 2, jobHeapGrowthPercent: 0 });
   });
 
+  it("takes the service's NATS nkey from NATS_NKEY_SEED_FILE, or with PSS_SECURE_NATS=1 from DATA_DIR/nats", () => {
+    expect(loadConfig({}).natsNkeySeedFile).toBeUndefined();
+    expect(loadConfig({ PSS_SECURE_NATS: "1" }).natsNkeySeedFile).toBe("./data/nats/service.nk");
+    expect(loadConfig({ PSS_SECURE_NATS: "1", DATA_DIR: "/var/pss" }).natsNkeySeedFile).toBe("/var/pss/nats/service.nk");
+    expect(loadConfig({ PSS_SECURE_NATS: "1", NATS_NKEY_SEED_FILE: "/etc/pss/nats.nk" }).natsNkeySeedFile).toBe("/etc/pss/nats.nk");
+  });
+
   it.each([
     ["PORT", "eighty"],
     ["PORT", "70000"],
@@ -46,6 +53,7 @@ describe("loadConfig", () => {
     ["LOG_LEVEL", "loud"],
     ["PSS_MAX_BATCH_LOGS", "0"],
     ["PSS_JOB_HEAP_GROWTH_PERCENT", "-5"],
+    ["PSS_SECURE_NATS", "yes"],
   ])("refuses a bad %s with a message naming it", (name, value) => {
     let err: unknown;
     try {

@@ -24,4 +24,12 @@ describe("ledger messages", () => {
     // A release only frees a key its log still holds.
     expect(state).toEqual(new Map([["k3", claim("log_y")], ["k1", claim("log_a")]]));
   });
+
+  it("leave out what the writer could not have written, so a message another client published never stops a shard", () => {
+    for (const forged of ["{not json", "{}", '{"c":"x","r":[null,1]}', '{"c":[{"k":"k9","l":"log_z"}],"r":[{"k":1}]}', "\u0000\u0001", "c", "c k1", "c k1 log_a", "c  log_a pat_1 1", "r k1", "r k1 log_a extra"]) {
+      expect(decodeLedger(new TextEncoder().encode(forged))).toEqual([]);
+    }
+    const mixed = ["c k1 log_a pat_1 1700000000000", "c k2 log_b pat_1 soon", "r k9"].join("\n");
+    expect(decodeLedger(mixed)).toEqual([{ op: "c", key: "k1", claim: claim("log_a") }]);
+  });
 });

@@ -1,8 +1,7 @@
-import { readSubject } from "../../../infra/nats/log-history.js";
 import { addLineError, type ReplayCursor } from "../../../src/ingestion/job-record.js";
 import { markReplayed } from "../../../src/ingestion/patient-details.js";
 import { purgeStaging, readBucket, type StagedLine } from "../../../src/ingestion/staging.js";
-import type { PatientLogMessage } from "../../../src/logs/log-writer.js";
+import { readPatientMessages } from "../../../src/logs/stored-message.js";
 import type { StageInput } from "../job-machine.js";
 import { CHUNK, writePatients, type Counts, type PatientLines } from "../replay-writes.js";
 import { forEachLimited, retryStorage, type LiveJob, type StageDeps, type StageFn, type ReplayWrites } from "../stage-deps.js";
@@ -177,10 +176,9 @@ function replayWrites(deps: StageDeps): ReplayWrites {
 
 /** File lines of this job already in the patient's stored history. */
 async function linesStored(deps: StageDeps, input: StageInput, patientId: string): Promise<Set<number>> {
-  const { js, jsm, names } = deps.staging;
   const lines = new Set<number>();
-  const subject = names.logSubject(input.organization_id, input.project_id, patientId);
-  for await (const m of readSubject<PatientLogMessage>(js, jsm, names.logsStream, subject)) {
+  const owner = { organization_id: input.organization_id, project_id: input.project_id, patient_id: patientId };
+  for await (const m of readPatientMessages(deps.staging, owner)) {
     for (const log of m.data.logs) {
       if (log.metadata?.ingestion_job_id === input.job_id && typeof log.metadata.ingestion_line === "number") lines.add(log.metadata.ingestion_line);
     }

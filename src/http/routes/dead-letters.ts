@@ -1,10 +1,56 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "@sinclair/typebox";
+import { Type, type Static } from "@sinclair/typebox";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import type { JsMsg } from "@nats-io/jetstream";
 import { readSubject } from "../../../infra/nats/log-history.js";
-import type { DeadLetter } from "../../../actors/device-feed.js";
 import { AppError } from "../../errors.js";
+import { textNestsDeeperThan } from "../../json-depth.js";
 import type { Services } from "../../services.js";
 import { responses } from "../schemas.js";
+
+const LetterSchema = Type.Object({
+  received_at: Type.String(),
+  subject: Type.String(),
+  reason: Type.String({ description: "invalid_json, project_not_found, invalid_logs, invalid_subject, unprocessable (device feed); not_queryable (a stored log the log query cannot hold: the ClickHouse projector set it aside); unreadable_log_message (a log-stream message the service did not write); unreadable_letter (a letter the service did not write)" }),
+  errors: Type.Array(Type.Object({ index: Type.Integer(), code: Type.String(), message: Type.String(), details: Type.Array(Type.Unknown()) })),
+  message: Type.Unknown({ description: "The message as received; when the letter was cut to 512 KB, {bytes, head} (its first 64 K characters)" }),
+  errors_total: Type.Optional(Type.Integer({ description: "Set when the letter was cut: the number of errors, of which the first 100 are listed without details" })),
+  truncated: Type.Optional(Type.Boolean()),
+});
+type Letter = Static<typeof LetterSchema>;
+const isLetter = TypeCompiler.Compile(LetterSchema);
+
+/** Deepest letter listed as stored: deeper ones would overflow the answer's serializer, and are listed as text. */
+const MAX_LETTER_DEPTH = 1_000;
+/** What is kept of an unreadable letter's text. */
+const UNREADABLE_HEAD_CHARS = 64 * 1024;
+const textDecoder = new TextDecoder();
+
+/**
+ * A stored letter, or, for one that cannot be listed as stored (anything another NATS
+ * client published onto the dead-letter subject, or nesting too deep to serialize), a
+ * letter saying why with the first 64 K characters of its text: listed, never a failed page.
+ */
+function readLetter(data: Uint8Array, m: JsMsg): Letter {
+  const text = textDecoder.decode(data);
+  let why = `it nests deeper than ${MAX_LETTER_DEPTH} levels`;
+  if (!textNestsDeeperThan(text, MAX_LETTER_DEPTH)) {
+    try {
+      const body: unknown = JSON.parse(text);
+      if (isLetter.Check(body)) return body;
+      why = "it is not of the form the service writes letters in (another NATS client wrote it)";
+    } catch {
+      why = "it is not JSON";
+    }
+  }
+  return {
+    received_at: m.timestamp,
+    subject: m.subject,
+    reason: "unreadable_letter",
+    errors: [{ index: 0, code: "unreadable_letter", message: `this letter cannot be listed as stored: ${why}; its text follows`, details: [] }],
+    message: text.slice(0, UNREADABLE_HEAD_CHARS),
+  };
+}
 
 export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services: s }) => {
   app.get(
@@ -12,7 +58,7 @@ export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     {
       config: { scope: "sdk:event-log" },
       schema: {
-        summary: "Device-feed messages of this project that could not be accepted, with their errors (oldest first)",
+        summary: "Device-feed messages of this project that could not be accepted, and its stored logs the log query cannot hold, with their errors (oldest first)",
         tags: ["logs"],
         querystring: Type.Object({
           limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
@@ -21,18 +67,7 @@ export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
         response: responses({
           200: Type.Object({
             count: Type.Integer(),
-            dead_letters: Type.Array(
-              Type.Object({
-                id: Type.String(),
-                received_at: Type.String(),
-                subject: Type.String(),
-                reason: Type.String(),
-                errors: Type.Array(Type.Object({ index: Type.Integer(), code: Type.String(), message: Type.String(), details: Type.Array(Type.Unknown()) })),
-                message: Type.Unknown({ description: "The message as received; when the letter was cut to 512 KB, {bytes, head} (its first 64 K characters)" }),
-                errors_total: Type.Optional(Type.Integer({ description: "Set when the letter was cut: the number of errors, of which the first 100 are listed without details" })),
-                truncated: Type.Optional(Type.Boolean()),
-              }),
-            ),
+            dead_letters: Type.Array(Type.Object({ id: Type.String(), ...LetterSchema.properties })),
             next_cursor: Type.Union([Type.String(), Type.Null()]),
           }),
         }),
@@ -47,9 +82,9 @@ export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
       }
       const { js, jsm, names } = s.topology;
       const from = req.query.cursor ? Number(req.query.cursor) + 1 : undefined;
-      const out: (DeadLetter & { id: string })[] = [];
+      const out: (Letter & { id: string })[] = [];
       let more = false;
-      for await (const m of readSubject<DeadLetter>(js, jsm, names.deadLetterStream, names.deadLetterSubject(organization_id, project_id), { fromSeq: from })) {
+      for await (const m of readSubject(js, jsm, names.deadLetterStream, names.deadLetterSubject(organization_id, project_id), { fromSeq: from, decode: readLetter })) {
         if (out.length === req.query.limit) {
           more = true;
           break;
