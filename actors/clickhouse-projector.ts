@@ -1,13 +1,14 @@
 import { AckPolicy, DeliverPolicy, type Consumer, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
-import type { InsertEncodedRows } from "../infra/clickhouse.js";
-import { encodeRow, insertLogRows, LOG_COLUMNS } from "./log-rows.js";
+import type { InsertEncodedRows } from "../infra/clickhouse/client.js";
+import { encodeRow, insertLogRows, LOG_COLUMNS } from "../infra/clickhouse/log-rows.js";
 import type { TopologyNames } from "../infra/nats/topology.js";
-import type { Redis } from "../infra/redis.js";
+import { projectedSeqKey } from "../infra/clickhouse/schema.js";
+import type { Redis } from "../infra/redis/connection.js";
 import type { LogRecord } from "../readmodels/log-record.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
 import { PacedPull } from "../infra/nats/paced-pull.js";
 import { durableFromAckFloor, ensureDurable, type DurableConfig } from "../infra/nats/durable-consumer.js";
-import { EncodedRows, RowBufferPool } from "./encoded-rows.js";
+import { EncodedRows, RowBufferPool } from "../infra/clickhouse/encoded-rows.js";
 import type { PublishedMessageReader, PublishedMessages } from "../infra/nats/published-messages.js";
 import { decodeLogMessage, logSubjectOwner } from "../src/logs/stored-message.js";
 import { idsOfRow, insertSettingAside, SetAsideLetters, type RowInserts, type SetAsideLog } from "./refused-rows.js";
@@ -103,11 +104,6 @@ export class ClickHouseProjector {
     private readonly lingerMs = 100,
   ) {
     this.published = deps.published?.reader();
-  }
-
-  /** Redis key holding projectedSeq, for processes that do not run the projector. */
-  static progressKey(prefix: string): string {
-    return `${prefix}:projected`;
   }
 
   private consumerConfig(): DurableConfig {
@@ -258,7 +254,7 @@ export class ClickHouseProjector {
     this.projectedSeq = p.last.seq;
     this.stats.batches++;
     this.stats.rows += p.rows.rows;
-    await this.deps.redis.set(ClickHouseProjector.progressKey(this.deps.redisPrefix), String(p.last.seq)).catch(() => undefined);
+    await this.deps.redis.set(projectedSeqKey(this.deps.redisPrefix), String(p.last.seq)).catch(() => undefined);
   }
 
   private insertsOf(p: Pending): RowInserts {

@@ -1,6 +1,7 @@
 import { assign, setup } from "xstate";
+import type { PatientKey } from "../src/state/state-reader.js";
 import type { ModuleKey } from "../readmodels/module.js";
-import type { StoredPatientState } from "./state-store.js";
+import type { StoredPatientState } from "../infra/redis/state-store.js";
 import type { Mailbox } from "./mailbox.js";
 
 /** A JetStream message on its way into a patient's state; ack once the state holding it is saved. */
@@ -13,11 +14,7 @@ export interface Delivery {
   nak(): void;
 }
 
-export interface PatientActorInput {
-  patient_id: string;
-  organization_id: string;
-  project_id: string;
-}
+export type PatientActorInput = PatientKey;
 
 export interface LoadInput extends PatientActorInput {
   /** Lowest stream sequence waiting to be applied: tells a new patient from a lost state. */

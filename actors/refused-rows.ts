@@ -1,6 +1,6 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
 import type { TopologyNames } from "../infra/nats/topology.js";
-import { middleOfRows } from "./encoded-rows.js";
+import { middleOfRows } from "../infra/clickhouse/encoded-rows.js";
 import { fitLetter, type DeadLetter } from "./device-feed.js";
 import { errorClass } from "../src/error-class.js";
 import { isIdToken } from "../src/ids.js";

@@ -12,13 +12,13 @@ import type { ModuleKey } from "../readmodels/module.js";
 import { MODULE_KEYS } from "../readmodels/registry.js";
 import { VIEW_INPUTS, viewsAffectedBy, type ViewType } from "../readmodels/views/index.js";
 import { durableFromAckFloor, ensureDurable } from "../infra/nats/durable-consumer.js";
-import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "./apply-logs.js";
+import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "../src/state/apply-logs.js";
 import { patientActorMachine, report, type Delivery, type DrainResult, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
 import { Mailbox } from "./mailbox.js";
 import { IdleGate } from "./idle-gate.js";
 import { InflightBudget } from "./inflight-budget.js";
-import { renderCachedViews, staleViews } from "./view-cache.js";
-import { changedModules, EVENTS_KEPT, MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "./state-store.js";
+import { renderCachedViews, staleViews } from "../src/state/view-cache.js";
+import { changedModules, EVENTS_KEPT, MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "../infra/redis/state-store.js";
 
 export interface StateEngineOptions {
   /** Durable consumer name on the log stream. */
@@ -55,10 +55,6 @@ interface Logger {
  */
 export class StateEngine {
   /** The engine's durable consumer on the log stream of namespace `ns`: a log it has acknowledged is in saved state. */
-  static consumerName(ns: string): string {
-    return `${ns}_state`;
-  }
-
   private readonly actors = new Map<string, PatientActor>();
   private readonly mailboxes = new Map<string, Mailbox>();
   private stopping = false;

@@ -1,6 +1,6 @@
 /**
  * What waiting for the audit entry costs a read. Every audited answer is sent only once
- * JetStream has stored its entry (src/http/plugins/audit.ts), so a read pays one
+ * JetStream has stored its entry (app/http/plugins/audit.ts), so a read pays one
  * AuditLog.append: a JetStream publish acknowledged by the file-backed audit stream.
  *
  * Against the local nats-server and Redis, in-process (app.inject, no socket):

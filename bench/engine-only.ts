@@ -11,12 +11,12 @@
  *   [SPREAD=1 | ONE_PATIENT=1] [BATCHES=500] [PROFILE=engine.cpuprofile] npx tsx bench/engine-only.ts
  */
 import { loadConfig } from "../src/config.js";
-import { createServices } from "../src/services.js";
+import { createServices } from "../app/services.js";
 import { destroyTopology } from "../infra/nats/topology.js";
 import { newPatient } from "../src/control/patient-records.js";
 import { StateEngine } from "../actors/state-engine.js";
 import { LOG_MIX } from "./log-mix.js";
-import { deleteKeys } from "../infra/redis.js";
+import { deleteKeys } from "../infra/redis/connection.js";
 import { profileIfAsked } from "./profile.js";
 import { rss } from "./support.js";
 const cfg = loadConfig({ PSS_NAMESPACE: `eng${process.pid}`, DATA_DIR: `/tmp/eng${process.pid}`, PSS_ADMIN_KEY: "x".repeat(20), LOG_LEVEL: "silent" });

@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { validatePayload, resolveLogType } from "../src/catalog/index.js";
+import { validatePayload, resolveLogType } from "../catalog/index.js";
 import { destroyTopology, topologyNames } from "../infra/nats/topology.js";
 import { LOG_MIX } from "./log-mix.js";
 import { arg, call, natsServerCpu, percentile, startService } from "./support.js";

@@ -13,19 +13,19 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClickHouse } from "../infra/clickhouse.js";
-import { migrate, MIGRATIONS } from "../infra/clickhouse-schema.js";
-import { runQuery } from "../infra/clickhouse-rpc.js";
-import { compileLogQuery } from "../readmodels/query/index.js";
+import { createClickHouse } from "../infra/clickhouse/client.js";
+import { migrate, MIGRATIONS } from "../infra/clickhouse/schema.js";
+import { runQuery } from "../infra/clickhouse/rpc.js";
+import { compileLogQuery } from "../query/index.js";
 import { loadConfig } from "../src/config.js";
-import { createServices } from "../src/services.js";
+import { createServices } from "../app/services.js";
 import { newPatient } from "../src/control/patient-records.js";
 import { ClickHouseProjector } from "../actors/clickhouse-projector.js";
-import { encodeRow, insertLogRows } from "../actors/log-rows.js";
+import { encodeRow, insertLogRows } from "../infra/clickhouse/log-rows.js";
 import type { LogRecord } from "../readmodels/log-record.js";
 import { destroyTopology } from "../infra/nats/topology.js";
 import { LOG_MIX } from "./log-mix.js";
-import { deleteKeys } from "../infra/redis.js";
+import { deleteKeys } from "../infra/redis/connection.js";
 import { profileIfAsked } from "./profile.js";
 
 const argv = process.argv;

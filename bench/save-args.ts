@@ -6,9 +6,9 @@
  *
  *   npx tsx bench/save-args.ts
  */
-import { applyInOrder, emptyStored } from "../actors/apply-logs.js";
-import { PatientStateStore } from "../actors/state-store.js";
-import { connectRedis, deleteKeys } from "../infra/redis.js";
+import { applyInOrder, emptyStored } from "../src/state/apply-logs.js";
+import { PatientStateStore } from "../infra/redis/state-store.js";
+import { connectRedis, deleteKeys } from "../infra/redis/connection.js";
 import { mixLogRecords } from "./log-mix.js";
 
 const PATIENTS = 200;

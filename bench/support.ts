@@ -27,7 +27,7 @@ export function rss(pid: number): { peak: number; now: number; anon: number; fil
   return { peak: mb("VmHWM"), now: mb("VmRSS"), anon: mb("RssAnon"), file: mb("RssFile") };
 }
 
-/** Starts the real service (`node --import tsx src/main.ts`) in its own process and namespace. */
+/** Starts the real service (`node --import tsx app/main.ts`) in its own process and namespace. */
 export async function startService(env: Record<string, string> = {}, connections = 64): Promise<ServiceUnderTest> {
   const namespace = `bench${randomBytes(4).toString("hex")}`;
   const dataDir = mkdtempSync(join(tmpdir(), "pss-bench-"));
@@ -35,7 +35,7 @@ export async function startService(env: Record<string, string> = {}, connections
   const port = String(20_000 + Math.floor(Math.random() * 20_000));
   const extra = (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
   // The same flags as `npm start`.
-  const proc = spawn(process.execPath, ["--max-semi-space-size=64", ...extra, "--import", "tsx", "src/main.ts"], {
+  const proc = spawn(process.execPath, ["--max-semi-space-size=64", ...extra, "--import", "tsx", "app/main.ts"], {
     env: {
       ...process.env,
       PORT: port,

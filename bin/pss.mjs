@@ -3,5 +3,5 @@
 import { register } from "tsx/esm/api";
 
 register();
-const { main } = await import(new URL("../src/cli/main.ts", import.meta.url).href);
+const { main } = await import(new URL("../cli/main.ts", import.meta.url).href);
 process.exitCode = await main(process.argv.slice(2));

@@ -1,4 +1,4 @@
-import type { LogType } from "../src/catalog/log-types.js";
+import type { LogType } from "../catalog/log-types.js";
 
 /** A log's trace: a free string, or a typed link to a client object. */
 export type Trace = string | { object_type: string; object_id: string };

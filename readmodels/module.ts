@@ -1,23 +1,10 @@
-import type { LogType } from "../src/catalog/log-types.js";
+import type { LogType } from "../catalog/log-types.js";
 import type { Clocks } from "./lib/clocks.js";
 import type { LogRecord } from "./log-record.js";
 import type { ModulePayloads } from "./payloads.js";
 
-/** Stable modules: slow-changing facts (GET /v1/state/{pid}/stable). */
-export const STABLE_MODULES = [
-  "demographics", "condition_diagnosis", "medications", "user_preferences", "emergency_contact", "care_team",
-  "insurance", "social", "pharmacy", "procedures", "allergies", "immunizations", "devices", "family_history",
-] as const;
-
-/** Event-state modules: rolling regions (GET /v1/state/{pid}/event-modules/{module_type}). */
-export const EVENT_MODULES = [
-  "symptoms", "emotional_state", "adherence", "physical_activity", "engagement", "heart", "sleep", "lab_results",
-  "vitals", "clinical_context", "questionnaires", "conversations", "glucose",
-] as const;
-
-export type StableKey = (typeof STABLE_MODULES)[number];
-export type EventKey = (typeof EVENT_MODULES)[number];
-export type ModuleKey = StableKey | EventKey;
+export { STABLE_MODULES, EVENT_MODULES, type StableKey, type EventKey, type ModuleKey } from "../catalog/module-keys.js";
+import type { ModuleKey, StableKey } from "../catalog/module-keys.js";
 export type ModuleKind = "stable" | "event";
 
 /** What a module's evolve folds: its document (the payload clients read) and its write clocks. */

@@ -1,4 +1,4 @@
-import type { LogType } from "../src/catalog/log-types.js";
+import type { LogType } from "../catalog/log-types.js";
 import type { ModuleKey } from "./module.js";
 
 /**

@@ -3,16 +3,9 @@ import type { JobRecord, JobStatus } from "../../src/ingestion/job-record.js";
 import { wireStatus } from "../../src/ingestion/job-view.js";
 import type { JobMachineInput, JobStateName } from "./job-machine.js";
 
-/** What the routes ask of the runner (locally, or over NATS from an HTTP worker). */
-export type JobControl =
-  | { op: "wake"; project_id: string; job_id: string }
-  | { op: "confirm"; project_id: string; job_id: string; summary_types?: string[] }
-  | { op: "cancel"; project_id: string; job_id: string }
-  | { op: "retry_backfill"; project_id: string; job_id: string; summary_types?: string[] }
-  /** PATCH of a job awaiting confirmation: what confirming it will do. */
-  | { op: "revise"; project_id: string; job_id: string; summary_types?: string[]; skip_backfill?: boolean }
-  /** DELETE of one patient from a job awaiting confirmation. */
-  | { op: "remove_patient"; project_id: string; job_id: string; patient_id: string };
+import type { JobControl } from "../../src/ingestion/job-control.js";
+
+export type { JobControl };
 
 /** Why an operation that needs the review gate is refused elsewhere. */
 export const AT_REVIEW_ONLY: Partial<Record<JobControl["op"], string>> = {

@@ -1,4 +1,4 @@
-import { resolveLogType } from "../../src/catalog/index.js";
+import { resolveLogType } from "../../catalog/index.js";
 import { AppError } from "../../src/errors.js";
 import type { JobRecord } from "../../src/ingestion/job-record.js";
 import { forgetPatient } from "../../src/ingestion/patient-details.js";

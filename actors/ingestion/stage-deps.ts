@@ -4,7 +4,7 @@ import type { JobRecord } from "../../src/ingestion/job-record.js";
 import type { StagingDeps } from "../../src/ingestion/staging.js";
 import type { UploadStore } from "../../src/ingestion/uploads.js";
 import type { LogWriter } from "../../src/logs/log-writer.js";
-import type { PatientStateStore } from "../state-store.js";
+import type { PatientStateStore } from "../../infra/redis/state-store.js";
 import type { ChunkOutcome, ReplayWriteInput } from "./replay-writes.js";
 
 export interface Logger {

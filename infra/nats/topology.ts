@@ -14,6 +14,8 @@ export function topologyNames(ns: string) {
   const upper = ns.toUpperCase();
   return {
     logsStream: `${upper}_LOGS`,
+    /** The state engine's durable consumer of the log stream. */
+    stateConsumer: `${ns}_state`,
     /** `{ns}.log.{organization}.{project}.{patient}`: a patient's history is one subject filter away. */
     logSubject: (org: string, project: string, patient: string) => `${ns}.log.${org}.${project}.${patient}`,
     logSubjectsOfProject: (org: string, project: string) => `${ns}.log.${org}.${project}.*`,

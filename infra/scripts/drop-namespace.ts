@@ -7,7 +7,7 @@
 import { loadConfig } from "../../src/config.js";
 import { connectNats } from "../nats/connection.js";
 import { destroyTopology } from "../nats/topology.js";
-import { connectRedis, deleteKeys } from "../redis.js";
+import { connectRedis, deleteKeys } from "../redis/connection.js";
 
 const ns = process.argv[2];
 if (!ns || !/^[a-z][a-z0-9_]{0,30}$/.test(ns)) {

@@ -77,7 +77,7 @@ const UNTIL_SLACK_MS = 5_000;
 /**
  * The audit trail: an append-only JetStream stream, one subject per organization. An
  * entry always fits in one message (see encodeEntry); the HTTP layer waits for it to be
- * stored before answering (src/http/plugins/audit.ts).
+ * stored before answering (app/http/plugins/audit.ts).
  */
 export class AuditLog {
   private readonly encoder = new TextEncoder();

@@ -1,8 +1,8 @@
-import { nestedDeeperThan } from "../json-depth.js";
+import { nestedDeeperThan } from "../../catalog/json-shape.js";
 import type { Static } from "@sinclair/typebox";
 import { AppError, fieldIssue } from "../errors.js";
 import { newId } from "../ids.js";
-import type { PatientCreateSchema } from "../http/routes/patients/schemas.js";
+import type { PatientCreateSchema } from "./patient-schemas.js";
 import type { ExternalIdentifier, Patient } from "./patients.js";
 
 /** Per zone name: its spelling in the time zone database's case (see canonicalTimeZone), or null when no zone has that name. */

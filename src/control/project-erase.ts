@@ -1,10 +1,27 @@
-import { deleteKeys } from "../../infra/redis.js";
-import { StateEngine } from "../../actors/state-engine.js";
+import { deleteKeys } from "../../infra/redis/connection.js";
 import { AppError, notFound } from "../errors.js";
-import type { Services } from "../services.js";
-import type { Project } from "./projects.js";
+import type { Topology } from "../../infra/nats/topology.js";
+import type { Redis } from "../../infra/redis/connection.js";
+import type { PatientStateStore } from "../../infra/redis/state-store.js";
+import type { Config } from "../config.js";
+import type { IngestionService } from "../ingestion/service.js";
+import type { LogQueryService } from "../query/log-query-service.js";
+import type { ApiKeyStore } from "./api-keys.js";
+import type { PatientStore } from "./patients.js";
+import type { Project, ProjectStore } from "./projects.js";
 
-type EraseDeps = Pick<Services, "config" | "topology" | "redis" | "projects" | "apiKeys" | "patients" | "stateStore" | "logQuery" | "ingestion">;
+/** Every store a project's data is in. */
+interface EraseDeps {
+  config: Config;
+  topology: Topology;
+  redis: Redis;
+  projects: ProjectStore;
+  apiKeys: ApiKeyStore;
+  patients: PatientStore;
+  stateStore: PatientStateStore;
+  logQuery: LogQueryService;
+  ingestion: IngestionService;
+}
 
 /** Longest the deletion waits for the state engine to have saved every log of the project. */
 const ENGINE_WAIT_MS = 30_000;
@@ -83,7 +100,7 @@ async function mark(s: EraseDeps, p: Project): Promise<void> {
 async function awaitEngine(s: EraseDeps, project: string): Promise<void> {
   const target = await s.stateStore.projectAccepted(project);
   if (target === 0) return;
-  const consumer = StateEngine.consumerName(s.config.namespace);
+  const consumer = s.topology.names.stateConsumer;
   const deadline = Date.now() + ENGINE_WAIT_MS;
   for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
     const info = await s.topology.jsm.consumers.info(s.topology.names.logsStream, consumer).catch(() => null);

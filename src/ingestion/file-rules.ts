@@ -1,6 +1,6 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Static } from "@sinclair/typebox";
-import { PatientCreateSchema } from "../http/routes/patients/schemas.js";
+import { PatientCreateSchema } from "../control/patient-schemas.js";
 import { patientFieldProblem, uniqueIdentifiers } from "../control/patient-records.js";
 import type { ExternalIdentifier } from "../control/patients.js";
 import { isObject, validateEnvelope, type EnvelopeResult } from "../logs/envelope.js";

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { Nullable } from "../http/schemas.js";
+import { Nullable } from "../../catalog/schemas/common.js";
 import { VIEW_TYPES } from "../../readmodels/views/index.js";
 import { STAGES, type JobRecord, type Stage } from "./job-record.js";
 

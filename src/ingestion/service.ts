@@ -1,7 +1,6 @@
 import type { Readable } from "node:stream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { JobControl } from "../../actors/ingestion/job-control.js";
-import type { JobRunner } from "../../actors/ingestion/job-runner.js";
+import type { JobControl, JobController } from "./job-control.js";
 import { AppError, notFound, type ErrorCode, type ErrorDetail } from "../errors.js";
 import { newId } from "../ids.js";
 import { isViewType, VIEW_TYPES } from "../../readmodels/views/index.js";
@@ -62,7 +61,7 @@ export class IngestionService {
     private readonly deps: {
       store: JobStore;
       uploads: UploadStore;
-      runner: JobRunner | null;
+      runner: JobController | null;
       nc: NatsConnection;
       /** NATS subject the runner answers control requests on. */
       controlSubject: string;

@@ -1,8 +1,8 @@
-import { resolveLogType, validatePayload } from "../catalog/index.js";
-import type { LogType } from "../catalog/log-types.js";
+import { resolveLogType, validatePayload } from "../../catalog/index.js";
+import type { LogType } from "../../catalog/log-types.js";
 import { isIdToken } from "../ids.js";
 import { shortened, echoField, fieldIssue, type ErrorDetail } from "../errors.js";
-import { nestedDeeperThan } from "../json-depth.js";
+import { nestedDeeperThan } from "../../catalog/json-shape.js";
 import { hasLoneSurrogate, loneSurrogateMessage, loneSurrogatesIn } from "../unicode-text.js";
 import type { Trace } from "../../readmodels/log-record.js";
 import { canonicalTimestamp } from "../../readmodels/lib/time.js";

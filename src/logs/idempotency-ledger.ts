@@ -2,7 +2,7 @@ import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { isWrongLastSequence, type JetStreamPublisher } from "../../infra/nats/jetstream-publisher.js";
 import { readSubject } from "../../infra/nats/log-history.js";
 import type { TopologyNames } from "../../infra/nats/topology.js";
-import type { Redis } from "../../infra/redis.js";
+import type { Redis } from "../../infra/redis/connection.js";
 import { digest } from "../control/hash.js";
 
 /** Who holds an idempotency key: the log first stored with it. */

@@ -4,8 +4,8 @@ import { ensureTopology, LOG_ID_RETENTION_SECONDS, type Topology } from "../../i
 import { createJetStreamPublisher, type JetStreamPublisher } from "../../infra/nats/jetstream-publisher.js";
 import { JsonKv } from "../../infra/nats/json-kv.js";
 import { entryValue, watchKeys } from "../../infra/nats/kv-invalidation.js";
-import { connectRedis, type Redis } from "../../infra/redis.js";
-import { PatientStateStore } from "../../actors/state-store.js";
+import { connectRedis, type Redis } from "../../infra/redis/connection.js";
+import { PatientStateStore } from "../../infra/redis/state-store.js";
 import type { Config } from "../config.js";
 import { PatientStore, type Patient } from "../control/patients.js";
 import { IdempotencyLedger } from "./idempotency-ledger.js";

@@ -2,7 +2,7 @@ import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { readSubject, type StoredBatch } from "../../infra/nats/log-history.js";
 import type { TopologyNames } from "../../infra/nats/topology.js";
 import { canonicalTimestamp } from "../../readmodels/lib/time.js";
-import { isLogType } from "../catalog/log-types.js";
+import { isLogType } from "../../catalog/log-types.js";
 import { isObject } from "./envelope.js";
 import type { PatientLogMessage } from "./log-writer.js";
 

@@ -1,10 +1,9 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { ClickHouseClient } from "@clickhouse/client";
-import { ClickHouseProjector } from "../../actors/clickhouse-projector.js";
-import { ClickHouseQueryError, queryClickHouseRpc, runQuery, type QueryRequest } from "../../infra/clickhouse-rpc.js";
-import { assertIdentifier } from "../../infra/clickhouse-schema.js";
-import type { Redis } from "../../infra/redis.js";
-import { compileLogQuery, countOf, DEFAULT_LIMITS, pageRows, type CompileScope, type CompiledQuery } from "../../readmodels/query/index.js";
+import { ClickHouseQueryError, queryClickHouseRpc, runQuery, type QueryRequest } from "../../infra/clickhouse/rpc.js";
+import { assertIdentifier, projectedSeqKey } from "../../infra/clickhouse/schema.js";
+import type { Redis } from "../../infra/redis/connection.js";
+import { compileLogQuery, countOf, DEFAULT_LIMITS, isQueryValidationError, pageRows, type CompileScope, type CompiledQuery } from "../../query/index.js";
 import { AppError } from "../errors.js";
 
 export interface QueryOptions {
@@ -50,7 +49,7 @@ export class LogQueryService {
       /** Highest stream sequence accepted in the project (0 when none). */
       projectAccepted: (projectId: string) => Promise<number>;
       /** In-process projector, when this process runs it. */
-      projector: () => ClickHouseProjector | null;
+      projector: () => { readonly projectedSeq: number } | null;
       options: QueryOptions;
     },
   ) {
@@ -60,7 +59,7 @@ export class LogQueryService {
   private async projected(): Promise<number> {
     const p = this.deps.projector();
     if (p) return p.projectedSeq;
-    return Number((await this.deps.redis.get(ClickHouseProjector.progressKey(this.deps.namespace))) ?? 0);
+    return Number((await this.deps.redis.get(projectedSeqKey(this.deps.namespace))) ?? 0);
   }
 
   /** Read-your-writes: a query after a batch's answer sees the batch. */
@@ -149,7 +148,7 @@ export class LogQueryService {
   }
 
   async run(body: unknown, scope: CompileScope): Promise<{ answer: QueryAnswer; current: boolean }> {
-    const q: CompiledQuery = compileLogQuery(body, scope, DEFAULT_LIMITS);
+    const q = compiled(body, scope);
     const current = await this.waitForProjector(scope.project_id);
     if (q.kind === "count") {
       return { answer: { count: countOf(await this.exec(q.sql, q.params)) }, current };
@@ -180,5 +179,15 @@ export class LogQueryService {
       },
       current,
     };
+  }
+}
+
+/** The compiled query; a body the compiler refuses is the spec's 422 with its located details. */
+function compiled(body: unknown, scope: CompileScope): CompiledQuery {
+  try {
+    return compileLogQuery(body, scope, DEFAULT_LIMITS);
+  } catch (err) {
+    if (isQueryValidationError(err)) throw new AppError("validation", err.message, err.details, { cause: err });
+    throw err;
   }
 }

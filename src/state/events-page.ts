@@ -1,4 +1,4 @@
-import type { PatientStateStore, StateEvent } from "../../actors/state-store.js";
+import type { PatientStateStore, StateEvent } from "../../infra/redis/state-store.js";
 import { compareLogs } from "../../readmodels/order.js";
 import { AppError } from "../errors.js";
 

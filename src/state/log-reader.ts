@@ -3,7 +3,7 @@ import type { TopologyNames } from "../../infra/nats/topology.js";
 import { traceParts, traceText, type LogRecord } from "../../readmodels/log-record.js";
 import { readPatientMessages } from "../logs/stored-message.js";
 import { AppError } from "../errors.js";
-import { resolveLogType } from "../catalog/index.js";
+import { resolveLogType } from "../../catalog/index.js";
 
 export interface LogQuery {
   since?: string;

@@ -1,14 +1,20 @@
-import { emptyStored } from "../../actors/apply-logs.js";
-import { MODEL_FINGERPRINT, moduleReadJson, type PatientStateStore, type StoredPatientState } from "../../actors/state-store.js";
+import { emptyStored } from "./apply-logs.js";
+import { MODEL_FINGERPRINT, moduleReadJson, type PatientStateStore, type StoredPatientState } from "../../infra/redis/state-store.js";
 import { AppError, notFound } from "../errors.js";
 import type { Patient, PatientStore } from "../control/patients.js";
-import type { PatientActorInput } from "../../actors/patient-actor.js";
 import type { Principal } from "../auth/scopes.js";
 import { EVENT_MODULES, STABLE_MODULES, type EventKey, type ModuleKey, type StableKey } from "../../readmodels/module.js";
 import { MODELS, MODULE_KEYS } from "../../readmodels/registry.js";
 import { moduleEntry, toModuleRead } from "../../readmodels/patient-state.js";
 import { isViewType, renderView, VIEW_INPUTS, VIEW_TYPES, type View, type ViewType } from "../../readmodels/views/index.js";
-import { currentCachedView, encodeCachedView } from "../../actors/view-cache.js";
+import { currentCachedView, encodeCachedView } from "./view-cache.js";
+
+/** Which patient, in which tenancy: what the engine is asked to load, compile or touch. */
+export interface PatientKey {
+  patient_id: string;
+  organization_id: string;
+  project_id: string;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -46,12 +52,12 @@ export class StateReader {
       /** Highest stream sequence stored on the patient's subject (0: none). */
       lastStoredSeq: (scope: { organization_id: string; project_id: string }, patientId: string) => Promise<number>;
       /** Asks the state engine to load (and so rebuild) a patient; `replay`: compile it again from the log even if Redis holds it. */
-      touch: (input: PatientActorInput, replay?: boolean) => Promise<void>;
+      touch: (input: PatientKey, replay?: boolean) => Promise<void>;
     },
   ) {}
 
   /** Has the engine compile a patient's state again from its log (its time zone or date of birth changed). */
-  async recompile(input: PatientActorInput): Promise<void> {
+  async recompile(input: PatientKey): Promise<void> {
     await this.deps.touch(input, true);
   }
 

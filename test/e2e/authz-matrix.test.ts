@@ -3,7 +3,7 @@ import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCOPES, type Scope } from "../../src/auth/scopes.js";
 import { generateSecret } from "../../src/control/api-keys.js";
-import { authPlugin, type RouteRule } from "../../src/http/plugins/auth.js";
+import { authPlugin, type RouteRule } from "../../app/http/plugins/auth.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
 /**

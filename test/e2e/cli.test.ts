@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PatientStateClient } from "../../src/client/index.js";
+import { PatientStateClient } from "../../client/index.js";
 import { lossyProxy } from "../support/lossy-proxy.js";
 import { startStack, type TestStack } from "../support/stack.js";
 

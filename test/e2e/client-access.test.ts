@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   AuthenticationError, AuthorizationError, ConflictError, NetworkError, NotFoundError, PatientStateClient, RateLimitError, ServerError,
-} from "../../src/client/index.js";
+} from "../../client/index.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
 let t: TestStack;

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NetworkError, PatientStateClient, RateLimitError, ServerError, type IngestionJob, type LogInput, type LoggerFailure } from "../../src/client/index.js";
+import { NetworkError, PatientStateClient, RateLimitError, ServerError, type IngestionJob, type LogInput, type LoggerFailure } from "../../client/index.js";
 import { lossyProxy, specAnswer, type LossyProxy, type Step } from "../support/lossy-proxy.js";
 import { startStack, type TestStack } from "../support/stack.js";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConflictError, f, NotFoundError, PatientStateClient, QueryResult, ValidationError, type LogInput } from "../../src/client/index.js";
+import { ConflictError, f, NotFoundError, PatientStateClient, QueryResult, ValidationError, type LogInput } from "../../client/index.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
 let t: TestStack;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_ERROR_DETAILS } from "../../src/errors.js";
-import { MAX_BODY_DEPTH, MAX_BODY_OBJECT_MEMBERS } from "../../src/http/body-limits.js";
+import { MAX_BODY_DEPTH, MAX_BODY_OBJECT_MEMBERS } from "../../app/http/body-limits.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
 /**

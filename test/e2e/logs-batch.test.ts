@@ -5,7 +5,7 @@ import { LogWriter, type PatientLogMessage } from "../../src/logs/log-writer.js"
 import { KeyClaims } from "../../src/logs/key-claims.js";
 import type { JetStreamPublisher } from "../../infra/nats/jetstream-publisher.js";
 import type { LogRecord } from "../../readmodels/log-record.js";
-import { deleteKeys } from "../../infra/redis.js";
+import { deleteKeys } from "../../infra/redis/connection.js";
 
 let t: TestStack;
 let patient: string;

@@ -2,7 +2,7 @@ import type { FastifyInstance, InjectOptions } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateSecret } from "../../src/control/api-keys.js";
 import { sealingKey, unseal, type KeptSecret } from "../../src/auth/jwt-secret.js";
-import { buildApp } from "../../src/http/app.js";
+import { buildApp } from "../../app/http/app.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
 /**

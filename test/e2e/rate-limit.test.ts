@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateSecret } from "../../src/control/api-keys.js";
 import { loadConfig } from "../../src/config.js";
-import { buildApp } from "../../src/http/app.js";
+import { buildApp } from "../../app/http/app.js";
 import { startStack, type TestStack } from "../support/stack.js";
-import { scanKeys } from "../../infra/redis.js";
+import { scanKeys } from "../../infra/redis/connection.js";
 
 const MAX = 3;
 const env = { PSS_RATE_LIMIT_MAX: String(MAX), PSS_RATE_LIMIT_WINDOW_MS: "60000" };

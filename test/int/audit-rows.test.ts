@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectRedis, deleteKeys, type Redis } from "../../infra/redis.js";
-import { emptyStored } from "../../actors/apply-logs.js";
-import { EVENTS_KEPT, PatientStateStore, ROWS_PER_MEMBER, type StateEvent, type StoredPatientState } from "../../actors/state-store.js";
+import { connectRedis, deleteKeys, type Redis } from "../../infra/redis/connection.js";
+import { emptyStored } from "../../src/state/apply-logs.js";
+import { EVENTS_KEPT, PatientStateStore, ROWS_PER_MEMBER, type StateEvent, type StoredPatientState } from "../../infra/redis/state-store.js";
 
 // The audit as stored in real Redis: a save's rows go in grouped members, and reads page
 // through them row by row whatever the grouping (and through rows of the older layout).

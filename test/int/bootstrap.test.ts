@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.js";
-import { createServices, type Services } from "../../src/services.js";
+import { createServices, type Services } from "../../app/services.js";
 import { destroyTopology } from "../../infra/nats/topology.js";
 
 const ns = `tb${randomBytes(4).toString("hex")}`;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
 import { ClickHouseProjector } from "../../actors/clickhouse-projector.js";
-import type { InsertEncodedRows } from "../../infra/clickhouse.js";
-import { migrate } from "../../infra/clickhouse-schema.js";
+import type { InsertEncodedRows } from "../../infra/clickhouse/client.js";
+import { migrate } from "../../infra/clickhouse/schema.js";
 import { newId } from "../../src/ids.js";
 
 /**

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
 import { ClickHouseProjector } from "../../actors/clickhouse-projector.js";
-import { encodeRow, insertLogRows } from "../../actors/log-rows.js";
-import { MIGRATIONS, migrate } from "../../infra/clickhouse-schema.js";
-import { compileLogQuery, pageRows } from "../../readmodels/query/index.js";
-import { mayReadAsNumber } from "../../readmodels/query/numeric-copy.js";
+import { encodeRow, insertLogRows } from "../../infra/clickhouse/log-rows.js";
+import { MIGRATIONS, migrate } from "../../infra/clickhouse/schema.js";
+import { compileLogQuery, pageRows } from "../../query/index.js";
+import { mayReadAsNumber } from "../../query/numeric-copy.js";
 import fc from "fast-check";
 
 let t: TestStack;

@@ -5,8 +5,8 @@ import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
-import { createServices, type ServiceOptions, type Services } from "../../src/services.js";
-import { buildApp } from "../../src/http/app.js";
+import { createServices, type ServiceOptions, type Services } from "../../app/services.js";
+import { buildApp } from "../../app/http/app.js";
 import { LOG_MIX } from "../../bench/log-mix.js";
 import { closeAndDrop } from "../support/stack.js";
 

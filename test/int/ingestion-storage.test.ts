@@ -9,9 +9,9 @@ import { JetStreamPublishError } from "../../infra/nats/jetstream-publisher.js";
 import { readSubject } from "../../infra/nats/log-history.js";
 import { BOOTSTRAP } from "../../src/control/bootstrap.js";
 import { loadConfig } from "../../src/config.js";
-import { buildApp } from "../../src/http/app.js";
+import { buildApp } from "../../app/http/app.js";
 import type { BatchAnswer, LogWriter, PatientLogMessage } from "../../src/logs/log-writer.js";
-import { createServices, type Services } from "../../src/services.js";
+import { createServices, type Services } from "../../app/services.js";
 import { LOG_MIX } from "../../bench/log-mix.js";
 import { closeAndDrop } from "../support/stack.js";
 

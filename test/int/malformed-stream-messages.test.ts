@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, startStack, type TestStack } from "../support/stack.js";
 import { connectNats } from "../../infra/nats/connection.js";
-import { clickhouseRpcSubjects, queryClickHouseRpc, serveClickHouseRpc } from "../../infra/clickhouse-rpc.js";
+import { clickhouseRpcSubjects, queryClickHouseRpc, serveClickHouseRpc } from "../../infra/clickhouse/rpc.js";
 
 /**
  * Messages published straight onto the service's own subjects, as a client holding a

@@ -10,7 +10,7 @@ import { Kvm } from "@nats-io/kv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeSecureNatsConfig } from "../../infra/nats/secure-config.js";
 import { topologyNames } from "../../infra/nats/topology.js";
-import { deleteKeys } from "../../infra/redis.js";
+import { deleteKeys } from "../../infra/redis/connection.js";
 import { eventually, startStack, type TestStack } from "../support/stack.js";
 
 /**

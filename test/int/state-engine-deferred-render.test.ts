@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
-import { currentCachedView } from "../../actors/view-cache.js";
+import { currentCachedView } from "../../src/state/view-cache.js";
 import { renderView, viewsAffectedBy } from "../../readmodels/views/index.js";
 
 // Two patients in memory at most, and a view debounce no test waits out: views are

@@ -5,7 +5,7 @@ import { replayPatient } from "../../readmodels/patient-state.js";
 import type { PatientLogMessage } from "../../src/logs/log-writer.js";
 import { readSubject } from "../../infra/nats/log-history.js";
 import type { LogRecord } from "../../readmodels/log-record.js";
-import { PatientStateStore } from "../../actors/state-store.js";
+import { PatientStateStore } from "../../infra/redis/state-store.js";
 import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
 
 let t: TestStack;

@@ -4,10 +4,10 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { loadConfig, type Config } from "../../src/config.js";
-import { createServices, type Services } from "../../src/services.js";
-import { buildApp } from "../../src/http/app.js";
+import { createServices, type Services } from "../../app/services.js";
+import { buildApp } from "../../app/http/app.js";
 import { destroyTopology } from "../../infra/nats/topology.js";
-import { deleteKeys } from "../../infra/redis.js";
+import { deleteKeys } from "../../infra/redis/connection.js";
 
 export interface TestStack {
   config: Config;

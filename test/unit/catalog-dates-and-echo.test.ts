@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { validatePayload, type LogType } from "../../src/catalog/index.js";
-import { DATE_OR_DATETIME_PATTERN, DATE_PATTERN, DATETIME_PATTERN } from "../../src/catalog/schemas/common.js";
+import { validatePayload, type LogType } from "../../catalog/index.js";
+import { DATE_OR_DATETIME_PATTERN, DATE_PATTERN, DATETIME_PATTERN } from "../../catalog/schemas/common.js";
 import { validateEnvelope } from "../../src/logs/envelope.js";
 import { validDate } from "../../readmodels/lib/time.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { validatePayload, type LogType } from "../../src/catalog/index.js";
+import { validatePayload, type LogType } from "../../catalog/index.js";
 
 const T = "2024-05-01T08:00:00Z";
 const issues = (type: LogType, payload: unknown) => validatePayload(type, payload).map(({ path, message }) => ({ path, message }));

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   LOG_TYPES, LOG_TYPE_ALIASES, listLogTypes, logTypeInfo, resolveLogType, validatePayload, type LogType,
-} from "../../src/catalog/index.js";
+} from "../../catalog/index.js";
 
 const T = "2024-05-01T08:00:00Z";
 const period = { start_datetime: "2024-05-01T00:00:00Z", end_datetime: "2024-05-02T00:00:00Z" };

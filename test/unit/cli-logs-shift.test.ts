@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { shiftError } from "../../src/cli/commands/logs.js";
+import { shiftError } from "../../cli/commands/logs.js";
 
 describe("pss logs send --batch-size: errors placed in the whole file", () => {
   it("moves index, message, details' location and field together", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EncodedRows, RowBufferPool } from "../../actors/encoded-rows.js";
+import { EncodedRows, RowBufferPool } from "../../infra/clickhouse/encoded-rows.js";
 
 const linesOf = (n: number, seed: number) => Array.from({ length: n }, (_, i) => JSON.stringify(["row", seed, i, "é∂🙂".repeat(i % 7), "x".repeat(400)]));
 

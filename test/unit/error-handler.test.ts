@@ -1,11 +1,11 @@
 import Fastify from "fastify";
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { installErrorHandler } from "../../src/http/error-handler.js";
+import { installErrorHandler } from "../../app/http/error-handler.js";
 import { ErrorReply, TimeoutError as RedisTimeoutError } from "redis";
 import { TimeoutError as NatsTimeoutError } from "@nats-io/nats-core";
 import { AppError, ERROR_CATALOGUE } from "../../src/errors.js";
-import { createValidatorCompiler } from "../../src/http/validators.js";
+import { createValidatorCompiler } from "../../app/http/validators.js";
 
 async function app() {
   const a = Fastify({ bodyLimit: 100 });

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { echoValue } from "../../src/errors.js";
-import { jsonLengthUpTo, moreValuesThan, nestedDeeperThan, textNestsDeeperThan, textOverLimits } from "../../src/json-depth.js";
+import { jsonLengthUpTo, moreValuesThan, nestedDeeperThan, textNestsDeeperThan, textOverLimits } from "../../catalog/json-shape.js";
 
 /** An array nested `levels` deep, built without recursion. */
 function deepArray(levels: number): unknown[] {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { shrink } from "../../src/mcp/budget.js";
+import { shrink } from "../../app/mcp/budget.js";
 
 const size = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { middleOfRows } from "../../actors/encoded-rows.js";
+import { middleOfRows } from "../../infra/clickhouse/encoded-rows.js";
 import { insertSettingAside, type RowInserts } from "../../actors/refused-rows.js";
 import { errorClass } from "../../src/error-class.js";
 

@@ -1,8 +1,8 @@
 import Fastify from "fastify";
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { installErrorHandler } from "../../src/http/error-handler.js";
-import { ALL_PROBLEMS_MAX_VALUES, createValidatorCompiler } from "../../src/http/validators.js";
+import { installErrorHandler } from "../../app/http/error-handler.js";
+import { ALL_PROBLEMS_MAX_VALUES, createValidatorCompiler } from "../../app/http/validators.js";
 
 async function app() {
   const a = Fastify({ bodyLimit: 50 * 1024 * 1024 });

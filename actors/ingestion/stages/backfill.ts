@@ -1,8 +1,8 @@
 import { newId } from "../../../src/ids.js";
 import { readDoc } from "../../../src/ingestion/staging.js";
 import { VIEW_TYPES, type ViewType } from "../../../readmodels/views/index.js";
-import { MODEL_FINGERPRINT, type StoredPatientState } from "../../state-store.js";
-import { renderCachedViews, staleViews } from "../../view-cache.js";
+import { MODEL_FINGERPRINT, type StoredPatientState } from "../../../infra/redis/state-store.js";
+import { renderCachedViews, staleViews } from "../../../src/state/view-cache.js";
 import type { StageInput } from "../job-machine.js";
 import { DOCS, forEachLimited, PermanentError, retryStorage, sleep, throwIfAborted, type StageDeps, type StageFn } from "../stage-deps.js";
 

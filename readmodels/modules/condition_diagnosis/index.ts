@@ -1,4 +1,4 @@
-import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogType } from "../../../catalog/log-types.js";
 import type { LogRecord } from "../../log-record.js";
 import { itemExtensions } from "../../lib/extensions.js";
 import type { Identity } from "../../lib/identity.js";

@@ -1,4 +1,4 @@
-import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogType } from "../../../catalog/log-types.js";
 import type { LogRecord } from "../../log-record.js";
 import { insertSorted } from "../../lib/lists.js";
 import { bool, isObj, num, objs, str, type Obj } from "../../lib/payload.js";

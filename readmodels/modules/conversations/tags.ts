@@ -1,4 +1,4 @@
-import type { MEMORY_TAGS } from "../../../src/catalog/schemas/conversation.js";
+import type { MEMORY_TAGS } from "../../../catalog/schemas/conversation.js";
 
 export type MemoryTag = (typeof MEMORY_TAGS)[number];
 

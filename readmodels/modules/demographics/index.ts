@@ -1,4 +1,4 @@
-import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogType } from "../../../catalog/log-types.js";
 import type { SourceRef } from "../../lib/lists.js";
 import type { Obj } from "../../lib/payload.js";
 import { evolvePatchDoc } from "../../lib/patch-doc.js";

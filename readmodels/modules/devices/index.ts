@@ -1,4 +1,4 @@
-import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogType } from "../../../catalog/log-types.js";
 import { applyOpen, itemsOf, type OpenEntry } from "../../lib/open-entries.js";
 import { firstStr, normName } from "../../lib/payload.js";
 import { withDoc, type ReadModel } from "../../module.js";

@@ -1,4 +1,4 @@
-import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogType } from "../../../catalog/log-types.js";
 import { insertSorted, RECENT, replaceAt } from "../../lib/lists.js";
 import { normName, num, str } from "../../lib/payload.js";
 import { cmpTime, maxTime } from "../../lib/time.js";

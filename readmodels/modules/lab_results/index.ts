@@ -1,6 +1,6 @@
 import { moveClocks } from "../../lib/clocks.js";
 import { cmpTime, utcInstant } from "../../lib/time.js";
-import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogType } from "../../../catalog/log-types.js";
 import { findByIdentity, identityKey, type Identity } from "../../lib/identity.js";
 import { addSource, HISTORY, insertSorted, last, replaceAt, type SourceRef } from "../../lib/lists.js";
 import { num, objs, str, type Obj } from "../../lib/payload.js";

@@ -1,4 +1,4 @@
-import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogType } from "../../../catalog/log-types.js";
 import { actionOf, applyEntry, type EntryMeta } from "../../lib/entities.js";
 import { itemExtensions } from "../../lib/extensions.js";
 import { findByIdentity, identityKey, type Identity } from "../../lib/identity.js";

@@ -1,5 +1,5 @@
 import { utcInstant } from "../../lib/time.js";
-import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogType } from "../../../catalog/log-types.js";
 import type { LogRecord } from "../../log-record.js";
 import { applyOpen, itemsOf, type OpenEntry } from "../../lib/open-entries.js";
 import { firstStr, normName, num, objs, str } from "../../lib/payload.js";

@@ -1,4 +1,4 @@
-import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogType } from "../../../catalog/log-types.js";
 import type { LogRecord } from "../../log-record.js";
 import { HISTORY, insertSorted, last, RECENT, replaceAt } from "../../lib/lists.js";
 import { bool, normName, num, obj, objs, round, str, type Obj } from "../../lib/payload.js";

@@ -1,4 +1,4 @@
-import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogType } from "../../../catalog/log-types.js";
 import { DAYS, insertSorted, RECENT } from "../../lib/lists.js";
 import { obj, str, type Obj } from "../../lib/payload.js";
 import { cmpTime, dayOf, utcInstant } from "../../lib/time.js";

@@ -1,4 +1,4 @@
-import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogType } from "../../../catalog/log-types.js";
 import type { LogRecord } from "../../log-record.js";
 import { findByIdentity, type Identity } from "../../lib/identity.js";
 import { applyLifecycle } from "../../lib/lifecycle.js";

@@ -1,4 +1,4 @@
-import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogType } from "../../../catalog/log-types.js";
 import { addStat, upsertDay, type Stat } from "../../lib/daily.js";
 import { insertSorted } from "../../lib/lists.js";
 import { num, obj, str, type Obj } from "../../lib/payload.js";

@@ -5,7 +5,7 @@ import { def, expectSdkParses, req, sdkClient, type SdkClient, type Shape } from
 import { SAMPLES } from "../../unit/readmodels/samples.js";
 import { readSubject } from "../../../infra/nats/log-history.js";
 import { LogWriter, type PatientLogMessage } from "../../../src/logs/log-writer.js";
-import { LOG_TYPE_ALIASES, type LogType } from "../../../src/catalog/index.js";
+import { LOG_TYPE_ALIASES, type LogType } from "../../../catalog/index.js";
 import type { LogRecord } from "../../../readmodels/log-record.js";
 
 /** The batch answer as the SDK's model reads it: accepted and failed counts, and located errors. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JsonKv } from "../../../infra/nats/json-kv.js";
-import { scanKeys } from "../../../infra/redis.js";
+import { scanKeys } from "../../../infra/redis/connection.js";
 import { startStack, type TestStack } from "../../support/stack.js";
 import { sdkClient, sdkOutcome, type SdkClient } from "../../support/olira-sdk.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { moduleReadJson } from "../../../actors/state-store.js";
-import { LOG_TYPES } from "../../../src/catalog/log-types.js";
+import { moduleReadJson } from "../../../infra/redis/state-store.js";
+import { LOG_TYPES } from "../../../catalog/log-types.js";
 import { toModuleRead } from "../../../readmodels/patient-state.js";
 import { given, log } from "../readmodels/given.js";
 import { SAMPLES } from "../readmodels/samples.js";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createActor, waitFor, type AnyActorRef } from "xstate";
 import { patientActorMachine, report, type Delivery } from "../../../actors/patient-actor.js";
 import { Mailbox } from "../../../actors/mailbox.js";
-import { emptyStored } from "../../../actors/apply-logs.js";
+import { emptyStored } from "../../../src/state/apply-logs.js";
 import type { ModuleKey } from "../../../readmodels/module.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

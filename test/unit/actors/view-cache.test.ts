@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { applyInOrder, emptyStored, replayAll } from "../../../actors/apply-logs.js";
-import { currentCachedView, encodeCachedView } from "../../../actors/view-cache.js";
+import { applyInOrder, emptyStored, replayAll } from "../../../src/state/apply-logs.js";
+import { currentCachedView, encodeCachedView } from "../../../src/state/view-cache.js";
 import { renderView } from "../../../readmodels/views/index.js";
 import type { LogRecord } from "../../../readmodels/log-record.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileLogQuery } from "../../../readmodels/query/index.js";
+import { compileLogQuery } from "../../../query/index.js";
 
 const org = { organization_id: "org_1", project_id: "prj_1" };
 const q = (body: Record<string, unknown>) => compileLogQuery(body, org);

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { Value } from "@sinclair/typebox/value";
 import { describe, expect, it } from "vitest";
-import { compileLogQuery, QueryBodySchema, QueryValidationError, type CompileLimits, type CompiledQuery } from "../../../readmodels/query/index.js";
+import { compileLogQuery, QueryBodySchema, QueryValidationError, type CompileLimits, type CompiledQuery } from "../../../query/index.js";
 
 // Every user string carries a marker no emitted SQL contains: "§" for values and ids,
 // "Qz" for path keys and aliases (which must look like identifiers to pass validation).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mayReadAsNumber, numericCopy } from "../../../readmodels/query/numeric-copy.js";
+import { mayReadAsNumber, numericCopy } from "../../../query/numeric-copy.js";
 
 describe("numericCopy (what the JSON column is built from)", () => {
   it("keeps numbers, booleans and strings that may read as numbers, at their paths", () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LOG_TYPES } from "../../../src/catalog/index.js";
+import { LOG_TYPES } from "../../../catalog/index.js";
 import { emptyPatientState, evolvePatient } from "../../../readmodels/patient-state.js";
 import type { LogRecord } from "../../../readmodels/log-record.js";
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogType } from "../../../catalog/log-types.js";
 import type { LogRecord } from "../../../readmodels/log-record.js";
 import { renderView } from "../../../readmodels/views/index.js";
 import { given } from "./given.js";

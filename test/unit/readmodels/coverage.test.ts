@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LOG_TYPES } from "../../../src/catalog/log-types.js";
+import { LOG_TYPES } from "../../../catalog/log-types.js";
 import { emptyPatientState, evolvePatient } from "../../../readmodels/patient-state.js";
 import { routeLog } from "../../../readmodels/routing.js";
 import { at, log } from "./given.js";

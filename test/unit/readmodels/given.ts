@@ -1,4 +1,4 @@
-import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogType } from "../../../catalog/log-types.js";
 import type { LogRecord } from "../../../readmodels/log-record.js";
 import type { ModuleKey } from "../../../readmodels/module.js";
 import { evolvePatient, moduleEntry, replayPatient, emptyPatientState, type PatientState } from "../../../readmodels/patient-state.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { autoTag, FALLBACK_TAG } from "../../../readmodels/modules/conversations/tags.js";
-import { MEMORY_TAGS } from "../../../src/catalog/schemas/conversation.js";
+import { MEMORY_TAGS } from "../../../catalog/schemas/conversation.js";
 import { at, given, log, payload } from "./given.js";
 
 describe("memory_report tagging", () => {

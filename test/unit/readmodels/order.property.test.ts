@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LOG_TYPES, type LogType } from "../../../src/catalog/log-types.js";
+import { LOG_TYPES, type LogType } from "../../../catalog/log-types.js";
 import type { LogRecord } from "../../../readmodels/log-record.js";
 import { applyInArrivalOrder, given } from "./given.js";
 import { SAMPLES } from "./samples.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LOG_TYPES } from "../../../src/catalog/log-types.js";
+import { LOG_TYPES } from "../../../catalog/log-types.js";
 import { EVENT_MODULES, STABLE_MODULES } from "../../../readmodels/module.js";
 import { compareLogs, sortLogs } from "../../../readmodels/order.js";
 import { emptyPatientState, evolvePatient, isLate, toModuleRead } from "../../../readmodels/patient-state.js";

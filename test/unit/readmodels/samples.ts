@@ -1,4 +1,4 @@
-import type { LogType } from "../../../src/catalog/log-types.js";
+import type { LogType } from "../../../catalog/log-types.js";
 
 /** A minimal valid payload of every log type (the mapped type makes a missing one a compile error). */
 export const SAMPLES: Record<LogType, Record<string, unknown>> = {

@@ -1,0 +1,159 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import swagger from "@fastify/swagger";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { Services } from "../services.js";
+import { installErrorHandler } from "./error-handler.js";
+import { errorBody } from "../../src/errors.js";
+import { bodyShapeError } from "./body-limits.js";
+import { authPlugin } from "./plugins/auth.js";
+import { ErrorBodySchema } from "./schemas.js";
+import { createValidatorCompiler } from "./validators.js";
+import { PatientSchema } from "../../src/control/patient-schemas.js";
+import { healthRoutes } from "./routes/health.js";
+import { authRoutes } from "./routes/auth.js";
+import { organizationRoutes } from "./routes/organizations.js";
+import { patientRoutes } from "./routes/patients/index.js";
+import { logBatchRoutes } from "./routes/logs/batch.js";
+import { logTypeRoutes } from "./routes/logs/log-types.js";
+import { stateRoutes } from "./routes/state/index.js";
+import { deadLetterRoutes } from "./routes/dead-letters.js";
+import { queryRoutes } from "./routes/query.js";
+import { patientTokenRoutes } from "./routes/patient-tokens.js";
+import { mcpPlugin } from "../mcp/plugin.js";
+import { rateLimitPlugin } from "./plugins/rate-limit.js";
+import { auditPlugin } from "./plugins/audit.js";
+import { unicodeBodiesPlugin } from "./plugins/unicode-bodies.js";
+import { projectRoutes } from "./routes/projects.js";
+import { apiKeyRoutes } from "./routes/api-keys.js";
+import { auditRoutes } from "./routes/audit.js";
+import { ingestionRoutes } from "./routes/ingestion.js";
+import { sdkConfigRoutes } from "./routes/sdk-config.js";
+
+export interface AppOptions {
+  /** Pino options; false silences logs (tests). `stream` sends the lines elsewhere than stdout. */
+  logger?: boolean | { level: string; stream?: { write(line: string): void } };
+  /** A pino logger made with loggerOptions (the process's, shared with its background work); wins over `logger`. */
+  loggerInstance?: FastifyBaseLogger;
+}
+
+/**
+ * Never logged, whatever the level: bearer credentials and secrets in bodies (the
+ * /auth/token key, a created key, a minted token). Fastify's request serializer does not
+ * log headers or bodies today; this holds if someone logs them later.
+ */
+export const REDACT_PATHS = [
+  "req.headers.authorization",
+  "headers.authorization",
+  "authorization",
+  "api_key",
+  "key",
+  "access_token",
+  "*.api_key",
+  "*.key",
+  "*.access_token",
+  "*.authorization",
+];
+
+/** The options of the service's pino loggers: the level, redaction, and a request serializer without the query string. */
+export function loggerOptions(opts: AppOptions, level: string) {
+  if (opts.logger === false) return false;
+  const base = opts.logger === undefined || opts.logger === true ? { level } : opts.logger;
+  return {
+    ...base,
+    redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+    serializers: {
+      // Fastify's own, minus the query string: it may carry identifiers of patients (or a
+      // credential a client put there by mistake), and logs are not the place for either.
+      req: (req: Partial<FastifyRequest>) => ({
+        method: req.method,
+        url: typeof req.url === "string" ? req.url.split("?")[0] : undefined,
+        host: req.host,
+        remoteAddress: req.ip,
+        remotePort: req.socket?.remotePort,
+      }),
+    },
+  };
+}
+
+/**
+ * Bodies are plain data: JSON.parse alone, without the prototype-poisoning scan (nothing
+ * here merges request objects into prototypes; payloads are copied as data). Given to
+ * Fastify and to the JSON parser that replaces its own, so the two cannot differ.
+ */
+const POISONING = "ignore" as const;
+
+/** Builds the HTTP app without listening, so tests drive it with inject() or a real socket. */
+export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : { logger: loggerOptions(opts, services.config.logLevel) }),
+    bodyLimit: services.config.maxBodyBytes,
+    // Keep-alive clients (SDKs, gateways) reuse sockets across batches.
+    keepAliveTimeout: 65_000,
+    onProtoPoisoning: POISONING,
+    onConstructorPoisoning: POISONING,
+    // What the router refuses before any route runs gets the spec's error body too: a path
+    // parameter over Fastify's 100 characters is a 422 like one of 65 to 100, a URL that
+    // does not decode a 400.
+    frameworkErrors: (err, _req, res) => {
+      const reply = res as unknown as FastifyReply;
+      const tooLong = err.code === "FST_ERR_MAX_PARAM_LENGTH";
+      const status: 422 | 400 = tooLong ? 422 : 400;
+      const message = tooLong ? "a path parameter is longer than 100 characters" : "the URL has a malformed component";
+      void reply.code(status).header("content-type", "application/json").send(errorBody(status, tooLong ? "validation_error" : "bad_request_error", message));
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  installErrorHandler(app);
+  // Many HTTP clients send `content-type: application/json` on every request, bodiless
+  // POSTs (cancel, confirm) included: an empty body reads as none, and a route that needs
+  // one refuses it through its schema, as any other wrong body.
+  // A body past the shape limits (depth, members of an object) is refused before parsing.
+  const parseJson = app.getDefaultJsonParser(POISONING, POISONING);
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (req, body, done) => {
+    if (body === "") done(null, undefined);
+    else {
+      const refused = bodyShapeError(body as string);
+      if (refused) done(refused, undefined);
+      else parseJson(req, body as string, done);
+    }
+  });
+  app.addSchema(ErrorBodySchema);
+  app.addSchema(PatientSchema);
+  app.setValidatorCompiler(createValidatorCompiler([ErrorBodySchema, PatientSchema]));
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.0.3",
+      info: { title: "Patient State Service", version: "1.0.0", description: "Typed patient logs in, compiled patient state out." },
+      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "API key, JWT from /auth/token, or patient token" } } },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
+  });
+  // Before any route: auth refuses routes without an access rule, and the rate limiter
+  // attaches its check to each route as it is added.
+  await app.register(authPlugin, { services });
+  await app.register(rateLimitPlugin, { services });
+  await app.register(auditPlugin, { services });
+  await app.register(unicodeBodiesPlugin);
+
+  await app.register(healthRoutes, { services });
+  await app.register(authRoutes, { services });
+  await app.register(organizationRoutes, { services });
+  await app.register(patientRoutes, { services });
+  await app.register(logBatchRoutes, { services });
+  await app.register(logTypeRoutes, { services });
+  await app.register(stateRoutes, { services });
+  await app.register(deadLetterRoutes, { services });
+  await app.register(queryRoutes, { services });
+  await app.register(patientTokenRoutes, { services });
+  await app.register(mcpPlugin, { services });
+  await app.register(projectRoutes, { services });
+  await app.register(apiKeyRoutes, { services });
+  await app.register(auditRoutes, { services });
+  await app.register(ingestionRoutes, { services });
+  await app.register(sdkConfigRoutes, { services });
+
+  app.get("/openapi.json", { config: { scope: false }, schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

@@ -1,0 +1,108 @@
+import { Type } from "@sinclair/typebox";
+import { Nullable, OpenObject } from "../../schemas.js";
+import { AppError, fieldIssue } from "../../../../src/errors.js";
+import { resolveLogType } from "../../../../catalog/index.js";
+import { isoMs } from "../../../../query/filter.js";
+
+export const PatientParams = Type.Object({ pid: Type.String({ minLength: 1, maxLength: 64, description: "Patient id" }) });
+
+export const ModuleRead = Type.Object({
+  module_type: Type.String(),
+  payload: OpenObject,
+  created_at: Nullable(Type.String({ description: "Event time of the first log that changed the module" })),
+  updated_at: Nullable(Type.String({ description: "Event time of the latest log that changed the module" })),
+});
+
+const Trace = Nullable(
+  Type.Object(
+    { object_type: Nullable(Type.String()), object_id: Type.String() },
+    { description: "A trace sent as a string reads as object_type null, object_id the string" },
+  ),
+);
+
+export const LogRowSchema = Type.Object({
+  id: Type.String(),
+  type: Type.String(),
+  timestamp: Type.String(),
+  ingested_at: Type.String(),
+  payload: OpenObject,
+  trace: Trace,
+});
+
+export const EventRowSchema = Type.Object({
+  id: Type.String(),
+  trigger: Type.String(),
+  log_type: Type.String(),
+  status: Type.String({ description: "applied (changed state) or no_change (changed nothing); both are complete" }),
+  triggered_at: Type.String({ description: "When the log was accepted" }),
+  completed_at: Type.String({ description: "When it was applied" }),
+  source_event_log_id: Type.String(),
+  changes: Type.Array(
+    Type.Object({ module_type: Type.String(), kind: Type.String(), op: Type.String(), fields: Type.Optional(Type.Array(Type.String())) }),
+  ),
+});
+
+export const BlockSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  text: Type.String(),
+  segment: Type.String({ description: "week, long_term or temp" }),
+  refs: Type.Array(Type.String(), { description: "Ids of the logs the block's facts came from" }),
+  data: Type.Unknown(),
+  template_ref: Type.Object({ block_id: Type.String() }, { description: "The template block this block fills: its id" }),
+  result: Type.Object(
+    { id: Type.String(), name: Type.String(), content: Type.String() },
+    { description: "The block's id, name and text again, where the hosted product's clients read them" },
+  ),
+});
+
+/** A comma-separated list in a query string (`?modules=a,b`), or the same key repeated (`?log_types=a&log_types=b`). */
+export const csv = (v: string | readonly string[] | undefined): string[] | undefined => {
+  const items = (typeof v === "string" ? [v] : (v ?? [])).flatMap((x) => x.split(",")).map((x) => x.trim()).filter(Boolean);
+  return items.length === 0 ? undefined : items;
+};
+
+export const RecentItemSchema = Type.Object({
+  timestamp: Type.String({ description: "Event time of the log, UTC" }),
+  module_type: Type.String(),
+  kind: Type.String({ description: "A log type or a finer label (dose, lab_value, conversation_summary, ...)" }),
+  summary: Type.String(),
+  log_id: Type.String(),
+});
+
+/** Two lists of one filter under two names: either's items (undefined when neither is given). */
+export const eitherList = (a: string[] | undefined, b: string[] | undefined): string[] | undefined =>
+  a === undefined ? b : b === undefined ? a : [...new Set([...a, ...b])];
+
+/** A list parameter that may be repeated: one string, or an array of them. */
+export const ListParam = (description: string) => Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 100 })], { description });
+
+/**
+ * `since`/`until` as the log query builder reads them: an ISO 8601 datetime with an
+ * offset, or a bare date meaning that day's UTC midnight. Answers the UTC instant.
+ */
+export function instantParam(v: string | undefined, name: "since" | "until"): string | undefined {
+  if (v === undefined) return undefined;
+  // The log query's reading of a bound (isoMs). A leap second (…:59:60Z) is a valid
+  // date-time too: it bounds as the last instant of its minute.
+  const ms = isoMs(v) ?? isoMs(v.replace(/(T\d\d:\d\d):60(\.\d+)?/, "$1:59.999"));
+  if (ms === undefined) {
+    const message = "must be an ISO 8601 datetime with a UTC offset (2026-03-01T09:30:00Z) or a date (UTC midnight)";
+    throw new AppError("validation", `${name} ${message}`, [fieldIssue(["query", name], message, v)]);
+  }
+  return new Date(ms).toISOString();
+}
+
+/**
+ * A list of log types (`log_types`, `event_types`, `log_type`): each a catalog type or a
+ * legacy name, answered as canonical types; a typo is a 422 rather than a silent empty page.
+ */
+export function logTypesParam(v: string | readonly string[] | undefined, name = "log_types"): string[] | undefined {
+  const types = csv(v);
+  const unknown = (types ?? []).filter((t) => resolveLogType(t) === undefined);
+  if (unknown.length > 0) {
+    const message = `unknown log type ${unknown.join(", ")} in ${name}; GET /v1/log-types lists the catalog and the legacy names it takes`;
+    throw new AppError("validation", message, [fieldIssue(["query", name], message, v)]);
+  }
+  return types && [...new Set(types.map((t) => resolveLogType(t)!))];
+}

@@ -1,0 +1,217 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "@sinclair/typebox";
+import { AppError } from "../../../../src/errors.js";
+import type { Services } from "../../../services.js";
+import { assertViewType } from "../../../../src/state/state-reader.js";
+import { recentEntries, recentLine, renderMarkdown, VIEW_INPUTS, type ViewBlock } from "../../../../readmodels/views/index.js";
+import { blockListing, hasResult, TEMPLATE_BLOCKS, viewBlock } from "../../../../readmodels/views/template-blocks.js";
+import { Nullable, responses } from "../../schemas.js";
+import { markFreshness } from "./index.js";
+import { BlockSchema, PatientParams, RecentItemSchema } from "./schemas.js";
+
+const ViewParams = Type.Object({ pid: PatientParams.properties.pid, view_type: Type.String() });
+
+/**
+ * A block as the raw view read answers it: ours, plus the template block it fills and its
+ * result again (`template_ref`, `result`), where the hosted product's clients read them.
+ * Only here: MCP's get_view answers blocks without the copies, to keep a model's context small.
+ */
+const blockOut = (b: ViewBlock) => ({
+  id: b.id,
+  name: b.name,
+  text: b.text,
+  segment: b.segment,
+  refs: b.refs,
+  data: b.data,
+  template_ref: { block_id: b.id },
+  result: { id: b.id, name: b.name, content: b.text },
+});
+
+/** Views: generated snapshots per template, as JSON blocks or one markdown document. */
+export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services: s }) => {
+  const config = { scope: "sdk:state-read" as const };
+  const tags = ["state"];
+  const reader = s.stateReader;
+
+  app.get(
+    "/v1/state/:pid/views",
+    {
+      config,
+      schema: {
+        summary: "Every view type of the patient, with whether it has blocks and temporary items",
+        tags,
+        params: PatientParams,
+        response: responses({
+          200: Type.Object({
+            patient_id: Type.String(),
+            views: Type.Array(Type.Object({ view_type: Type.String(), view_id: Type.String(), has_blocks: Type.Boolean(), has_temp: Type.Boolean() })),
+          }),
+        }),
+      },
+    },
+    async (req, reply) => {
+      const snap = await reader.snapshot(req.principal, req.params.pid);
+      markFreshness(reply, snap);
+      const views = await reader.allViews(snap.stored);
+      return {
+        patient_id: req.params.pid,
+        views: views.map((v) => ({ view_type: v.view_type, view_id: v.view_id, has_blocks: v.blocks.length > 0, has_temp: v.temp.length > 0 })),
+      };
+    },
+  );
+
+  app.get(
+    "/v1/state/:pid/views/:view_type",
+    {
+      config,
+      schema: {
+        summary: "One view: raw JSON blocks, or format=markdown for a text/markdown document",
+        tags,
+        params: ViewParams,
+        querystring: Type.Object({ format: Type.Union([Type.Literal("raw"), Type.Literal("markdown")], { default: "raw" }) }),
+        response: responses({
+          200: Type.Object({
+            patient_id: Type.String(),
+            view_type: Type.String(),
+            view_id: Type.String(),
+            valid_from: Nullable(Type.String()),
+            valid_to: Nullable(Type.String()),
+            content: Type.Object({ blocks: Type.Array(BlockSchema), temp: Type.Array(BlockSchema) }),
+          }),
+        }),
+      },
+    },
+    async (req, reply) => {
+      assertViewType(req.params.view_type);
+      const { snap, view: v } = await reader.viewOf(req.principal, req.params.pid, req.params.view_type);
+      markFreshness(reply, snap);
+      if (req.query.format === "markdown") {
+        return reply.type("text/markdown; charset=utf-8").serializer((x: unknown) => x as string).send(renderMarkdown(v) as never);
+      }
+      return {
+        patient_id: req.params.pid,
+        view_type: v.view_type,
+        view_id: v.view_id,
+        valid_from: v.valid_from,
+        valid_to: v.valid_to,
+        content: { blocks: v.blocks.map(blockOut), temp: v.temp.map(blockOut) },
+      };
+    },
+  );
+
+  app.get(
+    "/v1/state/:pid/views/:view_type/blocks",
+    {
+      config,
+      schema: {
+        summary: "The blocks of one view",
+        tags,
+        params: ViewParams,
+        response: responses({
+          200: Type.Object({
+            patient_id: Type.String(),
+            view_type: Type.String(),
+            blocks: Type.Array(Type.Object({ block_id: Type.String(), block_name: Type.String(), segment: Type.String(), has_result: Type.Boolean() })),
+          }),
+        }),
+      },
+    },
+    async (req, reply) => {
+      assertViewType(req.params.view_type);
+      const { snap, view: v } = await reader.viewOf(req.principal, req.params.pid, req.params.view_type);
+      markFreshness(reply, snap);
+      return {
+        patient_id: req.params.pid,
+        view_type: v.view_type,
+        blocks: blockListing(v),
+      };
+    },
+  );
+
+  app.get(
+    "/v1/state/:pid/views/:view_type/blocks/:block_id",
+    {
+      config,
+      schema: {
+        summary: "One block of a view, with the ids of the logs behind it",
+        tags,
+        params: Type.Object({ pid: PatientParams.properties.pid, view_type: Type.String(), block_id: Type.String() }),
+        response: responses({
+          200: Type.Object({
+            patient_id: Type.String(),
+            view_type: Type.String(),
+            block_id: Type.String(),
+            block_name: Type.String(),
+            segment: Type.String(),
+            content: Type.String(),
+            data: Type.Unknown(),
+            refs: Type.Array(Type.String()),
+            has_result: Type.Boolean({ description: "false: the template's block has nothing to say yet (content empty, data null)" }),
+            updated_at: Nullable(Type.String()),
+          }),
+        }),
+      },
+    },
+    async (req, reply) => {
+      assertViewType(req.params.view_type);
+      const { snap, view: v } = await reader.viewOf(req.principal, req.params.pid, req.params.view_type);
+      markFreshness(reply, snap);
+      const b = viewBlock(v, req.params.block_id);
+      if (!b) {
+        throw new AppError("not_found", `view ${v.view_type} has no block "${req.params.block_id}"; its blocks: ${TEMPLATE_BLOCKS[v.view_type].map((x) => x.id).join(", ")}`);
+      }
+      return {
+        patient_id: req.params.pid,
+        view_type: v.view_type,
+        block_id: b.id,
+        block_name: b.name,
+        segment: b.segment,
+        content: b.text,
+        data: b.data,
+        refs: b.refs,
+        has_result: hasResult(b),
+        updated_at: v.valid_from,
+      };
+    },
+  );
+
+  app.get(
+    "/v1/state/:pid/views/:view_type/recent",
+    {
+      config,
+      schema: {
+        summary: "The recent dated entries behind a view, newest first",
+        tags,
+        params: ViewParams,
+        querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 200, default: 20 }) }),
+        response: responses({
+          200: Type.Object({
+            patient_id: Type.String(),
+            view_type: Type.String(),
+            entries: Type.Array(Type.String(), {
+              description: "Each item as one line, its time in the patient's time zone: 2026-11-21 09:00 — symptom_report: pain 7/10 (esas_r)",
+            }),
+            items: Type.Array(RecentItemSchema, { description: "The same entries as objects, in the same order (entries[i] is items[i])" }),
+            count: Type.Integer(),
+            total_count: Type.Integer({ description: "Entries behind the view in all" }),
+          }),
+        }),
+      },
+    },
+    async (req, reply) => {
+      assertViewType(req.params.view_type);
+      const snap = await reader.snapshot(req.principal, req.params.pid, VIEW_INPUTS[req.params.view_type]);
+      markFreshness(reply, snap);
+      const r = recentEntries(req.params.view_type, snap.stored.state, req.query.limit);
+      const tz = snap.stored.state.timezone;
+      return {
+        patient_id: req.params.pid,
+        view_type: req.params.view_type,
+        entries: r.entries.map((e) => recentLine(e, tz)),
+        items: r.entries,
+        count: r.entries.length,
+        total_count: r.total_count,
+      };
+    },
+  );
+};

@@ -1,0 +1,105 @@
+import { z } from "zod";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { Principal } from "../../src/auth/scopes.js";
+import type { Services } from "../services.js";
+import type { CallOutcomes } from "./call-outcomes.js";
+import { isBound, PATIENT_ID, runTool, type McpContext } from "./context.js";
+import { registerPrompts } from "./prompts/index.js";
+import { registerResources } from "./resources.js";
+import { TOOLS } from "./tools/index.js";
+
+const INSTRUCTIONS = [
+  "Patient State Service: a patient's compiled clinical state (stable facts, rolling event-state modules, views",
+  "built from templates) and the raw logs behind it. Start with list_views_and_blocks or get_view for a summary,",
+  "get_stable_data for who the patient is, get_event_state_module for recent data, get_logs for the raw facts.",
+  "Every fact carries the ids of the logs it came from (refs, log_id): cite them. Answers are JSON, at most about",
+  "20 kB; longer lists come back in pages (next_cursor) or marked truncated.",
+].join(" ");
+
+/** Read-only, and only this service's data: clients may call these tools without asking the user each time. */
+const ANNOTATIONS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+/**
+ * Each tool's whole argument schema, for credentials bound to a patient and for the
+ * others. Built once, not per request: zod compiles a parser on a schema's first use.
+ */
+const inputSchemas = (bound: boolean) => {
+  const patient_id = bound ? PATIENT_ID.bound : PATIENT_ID.open;
+  return new Map(TOOLS.map((t) => [t.name, z.object({ patient_id, ...t.args })]));
+};
+const INPUT_SCHEMAS = { bound: inputSchemas(true), open: inputSchemas(false) };
+
+/**
+ * The server's JSON Schema validator (used for elicitation, which these tools do not
+ * use). The SDK builds a new Ajv per server unless given one, which costs more than a
+ * whole tool call; one instance serves every request.
+ */
+const VALIDATOR = new AjvJsonSchemaValidator();
+
+/** What a server built for one request registers. */
+export interface McpFeatures {
+  tools: boolean;
+  resources: boolean;
+  prompts: boolean;
+}
+
+export const ALL_FEATURES: McpFeatures = { tools: true, resources: true, prompts: true };
+const NONE: McpFeatures = { tools: false, resources: false, prompts: false };
+
+/** The features each JSON-RPC method needs; a method not listed (initialize above all) gets them all. */
+const NEEDS: Record<string, McpFeatures> = {
+  "tools/list": { ...NONE, tools: true },
+  "tools/call": { ...NONE, tools: true },
+  "resources/list": { ...NONE, resources: true },
+  "resources/templates/list": { ...NONE, resources: true },
+  "resources/read": { ...NONE, resources: true },
+  "prompts/list": { ...NONE, prompts: true },
+  "prompts/get": { ...NONE, prompts: true },
+  "completion/complete": { ...NONE, resources: true, prompts: true },
+  ping: NONE,
+};
+
+/**
+ * The features a POST body (one message or a batch) can use. A server lives for one
+ * request, so registering the resources and prompts for a tools/call would be work
+ * thrown away (about two thirds of building a server). initialize, which advertises
+ * the capabilities, and any other method get everything; notifications need nothing.
+ */
+export function featuresFor(body: unknown): McpFeatures {
+  const messages = Array.isArray(body) ? body : [body];
+  const out = { ...NONE };
+  for (const m of messages) {
+    const method = m !== null && typeof m === "object" ? (m as { method?: unknown }).method : undefined;
+    if (typeof method !== "string") return ALL_FEATURES;
+    const needs = NEEDS[method] ?? (method.startsWith("notifications/") ? NONE : ALL_FEATURES);
+    out.tools ||= needs.tools;
+    out.resources ||= needs.resources;
+    out.prompts ||= needs.prompts;
+  }
+  return out;
+}
+
+/**
+ * One MCP server for one request and one caller. Tools, resources and prompts close over
+ * the caller's principal, so tenancy (project, patient token) is decided by the auth
+ * plugin once, and every handler reads through the same StateReader as REST.
+ */
+export function createMcpServer(services: Services, principal: Principal, features: McpFeatures = ALL_FEATURES, outcomes: CallOutcomes = new Map()): McpServer {
+  const ctx: McpContext = { services, principal, outcomes };
+  const server = new McpServer(
+    { name: "patient-state-service", title: "Patient State Service", version: "1.0.0" },
+    { instructions: INSTRUCTIONS, jsonSchemaValidator: VALIDATOR },
+  );
+  const schemas = isBound(principal) ? INPUT_SCHEMAS.bound : INPUT_SCHEMAS.open;
+  for (const tool of features.tools ? TOOLS : []) {
+    server.registerTool(
+      tool.name,
+      { title: tool.title, description: tool.description, inputSchema: schemas.get(tool.name)!, annotations: ANNOTATIONS },
+      (args: Record<string, unknown>, extra) => runTool(ctx, tool, args, extra.requestId),
+    );
+  }
+  if (features.resources) registerResources(server, ctx);
+  if (features.prompts) registerPrompts(server, ctx);
+  return server;
+}

@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { EVENTS_CURSOR_PATTERN, eventsCursorAfter, readEventsPage } from "../../../src/state/events-page.js";
+import { fitCount } from "../budget.js";
+import { defineTool, jsonResult } from "../context.js";
+import { args } from "./args.js";
+
+const schema = {
+  since: args.since.describe("Only events triggered (logs accepted) at or after this ISO 8601 time."),
+  until: args.until.describe("Only events triggered at or before this ISO 8601 time."),
+  limit: args.limit(20, 100),
+  cursor: z.string().regex(new RegExp(EVENTS_CURSOR_PATTERN), "a cursor is the next_cursor of a previous answer").max(500).optional()
+    .describe("next_cursor of the previous page; leave out for the first page."),
+};
+
+export const getEvents = defineTool({
+  name: "get_events",
+  title: "State change audit",
+  description: [
+    "Returns the audit of what each applied log changed in the patient's state, oldest first: which modules, what",
+    "kind of change and which fields. Use it to explain why the state says what it says, or when something changed",
+    "(triggered_at is when the log was accepted). For the logs' contents use get_logs.",
+    "Answer: JSON {patient_id, count, events: [{id, trigger, log_type, status (applied or no_change), triggered_at,",
+    "completed_at, source_event_log_id (the log's id), changes: [{module_type, kind, op, fields}]}], next_cursor}.",
+  ].join(" "),
+  args: schema,
+  async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
+    const snap = await ctx.services.stateReader.snapshot(ctx.principal, pid);
+    // The REST twin's paging (src/state/events-page.ts).
+    const { rows, more } = await readEventsPage(ctx.services.stateStore, pid, a, ["arguments", "cursor"]);
+    // The contract's event fields, as REST answers them (log_timestamp is the cursor's).
+    const events = rows.map(({ event: { log_timestamp: _, ...e } }) => e);
+    const wrap = (page: readonly unknown[], cursor: string | null) => ({ patient_id: pid, count: page.length, events: page, next_cursor: cursor });
+    // Measured with a cursor as long as the one the answer will carry.
+    const n = fitCount(events, (p) => wrap(p, rows.length > 0 ? eventsCursorAfter(rows.at(-1)!) : null));
+    if (n === events.length) return jsonResult(wrap(events, more ? eventsCursorAfter(rows.at(-1)!) : null), snap);
+    return jsonResult({ ...wrap(events.slice(0, n), eventsCursorAfter(rows[n - 1]!)), truncated: true, note: "Cut to stay under 20 kB; continue with next_cursor." }, snap);
+  },
+});

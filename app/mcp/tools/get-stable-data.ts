@@ -1,0 +1,37 @@
+import type { z } from "zod";
+import { bounded } from "../budget.js";
+import { defineTool, jsonResult, type McpContext } from "../context.js";
+import { args } from "./args.js";
+import { assertModule } from "../../../src/state/state-reader.js";
+import { STABLE_MODULES, type ModuleKey } from "../../../readmodels/module.js";
+
+/** The REST twin's answer (GET /v1/state/{pid}/stable), shared with the patient://{id}/stable resource. */
+export async function stableAnswer(ctx: McpContext, patientId: string, modules?: string[], budget?: number) {
+  const reader = ctx.services.stateReader;
+  for (const k of modules ?? []) assertModule(k, "stable");
+  const snap = await reader.snapshot(ctx.principal, patientId, (modules as ModuleKey[] | undefined)?.length ? (modules as ModuleKey[]) : STABLE_MODULES);
+  const answer = { patient_id: patientId, modules: reader.stableModules(snap.stored, modules) };
+  return { snap, answer: bounded(answer, "Ask for fewer modules (modules argument), or read the logs behind an entry with get_logs.", budget) };
+}
+
+const schema = { modules: args.stableModules };
+
+export const getStableData = defineTool({
+  name: "get_stable_data",
+  title: "Stable patient facts",
+  description: [
+    "Returns the patient's stable modules: slow-changing facts such as demographics, conditions and diagnoses,",
+    "current medications, allergies, care team, emergency contacts, insurance, pharmacy, preferences, social",
+    "determinants, procedures, immunizations, family history and devices.",
+    "Use it first to learn who the patient is and what they are treated for. For rolling, event-driven data",
+    "(symptoms, labs, vitals, adherence) use get_event_state_module; for a ready-made summary use get_view.",
+    "Answer: JSON {patient_id, modules: {<module>: {module_type, payload, created_at, updated_at}}}; modules with no",
+    "data yet are absent; created_at/updated_at are the event times of the first and latest log that changed the module.",
+    "Entries carry `sources` with the ids of the logs they came from.",
+  ].join(" "),
+  args: schema,
+  async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
+    const { snap, answer } = await stableAnswer(ctx, pid, a.modules);
+    return jsonResult(answer, snap);
+  },
+});

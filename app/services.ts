@@ -1,0 +1,232 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { ClickHouseClient } from "@clickhouse/client";
+import { connectNats } from "../infra/nats/connection.js";
+import { ensureTopology, type Topology } from "../infra/nats/topology.js";
+import { createJetStreamPublisher, type JetStreamPublisher } from "../infra/nats/jetstream-publisher.js";
+import { PublishedMessages } from "../infra/nats/published-messages.js";
+import { JsonKv } from "../infra/nats/json-kv.js";
+import { entryValue, watchKeys } from "../infra/nats/kv-invalidation.js";
+import { connectRedis, type Redis } from "../infra/redis/connection.js";
+import { createClickHouse, type InsertEncodedRows } from "../infra/clickhouse/client.js";
+import { pingClickHouseRpc, serveClickHouseRpc } from "../infra/clickhouse/rpc.js";
+import type { Config } from "../src/config.js";
+import { OrganizationStore } from "../src/control/organizations.js";
+import { ProjectStore, type Project } from "../src/control/projects.js";
+import { ApiKeyStore, type ApiKey } from "../src/control/api-keys.js";
+import { AuditLog } from "../src/audit/audit-log.js";
+import type { PatientStore } from "../src/control/patients.js";
+import { TokenService } from "../src/auth/tokens.js";
+import { loadJwtSecret } from "../src/auth/jwt-secret.js";
+import type { IdempotencyLedger } from "../src/logs/idempotency-ledger.js";
+import type { LogWriter, PatientLogMessage } from "../src/logs/log-writer.js";
+import { openWritePath } from "../src/logs/log-writer-wiring.js";
+import { bootstrapAdmin } from "../src/control/bootstrap.js";
+import type { PatientStateStore } from "../infra/redis/state-store.js";
+import { StateEngine } from "../actors/state-engine.js";
+import { DeviceFeed } from "../actors/device-feed.js";
+import { ClickHouseProjector } from "../actors/clickhouse-projector.js";
+import { migrate } from "../infra/clickhouse/schema.js";
+import { StateReader } from "../src/state/state-reader.js";
+import { LogQueryService } from "../src/query/log-query-service.js";
+import { JobRunner } from "../actors/ingestion/job-runner.js";
+import { HeapGrowthCap } from "../infra/heap-growth-cap.js";
+import { ReplayThread } from "../actors/ingestion/replay-thread.js";
+import type { StageDeps } from "../actors/ingestion/stage-deps.js";
+import { JobStore } from "../src/ingestion/job-store.js";
+import { UploadStore } from "../src/ingestion/uploads.js";
+import { IngestionService } from "../src/ingestion/service.js";
+
+/** Everything the HTTP app and the workers need, built once and passed in (no singletons). */
+export interface Services {
+  config: Config;
+  nc: NatsConnection;
+  topology: Topology;
+  publisher: JetStreamPublisher;
+  redis: Redis;
+  /** Null client: embedded ClickHouse is owned by another process of this service (the engine). */
+  clickhouse: { client: ClickHouseClient | null; embedded: boolean; insertRows?: InsertEncodedRows; ping(): Promise<void> };
+  orgs: OrganizationStore;
+  projects: ProjectStore;
+  apiKeys: ApiKeyStore;
+  patients: PatientStore;
+  tokens: TokenService;
+  /** The append-only audit trail (stream {NS}_AUDIT). */
+  audit: AuditLog;
+  ledger: IdempotencyLedger;
+  /** Clients' log ids (the SDK's `log_id`), claimed per acceptance day. */
+  logIds: IdempotencyLedger;
+  logWriter: LogWriter;
+  stateStore: PatientStateStore;
+  stateReader: StateReader;
+  logQuery: LogQueryService;
+  /** Present in the process that applies logs to state (role "all" or "engine"). */
+  engine: StateEngine | null;
+  /** Present in the process that owns ClickHouse writes (role "all" or "engine"). */
+  projector: ClickHouseProjector | null;
+  /** The device feed's consumer (engine process only). */
+  deviceFeed: DeviceFeed | null;
+  /** What the write path hands this process's engine and projector (roles "all" and "engine"). */
+  published: PublishedMessages<PatientLogMessage> | null;
+  /** Ingestion jobs: uploads, creation, reads, control (the routes' side). */
+  ingestion: IngestionService;
+  /** Present in the process that runs ingestion jobs (role "all" or "engine"). */
+  jobRunner: JobRunner | null;
+  close(): Promise<void>;
+}
+
+/**
+ * What a process does: "all" (one process does everything), "api" (HTTP only; a cluster
+ * worker) or "engine" (background work and the embedded ClickHouse; the cluster primary).
+ */
+export type ProcessRole = "all" | "api" | "engine";
+
+function openClickHouse(config: Config, nc: NatsConnection, role: ProcessRole, stops: (() => void)[]): Services["clickhouse"] {
+  if (role === "api" && !config.clickhouseUrl) {
+    return { client: null, embedded: true, ping: () => pingClickHouseRpc(nc, config.namespace) };
+  }
+  const { client, embedded, insertRows } = createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
+  if (embedded && role === "engine") {
+    const subs = serveClickHouseRpc(nc, config.namespace, client);
+    stops.push(() => subs.forEach((s) => s.unsubscribe()));
+  }
+  return {
+    client,
+    embedded,
+    insertRows,
+    async ping() {
+      const r = await client.ping();
+      if (!r.success) throw r.error;
+    },
+  };
+}
+
+export interface ServiceOptions {
+  log?: { error(o: unknown, m?: string): void; warn(o: unknown, m?: string): void };
+  /** Test hooks of the ingestion job stages (for example a slow replay to stop a job midway). */
+  ingestion?: Pick<StageDeps, "beforeReplayChunk" | "backfillStallMs" | "bucketBytes" | "storageRetryMs">;
+}
+
+export async function createServices(config: Config, role: ProcessRole = "all", options: ServiceOptions = {}): Promise<Services> {
+  const nc = await connectNats(config);
+  const stops: (() => void)[] = [];
+  try {
+    const topology = await ensureTopology(nc, config.namespace);
+    const publisher = createJetStreamPublisher(nc, { timeoutMs: config.publishTimeoutMs });
+    const redis = await connectRedis(config.redisUrl, config.redisCommandTimeoutMs);
+    const clickhouse = openClickHouse(config, nc, role, stops);
+    const kv = topology.kv;
+    const orgs = new OrganizationStore(new JsonKv(kv.orgs));
+    const projects = new ProjectStore(new JsonKv(kv.projects), new JsonKv(kv.slugs));
+    const apiKeys = new ApiKeyStore(new JsonKv(kv.apiKeys), new JsonKv(kv.apiKeyHashes));
+    stops.push(await watchKeys(kv.orgs, (e) => orgs.invalidate(e.key)));
+    // Revocations and deprecations made by any instance reach this one's caches at once.
+    stops.push(await watchKeys(kv.apiKeys, (e) => apiKeys.refresh(e.key, entryValue<ApiKey>(e), e.revision)));
+    stops.push(await watchKeys(kv.projects, (e) => projects.refresh(e.key, entryValue<Project>(e), e.revision)));
+    const tokens = new TokenService(await loadJwtSecret(config, new JsonKv(kv.config), options.log ?? console));
+    const audit = new AuditLog({ publisher, js: topology.js, jsm: topology.jsm, names: topology.names }, { maxPayload: nc.info?.max_payload });
+    // Only where the engine and projector run beside the write path: they take what it stored
+    // without parsing it again. Under tests every handed-over message is frozen, so a reader
+    // that writes into one fails there.
+    const published = role === "api" ? undefined : new PublishedMessages<PatientLogMessage>(16 * 1024 * 1024, process.env.NODE_ENV === "test");
+    const { patients, ledger, logIds, stateStore, writer: logWriter } = await openWritePath({ nc, topology, publisher, redis, config, ...(published ? { published } : {}) }, stops);
+    if (config.adminKey) await bootstrapAdmin({ orgs, projects, apiKeys }, config.adminKey);
+    const touchSubject = `${config.namespace}.engine.touch`;
+    let engine: StateEngine | null = null;
+    let deviceFeed: DeviceFeed | null = null;
+    let projector: ClickHouseProjector | null = null;
+    const stateReader = new StateReader({
+      store: stateStore,
+      patients,
+      options: { maxWaitMs: config.readWaitMs },
+      // null when the subject holds nothing; a JetStream that does not answer throws (a
+      // 503), as an empty answer would serve a patient with history as one without.
+      lastStoredSeq: async (scope, pid) => {
+        const m = await topology.jsm.streams.getMessage(topology.names.logsStream, { last_by_subj: topology.names.logSubject(scope.organization_id, scope.project_id, pid) });
+        return m?.seq ?? 0;
+      },
+      touch: async (input, replay) => {
+        if (engine) engine.touch(input, replay);
+        else await nc.request(touchSubject, JSON.stringify({ ...input, replay }), { timeout: 2_000 }).catch(() => undefined);
+      },
+    });
+    if (role !== "api") {
+      engine = new StateEngine(
+        { js: topology.js, jsm: topology.jsm, names: topology.names, store: stateStore, patients, log: options.log ?? console, ...(published ? { published } : {}) },
+        { consumer: topology.names.stateConsumer, idleMs: config.actorIdleMs, viewDebounceMs: config.viewDebounceMs, renderWaitMs: config.renderWaitMs, maxActive: config.maxActivePatients, maxInflightBytes: config.stateInflightBytes },
+      );
+      await engine.start();
+      const sub = engine.serveTouch(nc, touchSubject);
+      stops.push(() => sub.unsubscribe());
+      if (clickhouse.client && clickhouse.insertRows) {
+        await migrate(clickhouse.client, config.namespace);
+        projector = new ClickHouseProjector(
+          { js: topology.js, jsm: topology.jsm, names: topology.names, insertRows: clickhouse.insertRows, database: config.namespace, redis, redisPrefix: config.namespace, log: options.log ?? console, ...(published ? { published } : {}) },
+          `${config.namespace}_clickhouse`,
+        );
+        await projector.start();
+      }
+      deviceFeed = new DeviceFeed(
+        { nc, js: topology.js, jsm: topology.jsm, names: topology.names, projects, orgs, writer: logWriter, publisher, log: options.log ?? console },
+        `${config.namespace}_device_feed`,
+      );
+      await deviceFeed.start();
+    }
+    const jobStore = new JobStore(new JsonKv(kv.ingestionJobs), new JsonKv(kv.ingestionKeys));
+    const uploads = new UploadStore({ os: topology.uploads, js: topology.js, publisher, bucket: topology.names.uploadsBucket, tokens: new JsonKv(kv.uploadTokens) });
+    const controlSubject = `${config.namespace}.ingestion.control`;
+    let jobRunner: JobRunner | null = null;
+    const replayThread = role !== "api" && config.replayThread ? new ReplayThread(config) : null;
+    if (role !== "api") {
+      jobRunner = new JobRunner(
+        {
+          store: jobStore,
+          patients,
+          logWriter,
+          stateStore,
+          uploads,
+          staging: { js: topology.js, jsm: topology.jsm, publisher, names: topology.names },
+          log: options.log ?? console,
+          replayWrites: replayThread ?? undefined,
+          ...options.ingestion,
+        },
+        {
+          confirmTimeoutMs: config.jobConfirmTimeoutMs,
+          maxRunning: config.maxRunningJobs,
+          heapCap: HeapGrowthCap.setByOperator() ? undefined : new HeapGrowthCap(config.jobHeapGrowthPercent),
+        },
+      );
+      await jobRunner.start();
+      jobRunner.serve(nc, controlSubject);
+    }
+    const ingestion = new IngestionService({ store: jobStore, uploads, runner: jobRunner, nc, controlSubject, maxUploadBytes: config.maxUploadBytes });
+    const logQuery = new LogQueryService({
+      client: clickhouse.client,
+      nc,
+      namespace: config.namespace,
+      redis,
+      projectAccepted: (p) => stateStore.projectAccepted(p),
+      projector: () => projector,
+      options: { timeoutMs: config.queryTimeoutMs, maxRowsToRead: config.queryMaxRowsToRead, maxWaitMs: config.readWaitMs },
+    });
+    return {
+      config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logIds, logWriter,
+      stateStore, stateReader, engine, projector, deviceFeed, published: published ?? null, logQuery, ingestion, jobRunner,
+      async close() {
+        await jobRunner?.stop();
+        await replayThread?.close();
+        await deviceFeed?.stop();
+        await projector?.stop();
+        await engine?.stop();
+        for (const s of stops) s();
+        publisher.close();
+        await clickhouse.client?.close().catch(() => undefined);
+        await redis.quit().catch(() => undefined);
+        await nc.drain().catch(() => undefined);
+      },
+    };
+  } catch (err) {
+    for (const s of stops) s();
+    await nc.close();
+    throw err;
+  }
+}

@@ -1,0 +1,387 @@
+import { createHash } from "node:crypto";
+import type { Redis } from "./connection.js";
+import type { PatientState, ModuleChange } from "../../readmodels/patient-state.js";
+import { MODELS, MODULE_VERSIONS } from "../../readmodels/registry.js";
+import { EVENT_MODULES, STABLE_MODULES, type ModuleKey } from "../../readmodels/module.js";
+
+/** Changes when any reducer's version changes: a snapshot under another fingerprint is rebuilt by replay. */
+export const MODEL_FINGERPRINT = Object.entries(MODULE_VERSIONS)
+  .map(([k, v]) => `${k}:${v}`)
+  .join(",");
+
+/** A patient's compiled state as stored: the state and how far into the log stream it goes. */
+export interface StoredPatientState {
+  fingerprint: string;
+  organization_id: string;
+  project_id: string;
+  state: PatientState;
+  /** Highest stream sequence applied for this patient. Written in the same SET as the state. */
+  applied_seq: number;
+  /** Latest log applied in fold order: a log sorting before it is late and triggers a replay. */
+  last: { timestamp: string; id: string } | null;
+  /** Events recorded so far (numbering of the audit). */
+  events_total: number;
+  /**
+   * Stream sequence of the last message that changed each module: a cached view stays
+   * current until one of its inputs changes (see view-cache.ts). Absent in states saved
+   * by builds before it; they are treated as changed at every sequence.
+   */
+  module_seq?: Partial<Record<ModuleKey, number>>;
+}
+
+/** One row of the event audit: what one log did to the state. */
+export interface StateEvent {
+  id: string;
+  trigger: "log";
+  log_type: string;
+  status: "applied" | "no_change";
+  triggered_at: string;
+  completed_at: string;
+  source_event_log_id: string;
+  log_timestamp: string;
+  changes: ModuleChange[];
+}
+
+/** Most audit rows kept per patient in Redis; older ones come back by replaying the log. */
+export const EVENTS_KEPT = 1_000;
+
+/**
+ * Redis keys of one patient. The `{patient}` hash tag puts them in one Redis Cluster
+ * slot, so the state, its events and its views change in one atomic step.
+ */
+export function patientKeys(prefix: string, patientId: string) {
+  const tag = `{${patientId}}`;
+  return {
+    state: `${prefix}:ps:${tag}`,
+    events: `${prefix}:ev:${tag}`,
+    views: `${prefix}:vw:${tag}`,
+  };
+}
+
+/** Highest stream sequence accepted per patient of a project: one sorted set, raised with ZADD GT. */
+const acceptedKey = (prefix: string, projectId: string) => `${prefix}:acc:{${projectId}}`;
+
+type Meta = Omit<StoredPatientState, "state"> & { patient_id: string; timezone: string; date_of_birth?: string | null; applied: number };
+
+const MODULE_FIELD = "m:";
+
+/**
+ * A save of the changed modules only, applied only while the hash still holds a state
+ * (its meta), and its audit when it had one: Redis may have lost the patient or its audit
+ * (a restart without persistence, an eviction) since the actor loaded it, and the changed
+ * modules or new rows alone would then stand for the whole. Atomic, so no reader sees a
+ * half-written state.
+ * KEYS: state hash, events. ARGV: n, n hash field/value args (the meta and modules), the
+ * score up to which old audit members go ('' keeps them all), '1' when the state had audit
+ * rows before this save, then score/member pairs of the new audit members (see
+ * auditMembers). Returns 0 when nothing was written.
+ */
+const SAVE_CHANGED = `
+if redis.call('HEXISTS', KEYS[1], 'meta') == 0 then return 0 end
+local n = tonumber(ARGV[1])
+if ARGV[n + 3] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2, n + 1))
+if #ARGV > n + 3 then redis.call('ZADD', KEYS[2], unpack(ARGV, n + 4, #ARGV)) end
+if ARGV[n + 2] ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[n + 2]) end
+return 1
+`;
+const SAVE_CHANGED_SHA = createHash("sha1").update(SAVE_CHANGED).digest("hex");
+
+/**
+ * Most audit rows one stored member holds. A save stores its rows as few members (a JSON
+ * array each, scored by the number of its last row) rather than one member per row: a
+ * job's hundred-log message was two hundred arguments to encode and a hundred sorted-set
+ * entries for Redis to insert and keep. Bounded so a page of 50 rows never reads a whole
+ * 5,000-log batch's audit.
+ */
+export const ROWS_PER_MEMBER = 100;
+/** Members read per round trip while a page of rows fills. */
+const MEMBERS_PER_READ = 16;
+
+/**
+ * A patient's state is one Redis hash: `meta` (sequence, fingerprint, fold position)
+ * and one field per module (`m:<key>`, the module entry with its clocks). A save writes
+ * only the modules that changed, with the meta, in one atomic step; a read fetches only the
+ * modules it answers with.
+ */
+export class PatientStateStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  keys(patientId: string) {
+    return patientKeys(this.prefix, patientId);
+  }
+
+  private static assemble(meta: Meta, modules: [string, string][]): StoredPatientState {
+    const { patient_id, timezone, applied } = meta;
+    // date_of_birth: absent from states stored before it was kept.
+    const state: PatientState = { patient_id, timezone, date_of_birth: meta.date_of_birth ?? null, stable: {}, event: {}, applied };
+    for (const [field, raw] of modules) {
+      const key = field.slice(MODULE_FIELD.length) as ModuleKey;
+      const table = (MODELS[key]?.kind === "stable" ? state.stable : state.event) as Record<string, unknown>;
+      if (MODELS[key]) table[key] = JSON.parse(raw);
+    }
+    // Keep the catalog order of modules, as the fold does, so equal states serialize alike.
+    state.stable = Object.fromEntries(STABLE_MODULES.filter((k) => k in state.stable).map((k) => [k, state.stable[k]])) as PatientState["stable"];
+    state.event = Object.fromEntries(EVENT_MODULES.filter((k) => k in state.event).map((k) => [k, state.event[k]])) as PatientState["event"];
+    // A literal (not `{ ...rest, state }`): every message copies this object with a spread,
+    // and V8 gives a spread followed by new keys a hidden class of its own each time.
+    return {
+      fingerprint: meta.fingerprint, organization_id: meta.organization_id, project_id: meta.project_id, state,
+      applied_seq: meta.applied_seq, last: meta.last, events_total: meta.events_total, module_seq: meta.module_seq,
+    };
+  }
+
+  /** The whole state (the engine's load). */
+  async load(patientId: string): Promise<StoredPatientState | null> {
+    const all = await this.redis.hGetAll(this.keys(patientId).state);
+    if (!all.meta) return null;
+    return PatientStateStore.assemble(JSON.parse(all.meta) as Meta, Object.entries(all).filter(([f]) => f.startsWith(MODULE_FIELD)));
+  }
+
+  /** The state with only `modules` (none: the meta alone), meta and modules read together. */
+  async loadModules(patientId: string, modules: readonly ModuleKey[]): Promise<StoredPatientState | null> {
+    const values = await this.redis.hmGet(this.keys(patientId).state, PatientStateStore.fieldsOf(modules));
+    return values[0] ? PatientStateStore.fromFields(values[0], modules, values) : null;
+  }
+
+  /** The state hash's fields for `modules`, after the meta: what fromFields reads back. */
+  private static fieldsOf(modules: readonly ModuleKey[]): string[] {
+    return ["meta", ...modules.map((k) => MODULE_FIELD + k)];
+  }
+
+  /** A state from the values of fieldsOf(modules), in that order; missing modules are left out. */
+  private static fromFields(meta: string, modules: readonly ModuleKey[], values: readonly (string | null)[]): StoredPatientState {
+    const present: [string, string][] = [];
+    for (let i = 0; i < modules.length; i++) if (values[i + 1]) present.push([MODULE_FIELD + modules[i]!, values[i + 1]!]);
+    return PatientStateStore.assemble(JSON.parse(meta) as Meta, present);
+  }
+
+  /**
+   * The state with only `modules` (a read), plus the highest sequence accepted for the
+   * patient, and the stored copy of `view` when asked: one round trip.
+   */
+  async loadPart(
+    projectId: string,
+    patientId: string,
+    modules: readonly ModuleKey[],
+    view?: string,
+    /** False: leave the modules as stored text (`raw`, empty otherwise), for a read that answers them as they are. */
+    parse = true,
+  ): Promise<{ stored: StoredPatientState | null; accepted: number; view: string | null; raw: Partial<Record<ModuleKey, string>> }> {
+    const k = this.keys(patientId);
+    const [values, accepted, cachedView] = await Promise.all([
+      this.redis.hmGet(k.state, PatientStateStore.fieldsOf(modules)),
+      this.redis.zScore(acceptedKey(this.prefix, projectId), patientId),
+      view === undefined ? null : this.redis.hGet(k.views, view),
+    ]);
+    const meta = values[0];
+    const viewRaw = cachedView ?? null;
+    const raw: Partial<Record<ModuleKey, string>> = {};
+    if (!meta) return { stored: null, accepted: accepted ?? 0, view: viewRaw, raw };
+    if (parse) return { stored: PatientStateStore.fromFields(meta, modules, values), accepted: accepted ?? 0, view: viewRaw, raw };
+    for (let i = 0; i < modules.length; i++) if (values[i + 1]) raw[modules[i]!] = values[i + 1]!;
+    return { stored: PatientStateStore.fromFields(meta, [], values), accepted: accepted ?? 0, view: viewRaw, raw };
+  }
+
+  /**
+   * Writes the changed modules with the meta (applied sequence included) and the new audit
+   * rows in one atomic step: a crash never leaves modules whose sequence does not match.
+   * `changed` undefined: everything (a first save, a rebuild), replacing what was there. A save of the
+   * changed modules returns false, writing nothing, when Redis no longer holds the
+   * patient's state: the caller rebuilds it (see SAVE_CHANGED).
+   */
+  async save(s: StoredPatientState, events: StateEvent[], changed?: readonly ModuleKey[]): Promise<boolean> {
+    const k = this.keys(s.state.patient_id);
+    const state = s.state;
+    // Named fields, not `{ ...rest, more }`: V8 gives an object spread followed by new keys
+    // a fresh hidden class every time (about 1 us per added key on this VM).
+    const meta: Meta = {
+      fingerprint: s.fingerprint, organization_id: s.organization_id, project_id: s.project_id, applied_seq: s.applied_seq,
+      last: s.last, events_total: s.events_total, module_seq: s.module_seq,
+      patient_id: state.patient_id, timezone: state.timezone, date_of_birth: state.date_of_birth, applied: state.applied,
+    };
+    // One flat argument list, built once: the script's layout (see SAVE_CHANGED).
+    const args: string[] = ["", "meta", JSON.stringify(meta)];
+    const stable = state.stable as Record<string, unknown>;
+    const event = state.event as Record<string, unknown>;
+    for (const key of changed ?? [...Object.keys(stable), ...Object.keys(event)]) {
+      const entry = stable[key] ?? event[key];
+      if (entry !== undefined) args.push(MODULE_FIELD + key, JSON.stringify(entry));
+    }
+    const fieldsEnd = args.length;
+    args[0] = String(fieldsEnd - 1);
+    const first = s.events_total - events.length + 1;
+    // Trimmed when the count crosses a hundred, not on every save: up to 99 extra rows.
+    // A full save always trims.
+    const trim = changed === undefined || (events.length > 0 && Math.floor((first - 1) / 100) !== Math.floor(s.events_total / 100));
+    args.push(trim ? trimScore(s.events_total) : "");
+    args.push(first > 1 ? "1" : "0");
+    const membersFrom = args.length;
+    auditMembers(events, first, args);
+    if (changed !== undefined) return this.saveChanged([k.state, k.events], args);
+    // A first save or a rebuild replaces everything, views included (they were rendered
+    // from the old fold). A MULTI, not a script: Redis spent twice as long on a script's
+    // copies of the long arguments, and node-redis writes Buffers here as they are.
+    const bulk = asBulkArguments(args);
+    const m = this.redis.multi();
+    m.del([k.state, k.events, k.views]);
+    m.hSet(k.state, bulk.slice(1, fieldsEnd));
+    const members: { score: number; value: string | Buffer }[] = [];
+    for (let i = membersFrom; i < bulk.length; i += 2) members.push({ score: Number(bulk[i]), value: bulk[i + 1]! });
+    if (members.length > 0) m.zAdd(k.events, members);
+    m.zRemRangeByScore(k.events, "-inf", trimScore(s.events_total));
+    await m.exec();
+    return true;
+  }
+
+  private async saveChanged(keys: string[], texts: string[]): Promise<boolean> {
+    const args = asBulkArguments(texts);
+    try {
+      return (await this.redis.evalSha(SAVE_CHANGED_SHA, { keys, arguments: args })) === 1;
+    } catch (err) {
+      // Redis forgot the script (a restart, SCRIPT FLUSH): send it whole once.
+      if (!String((err as Error).message).startsWith("NOSCRIPT")) throw err;
+      return (await this.redis.eval(SAVE_CHANGED, { keys, arguments: args })) === 1;
+    }
+  }
+
+  /**
+   * Stores rendered views, only beside a stored state: a render that finishes after the
+   * patient was erased (its own deletion, or its project's) must not leave its views
+   * behind. The check runs in the same transaction as the write, and takes the views back
+   * when the state is gone.
+   */
+  async saveViews(patientId: string, views: Record<string, string>): Promise<void> {
+    if (Object.keys(views).length === 0) return;
+    const k = this.keys(patientId);
+    const [, held] = await this.redis.multi().hSet(k.views, views).exists(k.state).exec();
+    if (Number(held) === 0) await this.redis.del(k.views);
+  }
+
+  /** Stored copies of several views, in the order asked (null where none). */
+  async loadViews(patientId: string, viewTypes: readonly string[]): Promise<(string | null)[]> {
+    if (viewTypes.length === 0) return [];
+    return this.redis.hmGet(this.keys(patientId).views, [...viewTypes]);
+  }
+
+  async loadView(patientId: string, viewType: string): Promise<string | null> {
+    return (await this.redis.hGet(this.keys(patientId).views, viewType)) ?? null;
+  }
+
+  /** Audit rows numbered after `afterScore`, oldest first, at most `limit`; each row's number is its score. */
+  async events(patientId: string, afterScore: number, limit: number): Promise<{ score: number; event: StateEvent }[]> {
+    const key = this.keys(patientId).events;
+    const out: { score: number; event: StateEvent }[] = [];
+    // A member is scored by its last row, so the first one read may start before the cursor.
+    for (let from = afterScore; ; ) {
+      const members = await this.redis.zRangeByScoreWithScores(key, `(${from}`, "+inf", { LIMIT: { offset: 0, count: MEMBERS_PER_READ } });
+      for (const m of members) {
+        const rows = auditRows(m.value);
+        for (let i = 0, n = m.score - rows.length + 1; i < rows.length; i++, n++) {
+          if (n <= afterScore) continue;
+          out.push({ score: n, event: rows[i]! });
+          if (out.length === limit) return out;
+        }
+        from = m.score;
+      }
+      if (members.length < MEMBERS_PER_READ) return out;
+    }
+  }
+
+  /**
+   * Remembers the highest stream sequence accepted for each patient of a batch: one
+   * command, and GT keeps concurrent batches from lowering it.
+   */
+  async raiseAccepted(projectId: string, entries: { patient_id: string; seq: number }[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.redis.zAdd(
+      acceptedKey(this.prefix, projectId),
+      entries.map((e) => ({ score: e.seq, value: e.patient_id })),
+      { comparison: "GT" },
+    );
+  }
+
+  /** Highest stream sequence accepted for any patient of the project (0 when none). */
+  async projectAccepted(projectId: string): Promise<number> {
+    const top = await this.redis.zRangeWithScores(acceptedKey(this.prefix, projectId), -1, -1);
+    return top[0]?.score ?? 0;
+  }
+
+  async erase(projectId: string, patientId: string): Promise<void> {
+    const k = this.keys(patientId);
+    await this.redis.del([k.state, k.events, k.views]);
+    await this.redis.zRem(acceptedKey(this.prefix, projectId), patientId);
+  }
+}
+
+const CLOCKS_TAIL = ',"clocks":';
+const UPDATED_AT = ',"updated_at":';
+
+/**
+ * A stored module entry as a read answers it (`{module_type, payload, created_at,
+ * updated_at}`), cut from its text without parsing it: the fold builds every entry with
+ * `clocks` last (evolvePatient), and an unescaped `,"clocks":` can only be a key, so the
+ * last one is the entry's own. Parsing a module and serializing it again was most of a
+ * read's allocation, and the collections it caused were the read tail. Text of any other
+ * shape is parsed instead.
+ */
+export function moduleReadJson(raw: string): string {
+  const cut = raw.lastIndexOf(CLOCKS_TAIL);
+  // The fold's layout: clocks right after updated_at, whose value is a timestamp or null.
+  const updated = cut > 0 ? raw.lastIndexOf(UPDATED_AT, cut) : -1;
+  if (updated > 0 && raw.startsWith('{"module_type":') && raw.endsWith("}") && !/[{[]/.test(raw.slice(updated, cut))) return raw.slice(0, cut) + "}";
+  const { module_type, payload, created_at, updated_at } = JSON.parse(raw) as Record<string, unknown>;
+  return JSON.stringify({ module_type, payload, created_at, updated_at });
+}
+
+/** The modules whose entry differs (by reference: the fold is immutable) between two states. */
+export function changedModules(before: PatientState, after: PatientState): ModuleKey[] {
+  const out: ModuleKey[] = [];
+  for (const k of STABLE_MODULES) if (before.stable[k] !== after.stable[k]) out.push(k);
+  for (const k of EVENT_MODULES) if (before.event[k] !== after.event[k]) out.push(k);
+  return out;
+}
+
+/** Arguments at least this long go to Redis as bytes (see asBulkArguments). */
+const AS_BYTES_FROM = 1024;
+
+/**
+ * A command's long arguments (a save's modules) as Buffers. node-redis joins a command's
+ * string arguments into one string, copied on the JavaScript heap before it is written;
+ * a Buffer is written as it is, and Buffer.from encodes a flat string straight into
+ * memory outside the heap. 8-10% less CPU per save of a hundred logs
+ * (bench/save-args.ts); shorter arguments (audit rows) cost more as Buffers than they save.
+ */
+function asBulkArguments(texts: string[]): (string | Buffer)[] {
+  const out: (string | Buffer)[] = new Array(texts.length);
+  for (let i = 0; i < texts.length; i++) out[i] = texts[i]!.length >= AS_BYTES_FROM ? Buffer.from(texts[i]!) : texts[i]!;
+  return out;
+}
+
+/** Score up to which audit members go once a patient has `total` rows: all but the last EVENTS_KEPT. */
+function trimScore(total: number): string {
+  return String(total - EVENTS_KEPT);
+}
+
+/**
+ * Appends the score/member pairs that store `events` (numbered from `first`): members of
+ * at most ROWS_PER_MEMBER rows, each a JSON array scored by the number of its last row.
+ */
+export function auditMembers(events: readonly StateEvent[], first: number, out: string[]): void {
+  for (let i = 0; i < events.length; i += ROWS_PER_MEMBER) {
+    const group = events.length <= ROWS_PER_MEMBER ? events : events.slice(i, i + ROWS_PER_MEMBER);
+    out.push(String(first + i + group.length - 1), JSON.stringify(group));
+  }
+}
+
+/**
+ * The rows of one stored audit member: a JSON array of rows, or a single row object as
+ * builds before grouped members stored them (scored by their own number, the same rule).
+ */
+export function auditRows(member: string): StateEvent[] {
+  const parsed = JSON.parse(member) as StateEvent[] | StateEvent;
+  return Array.isArray(parsed) ? parsed : [parsed];
+}
