@@ -1,6 +1,6 @@
 import type { LogType } from "../catalog/log-types.js";
 import type { Clocks } from "./lib/clocks.js";
-import type { LogRecord } from "./log-record.js";
+import type { TypedLog } from "./log-record.js";
 import type { ModulePayloads } from "./payloads.js";
 
 export { STABLE_MODULES, EVENT_MODULES, type StableKey, type EventKey, type ModuleKey } from "../catalog/module-keys.js";
@@ -25,18 +25,23 @@ export interface ModuleContext {
   read<K extends ModuleKey>(key: K): Readonly<ModulePayloads[K]> | undefined;
 }
 
-export interface ReadModel<K extends ModuleKey, D> {
+/**
+ * One read model: key `K`, document `D`, handling the log types `H`. `evolve` gets only
+ * those (routing.ts sends it no other; a test checks `handles` against it), with their
+ * payloads typed, so a switch on `log.log_type` narrows the payload.
+ */
+export interface ReadModel<K extends ModuleKey, D, H extends LogType = LogType> {
   readonly key: K;
   readonly kind: K extends StableKey ? "stable" : "event";
   /** Bump when the document shape or the rules change: the module is then rebuilt by replay. */
   readonly version: number;
   /** Log types this module reacts to; must equal what routing.ts sends it (a test checks). */
-  readonly handles: readonly LogType[];
+  readonly handles: readonly H[];
   /** Modules it reads through the context: rebuilding one of them rebuilds this one too. */
   readonly reads: readonly ModuleKey[];
   initial(): D;
   /** Pure: no clock, randomness or I/O; never mutates its inputs; returns `state` when nothing changed. */
-  evolve(state: ModuleState<D>, log: LogRecord, ctx: ModuleContext): ModuleState<D>;
+  evolve(state: ModuleState<D>, log: TypedLog<H>, ctx: ModuleContext): ModuleState<D>;
 }
 
 /** Wraps a new document, keeping the state object when the document did not change. */

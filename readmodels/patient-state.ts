@@ -1,6 +1,6 @@
 import type { Clocks } from "./lib/clocks.js";
 import { maxTime, minTime } from "./lib/time.js";
-import type { LogRecord } from "./log-record.js";
+import { typedLog, type LogRecord } from "./log-record.js";
 import { EVENT_MODULES, STABLE_MODULES } from "./module.js";
 import type { EventKey, ModuleContext, ModuleKey, ModuleKind, ModuleState, ReadModel, StableKey } from "./module.js";
 import { compareLogs } from "./order.js";
@@ -118,12 +118,13 @@ export function evolvePatient(state: PatientState, log: LogRecord): { state: Pat
   let stable = state.stable;
   let event = state.event;
   const changes: ModuleChange[] = [];
+  const typed = typedLog(log);
   for (const key of routeLog(log.log_type)) {
     // The registry's mapped type pairs each key with its own document type; past this point one key is handled at a time.
     const model = MODELS[key] as unknown as ReadModel<ModuleKey, unknown>;
-    const prev = moduleEntry(state, key) as ModuleEntry | undefined;
+    const prev = moduleEntry<ModuleKey>(state, key);
     const before: ModuleState<unknown> = prev ? { doc: prev.payload, clocks: prev.clocks } : { doc: model.initial(), clocks: {} };
-    const after = model.evolve(before, log, ctx);
+    const after = model.evolve(before, typed, ctx);
     const docChanged = after.doc !== before.doc;
     if (!docChanged && (after.clocks === before.clocks || !prev)) continue;
     const entry = {

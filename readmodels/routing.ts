@@ -11,8 +11,7 @@ export function routeLog(type: LogType): readonly ModuleKey[] {
     case "symptom_report":
     case "symptom_detail":
     case "symptom_free_text":
-    // Patient-reported metrics (wellbeing, energy, pain NRS) sit beside the symptoms they qualify.
-    case "health_metric":
+    case "health_metric": // Patient-reported metrics (wellbeing, energy, pain NRS) sit beside the symptoms they qualify.
       return ["symptoms"];
     case "mood_report":
       return ["emotional_state"];

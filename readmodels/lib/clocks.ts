@@ -42,7 +42,7 @@ class Draft {
     private readonly nullKeys?: Obj,
   ) {
     this.doc = root;
-    this.clocks = rootClocks as Record<string, string>;
+    this.clocks = rootClocks;
   }
 
   result(): Versioned<Obj> {
@@ -81,7 +81,7 @@ class Draft {
     const current = this.get(p);
     if (current === value || (typeof value === "object" && JSON.stringify(current) === JSON.stringify(value))) return;
     const node = this.writable(p.slice(0, -1));
-    node[p[p.length - 1]] = typeof value === "object" && value !== null ? structuredClone(value) : value;
+    node[p[p.length - 1]!] = typeof value === "object" && value !== null ? structuredClone(value) : value;
     this.changed = true;
   }
 
@@ -98,14 +98,14 @@ class Draft {
       probe = isObj(probe) ? probe[seg] : undefined;
       if (!isObj(probe)) return;
     }
-    const leaf = p[p.length - 1];
+    const leaf = p[p.length - 1]!;
     if (!(leaf in (probe as Obj))) return;
     const chain: Obj[] = [this.writable([])];
     for (let i = 0; i < p.length - 1; i++) chain.push(this.writable(p.slice(0, i + 1)));
-    delete chain[chain.length - 1][leaf];
+    delete chain[chain.length - 1]![leaf];
     this.changed = true;
     // Top-level containers (`extensions`) stay, as every document starts with them.
-    for (let i = chain.length - 1; i > 1 && Object.keys(chain[i]).length === 0; i--) delete chain[i - 1][p[i - 1]];
+    for (let i = chain.length - 1; i > 1 && Object.keys(chain[i]!).length === 0; i--) delete chain[i - 1]![p[i - 1]!];
   }
 
   /**
@@ -236,7 +236,7 @@ export function moveClocks(clocks: Clocks, from: Path, to: Path): Clocks {
   const out = { ...clocks };
   for (const k of keys) {
     const rest = (JSON.parse(k) as string[]).slice(from.length);
-    out[keyOf([...to, ...rest])] = out[k];
+    out[keyOf([...to, ...rest])] = out[k]!;
     delete out[k];
   }
   return out;

@@ -34,11 +34,12 @@ export function upsertDay<D extends { date: string }>(
   max = DAYS,
 ): D[] {
   const i = days.findIndex((d) => d.date === date);
+  const day = days[i];
   const out = [...days];
-  if (i >= 0) out[i] = update(days[i]);
+  if (day !== undefined) out[i] = update(day);
   else {
     let at = out.length;
-    while (at > 0 && out[at - 1].date > date) at--;
+    while (at > 0 && out[at - 1]!.date > date) at--;
     out.splice(at, 0, update(blank()));
   }
   return out.length > max ? out.slice(out.length - max) : out;

@@ -73,7 +73,7 @@ export function applyEntry<E extends EntryMeta>(w: EntryWrite<E>): { list: reado
   const ts = w.log.timestamp;
   const start = (existing ?? Object.assign({}, w.blank, { extensions: {}, updated_at: ts, sources: [] })) as E;
   const oldKey = existing ? w.keyOf(existing) : "\u0000new";
-  const r = patchObject(start as unknown as Obj, w.clocks, [w.ns, oldKey], w.patch, w.fields, ts, w.treeFields, w.blank as Obj);
+  const r = patchObject(start as unknown as Obj, w.clocks, [w.ns, oldKey], w.patch, w.fields, ts, w.treeFields, w.blank);
   if (w.onlyChanges && existing && r.value === start) return { list: w.list, clocks: r.clocks };
   // Cleared fields read as null, like fields never given, so the entry keeps one shape
   // (in the blank's key order first, as before a clear). An update that kept the entry's

@@ -78,7 +78,7 @@ export function applyLifecycle<E extends Lifecycle<H>, H extends Stamped>(w: Lif
   });
   if (action === "remove") return r;
   const at = index >= 0 ? index : r.list.length - 1;
-  const e = r.list[at];
+  const e = r.list[at]!;
   let next: E = {
     ...e,
     first_reported_at: minTime(e.first_reported_at, w.log.timestamp),

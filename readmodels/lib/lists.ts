@@ -19,7 +19,7 @@ export const SOURCES = 10;
  */
 export function insertSorted<T extends Stamped>(list: readonly T[], item: T, max: number): T[] {
   let i = list.length;
-  while (i > 0 && cmpStamped(list[i - 1], item) > 0) i--;
+  while (i > 0 && cmpStamped(list[i - 1]!, item) > 0) i--;
   // Appending (the usual case: logs mostly come in time order) copies the list once.
   const drop = Math.max(0, list.length + 1 - max);
   if (i === list.length) {

@@ -49,7 +49,7 @@ export function applyOpen<E extends OpenEntry>(args: {
     keyOf: (e) => e.key,
     // These types correct a wrong entry with a FHIR-style status rather than an action.
     action: args.item.status === "entered_in_error" ? "remove" : actionOf(args.item),
-    patch, fields: ["key", ...Object.keys(args.fields as Obj)], treeFields: ["details"],
+    patch, fields: ["key", ...Object.keys(args.fields)], treeFields: ["details"],
     blank: blank as unknown as Omit<E, keyof EntryMeta>,
     log: args.log, source: args.item.source ?? args.log.payload.source,
   });

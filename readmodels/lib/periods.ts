@@ -76,21 +76,25 @@ export function putPeriod<V, D extends PeriodDay<V>>(
   let replaced: PeriodPart<V> | null = null;
   const lo = addDays(date, -MOVE_DAYS);
   const hi = addDays(date, MOVE_DAYS);
-  for (let i = out.length - 1; i >= 0 && replaced === null && out[i].date >= lo; i--) {
-    if (out[i].date > hi) continue;
-    const j = out[i].periods.findIndex((x) => x.key === part.key);
-    if (j < 0) continue;
-    replaced = out[i].periods[j];
-    if (cmpTime(replaced.timestamp, part.timestamp) > 0) return null;
-    const rest = out[i].periods.filter((_, k) => k !== j);
+  for (let i = out.length - 1; i >= 0 && replaced === null; i--) {
+    const day = out[i]!;
+    if (day.date < lo) break;
+    if (day.date > hi) continue;
+    const j = day.periods.findIndex((x) => x.key === part.key);
+    const same = day.periods[j];
+    if (same === undefined) continue;
+    if (cmpTime(same.timestamp, part.timestamp) > 0) return null;
+    replaced = same;
+    const rest = day.periods.filter((_, k) => k !== j);
     if (rest.length === 0) out.splice(i, 1);
-    else out[i] = rollup(out[i].date, rest);
+    else out[i] = rollup(day.date, rest);
   }
   const i = out.findIndex((d) => d.date === date);
-  if (i >= 0) out[i] = rollup(date, insertSorted(out[i].periods, part, Infinity));
+  const day = out[i];
+  if (day !== undefined) out[i] = rollup(date, insertSorted(day.periods, part, Infinity));
   else {
     let at = out.length;
-    while (at > 0 && out[at - 1].date > date) at--;
+    while (at > 0 && out[at - 1]!.date > date) at--;
     out.splice(at, 0, rollup(date, [part]));
   }
   if (out.length > max) out = out.slice(out.length - max);
@@ -102,7 +106,7 @@ export function sumOf<V extends Partial<Record<string, number>>>(periods: readon
   let s: number | null = null;
   for (const x of periods) {
     const v = x.values[k];
-    if (v !== undefined) s = (s ?? 0) + (v as number);
+    if (v !== undefined) s = (s ?? 0) + (v);
   }
   return s;
 }

@@ -40,7 +40,7 @@ function activityBlock(state: PatientState, w: Window): ViewBlock[] {
   }
   if (wk.length === 0 && lines.length > 0) lines.push("No app activity in the last 7 days");
   const partial = d.recent.length >= RECENT_EVENTS && wk.length === d.recent.length;
-  if (partial) lines.push(`Counts cover the latest ${RECENT_EVENTS} events, from ${day(d.recent[0].timestamp, w.tz)}`);
+  if (partial) lines.push(`Counts cover the latest ${RECENT_EVENTS} events, from ${day(d.recent[0]!.timestamp, w.tz)}`);
   return block("activity_week", "App activity (last 7 days)", "week", lines,
     [...wk.filter((e) => e.log_type !== "feature_usage" && e.log_type !== "user_logout").map((e) => e.log_id), lastEvent?.log_id ?? ""],
     { ...data, partial });
@@ -54,7 +54,7 @@ function featureBlock(state: PatientState, w: Window): ViewBlock[] {
     const es = wk.filter((e) => (e.subject ?? "unnamed") === name);
     const all = d?.features.find((f) => f.feature_name === name);
     return {
-      feature_name: name, uses_this_week: es.length, last_used_at: es[es.length - 1].timestamp,
+      feature_name: name, uses_this_week: es.length, last_used_at: es[es.length - 1]!.timestamp,
       total_uses: all?.uses ?? null, total_dwell_seconds: all?.total_dwell_seconds ?? null, log_ids: es.map((e) => e.log_id),
     };
   });

@@ -3,6 +3,7 @@
  * as-of time comes from the state (module updated_at), days from Intl with the patient's
  * zone, never from the machine's clock or zone.
  */
+import { scalarText } from "../../catalog/json-shape.js";
 import type { SourceRef } from "../lib/lists.js";
 import { round } from "../lib/payload.js";
 import { cmpTime, localDate, maxTime, timeMs } from "../lib/time.js";
@@ -67,7 +68,7 @@ const MIDNIGHT_UTC_RE = /^(\d{4}-\d{2}-\d{2})[T ]00:00(?::00(?:\.0+)?)?(?:Z|\+00
  */
 export function calendarDate(iso: string | null | undefined, tz: string): string {
   const m = iso === null || iso === undefined ? null : MIDNIGHT_UTC_RE.exec(iso);
-  return m ? m[1] : day(iso, tz);
+  return m ? m[1]! : day(iso, tz);
 }
 
 const clocks = new Map<string, Intl.DateTimeFormat>();
@@ -120,9 +121,12 @@ export function scored(score: number | null | undefined, max: number | null | un
   return max === null || max === undefined ? fmt(score) : `${fmt(score)}/${fmt(max)}`;
 }
 
-/** Client text made safe for one bullet: whitespace collapsed, cut at `max` characters. */
+/**
+ * Client text made safe for one bullet: whitespace collapsed, cut at `max` characters.
+ * Null and undefined read as nothing, any other value as String() writes it (an array: its items).
+ */
 export function clean(s: unknown, max = 200): string {
-  const t = String(s ?? "").replace(/\s+/g, " ").trim();
+  const t = (scalarText(s ?? "") ?? String(s)).replace(/\s+/g, " ").trim();
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
 

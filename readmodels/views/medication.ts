@@ -75,7 +75,7 @@ function adherenceBlock(state: PatientState, meds: readonly Medication[], weekly
   lines.push(...scheduledSilent.map((m) =>
     `**${clean(m.medication_name ?? m.rxnorm_cui ?? "unnamed", 80)}**: no doses recorded${unreportedText(weekly.get(m))}`));
   const partial = a.recent.length >= RECENT_DOSES && wk.length === a.recent.length;
-  if (partial && lines.length > 0) lines.push(`Counts cover the latest ${RECENT_DOSES} recorded doses, from ${day(a.recent[0].timestamp, w.tz)}`);
+  if (partial && lines.length > 0) lines.push(`Counts cover the latest ${RECENT_DOSES} recorded doses, from ${day(a.recent[0]!.timestamp, w.tz)}`);
   // What the schedule says comes from the listing that set it.
   const tracked = meds.flatMap((m) => {
     const doses = weekly.get(m);
@@ -130,8 +130,8 @@ function missedLine(x: Missed, w: Window): string {
   const name = `**${clean(x.name, 80)}**`;
   if (x.status === "skipped") return `${name}: skipped, ${x.scheduled_time !== null ? `scheduled ${when(x.scheduled_time)}` : `reported ${day(x.reported_at, w.tz)}`}`;
   const n = x.scheduled_times.length;
-  return n === 1 ? `${name}: not reported, scheduled ${when(x.scheduled_times[0])}`
-    : `${name}: ${n} scheduled doses not reported, ${when(x.scheduled_times[0])} to ${when(x.scheduled_times[n - 1])}`;
+  return n === 1 ? `${name}: not reported, scheduled ${when(x.scheduled_times[0]!)}`
+    : `${name}: ${n} scheduled doses not reported, ${when(x.scheduled_times[0]!)} to ${when(x.scheduled_times[n - 1]!)}`;
 }
 
 /** The week's skipped doses and, per medication, its scheduled doses without a report; latest first. */
@@ -142,7 +142,7 @@ function missedDoses(meds: readonly Medication[], a: { recent: readonly Dose[] }
   const unreported = meds.flatMap((m): Missed[] => {
     const times = (weekly.get(m) ?? []).filter((d) => d.status === "unreported").map((d) => d.scheduled_time);
     return times.length === 0 ? [] : [{
-      name: m.medication_name ?? m.rxnorm_cui ?? "unnamed", status: "unreported", scheduled_time: times[times.length - 1], reported_at: null,
+      name: m.medication_name ?? m.rxnorm_cui ?? "unnamed", status: "unreported", scheduled_time: times[times.length - 1]!, reported_at: null,
       scheduled_times: times, ids: sourceIds(m),
     }];
   });

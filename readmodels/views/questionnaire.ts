@@ -1,5 +1,6 @@
 /** questionnaire_snapshot: latest score per instrument, the week's administrations, significant results. */
 import type { Instrument, ItemResponse, ScoreEntry } from "../modules/questionnaires/index.js";
+import { scalarText } from "../../catalog/json-shape.js";
 import { cmpTime } from "../lib/time.js";
 import type { PatientState } from "../patient-state.js";
 import { block, clean, cmp, day, doc, entry, fmt, inWeek, parts, signed, words } from "./lib.js";
@@ -14,7 +15,7 @@ function scoreText(s: ScoreEntry): string {
 }
 
 function answerText(r: ItemResponse): string {
-  const value = typeof r.response_value === "object" ? JSON.stringify(r.response_value) : String(r.response_value);
+  const value = scalarText(r.response_value) ?? JSON.stringify(r.response_value);
   return `${clean(value, 60)}${r.response_scale_max !== null ? `/${r.response_scale_max}` : ""}${r.response_label ? ` (${clean(r.response_label, 40)})` : ""}`;
 }
 

@@ -26,12 +26,13 @@ export function isSevere(s: Symptom): boolean {
   return max === 10 && (s.scale_min ?? 0) === 0 && s.current_score >= 7;
 }
 
-const latestOf = (s: Symptom) => s.history[s.history.length - 1];
+/** The latest report of a symptom that has one (the blocks below list only those). */
+const latestOf = (s: Symptom) => s.history[s.history.length - 1]!;
 
 /** The first report of the current run of non-zero scores: since when it is active. */
 function activeSince(s: Symptom): SymptomReport | undefined {
   let i = s.history.length - 1;
-  while (i > 0 && s.history[i - 1].score > 0) i--;
+  while (i > 0 && s.history[i - 1]!.score > 0) i--;
   return s.history[i];
 }
 
@@ -70,14 +71,15 @@ type Change = "new" | "worsened" | "improved" | "resolved" | "returned" | "stabl
 
 function change(s: Symptom, w: Window): { line: string; ids: string[]; data: unknown } | null {
   const wk = s.history.filter((h) => inWeek(w, h.timestamp));
-  if (wk.length === 0) return null;
+  const first = wk[0];
+  const latest = wk.at(-1);
+  if (first === undefined || latest === undefined) return null;
   const before = s.history.filter((h) => !inWeek(w, h.timestamp));
   const baseline = before[before.length - 1];
   // The module keeps the last HISTORY reports: a full history starting inside the week, with
   // a report older than the oldest kept, may have lost the week's first reports.
-  const partial = !baseline && s.history.length >= HISTORY && cmpTime(s.first_reported_at, wk[0].timestamp) < 0;
-  const ref = baseline ?? wk[0];
-  const latest = wk[wk.length - 1];
+  const partial = !baseline && s.history.length >= HISTORY && cmpTime(s.first_reported_at, first.timestamp) < 0;
+  const ref = baseline ?? first;
   const isNew = inWeek(w, s.first_reported_at) && !baseline && !partial;
   // Resolving (a 0) or returning says more than which instrument measured it.
   const kind: Change = latest.score === 0 && ref.score > 0 ? "resolved"
@@ -111,8 +113,8 @@ function moodBlock(state: PatientState, w: Window): ViewBlock[] {
   const data: unknown[] = [];
   for (const m of doc(state, "emotional_state")?.moods ?? []) {
     const wk = m.history.filter((h) => inWeek(w, h.timestamp));
-    if (wk.length === 0) continue;
-    const latest = wk[wk.length - 1];
+    const latest = wk.at(-1);
+    if (latest === undefined) continue;
     const range = spread(wk.flatMap((h) => (h.intensity === null ? [] : [h.intensity])));
     const now = latest.intensity === null ? "reported (no intensity)" : latest.intensity === 0 ? "resolved (0/10)" : `${fmt(latest.intensity)}/10`;
     const extra = wk.length > 1 && range ? ` (${wk.length} reports, range ${fmt(range.min)}–${fmt(range.max)})` : "";
@@ -132,8 +134,8 @@ function metricsBlock(state: PatientState, w: Window): ViewBlock[] {
   const data: unknown[] = [];
   for (const m of doc(state, "symptoms")?.health_metrics ?? []) {
     const wk = m.history.filter((h) => inWeek(w, h.timestamp));
-    if (wk.length === 0) continue;
-    const latest = wk[wk.length - 1];
+    const latest = wk.at(-1);
+    if (latest === undefined) continue;
     const s = spread(wk.map((h) => h.score)) as NonNullable<ReturnType<typeof spread>>;
     const extra = wk.length > 1 ? `; mean ${fmt(s.mean, 1)}, range ${fmt(s.min)}–${fmt(s.max)} (${wk.length} readings)` : "";
     lines.push(`**${clean(m.metric_type, 60)}**: ${scored(latest.score, latest.scale_max)} on ${day(latest.timestamp, w.tz)}${extra}`);

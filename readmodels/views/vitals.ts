@@ -35,7 +35,7 @@ function latestLines(latest: Record<string, LatestValue>, w: Window): string[] {
   const lines: string[] = [];
   for (const k of keys) {
     if (paired && k === "diastolic_bp_mmhg") continue;
-    const v = latest[k];
+    const v = latest[k]!;
     if (paired && k === "systolic_bp_mmhg") lines.push(`**Blood pressure**: ${fmt(sys.value, 0)}/${fmt(dia.value, 0)} mmHg on ${day(v.timestamp, w.tz)}`);
     else lines.push(`**${label(k)}**: ${fmt(v.value)}${unit(k)} on ${day(v.timestamp, w.tz)}`);
   }

@@ -1,8 +1,7 @@
-import type { LogType } from "../../../catalog/log-types.js";
-import type { LogRecord } from "../../log-record.js";
+import type { LogOf, TypedLog } from "../../log-record.js";
 import { findByIdentity, type Identity } from "../../lib/identity.js";
 import { insertSorted, RECENT, replaceAt } from "../../lib/lists.js";
-import { num, objs, str } from "../../lib/payload.js";
+import { finite, items, oneOf, text } from "../../lib/payload.js";
 import { maxTime, minTime, timeMs } from "../../lib/time.js";
 import { withDoc, type ModuleContext, type ModuleState, type ReadModel } from "../../module.js";
 import { DEFAULT_ADHERENCE_WINDOW_MINUTES, findMedication, type Medication } from "../medications/index.js";
@@ -75,31 +74,36 @@ const identityOf = (m: Pick<MedicationAdherence, "rxnorm_cui" | "medication_name
   name: m.medication_name,
 });
 
-function applyDoses(s: ModuleState<AdherenceDoc>, log: LogRecord, ctx: ModuleContext): ModuleState<AdherenceDoc> {
+export const handles = ["medication_adherence", "medication_adverse_event", "medication_list_update"] as const;
+type AdherenceLog = TypedLog<(typeof handles)[number]>;
+
+const STATUSES = ["taken", "skipped"] as const;
+
+function applyDoses(s: ModuleState<AdherenceDoc>, log: LogOf<"medication_adherence">, ctx: ModuleContext): ModuleState<AdherenceDoc> {
   const meds = ctx.read("medications");
   let { medications, recent } = s.doc;
-  for (const d of objs(log.payload, "medication_adherence")) {
-    const status = str(d, "status");
-    if (status !== "taken" && status !== "skipped") continue;
-    const ref = { rxnorm_cui: str(d, "rxnorm_cui") ?? null, medication_name: str(d, "medication_name") ?? null };
+  for (const d of items(log.payload.medication_adherence)) {
+    const status = oneOf(d.status, STATUSES);
+    if (status === undefined) continue;
+    const ref = { rxnorm_cui: text(d.rxnorm_cui) ?? null, medication_name: text(d.medication_name) ?? null };
     if (!ref.rxnorm_cui && !ref.medication_name) continue;
     const listed = findMedication(meds, ref);
     const rxnorm_cui = ref.rxnorm_cui ?? listed?.rxnorm_cui ?? null;
     const medication_name = ref.medication_name ?? listed?.medication_name ?? null;
     const window = listed?.adherence_window_minutes ?? DEFAULT_ADHERENCE_WINDOW_MINUTES;
-    const scheduled = str(d, "scheduled_time") ?? null;
+    const scheduled = text(d.scheduled_time) ?? null;
     const deviationMs = scheduled === null ? NaN : timeMs(log.timestamp) - timeMs(scheduled);
     const deviation = Number.isNaN(deviationMs) ? null : Math.round(deviationMs / 60_000);
     const on_time = status === "taken" && deviation !== null ? Math.abs(deviationMs) <= window * 60_000 : null;
     const timing = on_time === null ? null : on_time ? "on_time" : deviationMs < 0 ? "early" : "late";
     const dose: Dose = {
       timestamp: log.timestamp, log_id: log.id, medication_name, rxnorm_cui, status, scheduled_time: scheduled,
-      dose_amount: num(d, "dose_amount") ?? null, dose_unit: str(d, "dose_unit") ?? null,
+      dose_amount: finite(d.dose_amount) ?? null, dose_unit: text(d.dose_unit) ?? null,
       deviation_minutes: deviation, window_minutes: window, on_time, timing,
     };
     recent = insertSorted(recent, dose, RECENT);
     const at = findByIdentity(medications, identityOf({ rxnorm_cui, medication_name }), identityOf);
-    const prev: MedicationAdherence = at >= 0 ? medications[at] : {
+    const prev: MedicationAdherence = at >= 0 ? medications[at]! : {
       medication_name, rxnorm_cui, taken: 0, skipped: 0, on_time: 0, early: 0, late: 0, last_status: status,
       first_event_at: log.timestamp, last_event_at: log.timestamp, last_taken_at: null,
     };
@@ -121,19 +125,19 @@ function applyDoses(s: ModuleState<AdherenceDoc>, log: LogRecord, ctx: ModuleCon
   return withDoc(s, recent === s.doc.recent ? s.doc : { ...s.doc, medications, recent });
 }
 
-function applyAdverse(s: ModuleState<AdherenceDoc>, log: LogRecord, ctx: ModuleContext): ModuleState<AdherenceDoc> {
+function applyAdverse(s: ModuleState<AdherenceDoc>, log: LogOf<"medication_adverse_event">, ctx: ModuleContext): ModuleState<AdherenceDoc> {
   const meds = ctx.read("medications");
   let adverse_events = s.doc.adverse_events;
-  for (const e of objs(log.payload, "events")) {
-    const id = str(e, "medication_identifier");
+  for (const e of items(log.payload.events)) {
+    const id = text(e.medication_identifier);
     if (id === undefined) continue;
     // The identifier is a CUI or a name; try it as both.
     const listed = findMedication(meds, { rxnorm_cui: id }) ?? findMedication(meds, { medication_name: id });
     adverse_events = insertSorted(adverse_events, {
       timestamp: log.timestamp, log_id: log.id, medication_identifier: id,
       medication_name: listed?.medication_name ?? null, rxnorm_cui: listed?.rxnorm_cui ?? null,
-      description: str(e, "description") ?? null, severity: str(e, "severity") ?? null,
-      onset_date: str(e, "onset_date") ?? null, recorded_at: str(e, "recorded_at") ?? null,
+      description: text(e.description) ?? null, severity: text(e.severity) ?? null,
+      onset_date: text(e.onset_date) ?? null, recorded_at: text(e.recorded_at) ?? null,
     }, RECENT);
   }
   return withDoc(s, adverse_events === s.doc.adverse_events ? s.doc : { ...s.doc, adverse_events });
@@ -145,27 +149,30 @@ function applyAdverse(s: ModuleState<AdherenceDoc>, log: LogRecord, ctx: ModuleC
  * whose window closed without a report become unreported. A list update counts too, or a
  * patient who stopped reporting doses would read as adherent up to their last report.
  */
-function scheduleOf(doc: AdherenceDoc, log: LogRecord, ctx: ModuleContext): { schedule: MedicationSchedule[]; history: readonly ScheduleHistory[] } {
+function scheduleOf(doc: AdherenceDoc, log: AdherenceLog, ctx: ModuleContext): { schedule: MedicationSchedule[]; history: readonly ScheduleHistory[] } {
   const meds = ctx.read("medications");
   const firstDoseAt = (m: Medication) => {
     const at = findByIdentity(doc.medications, identityOf(m), identityOf);
-    return at >= 0 ? doc.medications[at].first_event_at : undefined;
+    return at >= 0 ? doc.medications[at]!.first_event_at : undefined;
   };
   const until = horizonOf(doc.schedule, log.timestamp);
   const history = observeSchedules(doc.schedule_history, meds, until);
   return { schedule: trackSchedules(meds, doc.recent, doc.recent.length >= RECENT, firstDoseAt, until, ctx.timezone, history), history };
 }
 
-function applyLog(s: ModuleState<AdherenceDoc>, log: LogRecord, ctx: ModuleContext): ModuleState<AdherenceDoc> {
-  if (log.log_type === "medication_adherence") return applyDoses(s, log, ctx);
-  if (log.log_type === "medication_adverse_event") return applyAdverse(s, log, ctx);
-  // medication_list_update: only the schedule moves (the medications module keeps the list).
-  return s;
+function applyLog(s: ModuleState<AdherenceDoc>, log: AdherenceLog, ctx: ModuleContext): ModuleState<AdherenceDoc> {
+  switch (log.log_type) {
+    case "medication_adherence":
+      return applyDoses(s, log, ctx);
+    case "medication_adverse_event":
+      return applyAdverse(s, log, ctx);
+    case "medication_list_update":
+      // Only the schedule moves (the medications module keeps the list).
+      return s;
+  }
 }
 
-export const handles: readonly LogType[] = ["medication_adherence", "medication_adverse_event", "medication_list_update"];
-
-export const adherence: ReadModel<"adherence", AdherenceDoc> = {
+export const adherence: ReadModel<"adherence", AdherenceDoc, (typeof handles)[number]> = {
   key: "adherence",
   kind: "event",
   version: 3,

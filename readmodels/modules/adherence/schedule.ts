@@ -151,7 +151,7 @@ function slotsBetween(times: readonly string[], from: number, to: number, tz: st
   if (hit) return hit;
   const out: Slot[] = [];
   for (let date = first; date <= last; date = dayAfter(date)) {
-    for (const slot of daySlots(date, times, tz)) if (out.length === 0 || slot.ms > out[out.length - 1].ms) out.push(slot);
+    for (const slot of daySlots(date, times, tz)) if (out.length === 0 || slot.ms > out[out.length - 1]!.ms) out.push(slot);
   }
   if (rangeCache.size > 1000) rangeCache.clear();
   rangeCache.set(key, out);
@@ -165,11 +165,11 @@ function nearest(slots: readonly Slot[], t: number): number {
   // The first slot at or after t.
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (slots[mid].ms < t) lo = mid + 1;
+    if (slots[mid]!.ms < t) lo = mid + 1;
     else hi = mid;
   }
   if (lo === slots.length) return lo - 1;
-  return lo > 0 && t - slots[lo - 1].ms <= slots[lo].ms - t ? lo - 1 : lo;
+  return lo > 0 && t - slots[lo - 1]!.ms <= slots[lo]!.ms - t ? lo - 1 : lo;
 }
 
 /** The smaller of two epoch ms, ignoring NaN (unknown); NaN when both are. */
@@ -267,7 +267,7 @@ function track(
   // In event-time order, so the latest report for a time wins.
   for (const d of doses) {
     const i = d.at < since - DAY_MS ? -1 : nearest(slots, d.at);
-    if (i >= 0) reported.set(slots[i], d.dose);
+    if (i >= 0) reported.set(slots[i]!, d.dose);
   }
   const out: ScheduledDose[] = [];
   let taken = 0;
@@ -306,7 +306,7 @@ export function trackSchedules(
 ): MedicationSchedule[] {
   const scheduled = (meds?.medications ?? []).filter((m) => (m.schedule_times ?? []).length > 0);
   if (scheduled.length === 0) return [];
-  const floor = full && recent.length > 0 ? timeMs(recent[0].timestamp) : -Infinity;
+  const floor = full && recent.length > 0 ? timeMs(recent[0]!.timestamp) : -Infinity;
   const byMed = new Map<Medication, TimedDose[]>();
   // Doses of one medication name it alike: look each name up once.
   const found = new Map<string, Medication | undefined>();

@@ -1,8 +1,7 @@
-import type { LogType } from "../../../catalog/log-types.js";
 import { itemExtensions } from "../../lib/extensions.js";
 import type { Identity } from "../../lib/identity.js";
 import { applyLifecycle, type Lifecycle } from "../../lib/lifecycle.js";
-import { objs, str } from "../../lib/payload.js";
+import { items, text } from "../../lib/payload.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
 export interface AllergyReport {
@@ -33,9 +32,9 @@ export interface AllergiesDoc {
 
 const identityOf = (a: Allergy): Identity => ({ codes: [a.snomed_code], name: a.allergen });
 
-export const handles: readonly LogType[] = ["allergy_intolerance"];
+export const handles = ["allergy_intolerance"] as const;
 
-export const allergies: ReadModel<"allergies", AllergiesDoc> = {
+export const allergies: ReadModel<"allergies", AllergiesDoc, "allergy_intolerance"> = {
   key: "allergies",
   kind: "stable",
   version: 3,
@@ -45,11 +44,11 @@ export const allergies: ReadModel<"allergies", AllergiesDoc> = {
   evolve: (s, log) => {
     let list: readonly Allergy[] = s.doc.allergies;
     let clocks = s.clocks;
-    for (const a of objs(log.payload, "allergies")) {
-      const allergen = str(a, "allergen") ?? null;
-      const snomed_code = str(a, "snomed_code") ?? null;
+    for (const a of items(log.payload.allergies)) {
+      const allergen = text(a.allergen) ?? null;
+      const snomed_code = text(a.snomed_code) ?? null;
       if (!allergen && !snomed_code) continue;
-      const status = str(a, "clinical_status");
+      const status = text(a.clinical_status);
       ({ list, clocks } = applyLifecycle<Allergy, AllergyReport>({
         list, clocks, ns: "allergies", log,
         // The payload's extensions describe every allergy it lists.
@@ -58,7 +57,7 @@ export const allergies: ReadModel<"allergies", AllergiesDoc> = {
         identityOf,
         fields: ["allergen", "snomed_code", "category", "criticality", "status", "reactions", "recorded_date"],
         blank: { allergen, snomed_code, category: null, criticality: null, status: "active", reactions: null, recorded_date: null },
-        history: { timestamp: log.timestamp, log_id: log.id, status: status ?? null, criticality: str(a, "criticality") ?? null },
+        history: { timestamp: log.timestamp, log_id: log.id, status: status ?? null, criticality: text(a.criticality) ?? null },
         created: (h, e) => (h.status === null ? { ...h, status: e.status } : h),
       }));
     }

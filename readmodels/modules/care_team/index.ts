@@ -1,8 +1,8 @@
-import type { LogType } from "../../../catalog/log-types.js";
 import { actionOf, applyEntry, type EntryMeta } from "../../lib/entities.js";
 import { itemExtensions } from "../../lib/extensions.js";
-import { normName, objs, str } from "../../lib/payload.js";
+import { items, normName, text } from "../../lib/payload.js";
 import { withDoc, type ReadModel } from "../../module.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
 
 export interface CareTeamMember extends EntryMeta {
   role: string;
@@ -17,11 +17,13 @@ export interface CareTeamDoc {
 }
 
 const memberKey = (role: string, name: string | null | undefined) => `${normName(role)}|${normName(name ?? "")}`;
-const keyOf = (m: CareTeamMember) => memberKey(m.role ?? "", m.name);
+// A stored member holds its fields as sent: one that is not text counts as absent here.
+const keyOf = (m: CareTeamMember) => memberKey(text(m.role) ?? "", text(m.name));
+const FIELDS = ["role", "name", "npi", "organization"] as const satisfies readonly (keyof LogPayloads["care_team"]["members"][number])[];
 
-export const handles: readonly LogType[] = ["care_team"];
+export const handles = ["care_team"] as const;
 
-export const careTeam: ReadModel<"care_team", CareTeamDoc> = {
+export const careTeam: ReadModel<"care_team", CareTeamDoc, "care_team"> = {
   key: "care_team",
   kind: "stable",
   version: 2,
@@ -31,10 +33,10 @@ export const careTeam: ReadModel<"care_team", CareTeamDoc> = {
   evolve: (s, log) => {
     let list: readonly CareTeamMember[] = s.doc.members;
     let clocks = s.clocks;
-    for (const m of objs(log.payload, "members")) {
-      const role = str(m, "role");
+    for (const m of items(log.payload.members)) {
+      const role = text(m.role);
       if (role === undefined) continue;
-      const key = memberKey(role, str(m, "name"));
+      const key = memberKey(role, text(m.name));
       ({ list, clocks } = applyEntry<CareTeamMember>({
         list,
         clocks,
@@ -44,7 +46,7 @@ export const careTeam: ReadModel<"care_team", CareTeamDoc> = {
         action: actionOf(m),
         // The payload's extensions describe every member it lists.
         patch: { ...m, extensions: itemExtensions(log.payload, m) },
-        fields: ["role", "name", "npi", "organization"],
+        fields: FIELDS,
         blank: { role, name: null, npi: null, organization: null },
         log,
         source: log.payload.source,

@@ -1,10 +1,10 @@
-import type { LogType } from "../../../catalog/log-types.js";
-import type { LogRecord } from "../../log-record.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
+import type { LogOf } from "../../log-record.js";
 import { itemExtensions } from "../../lib/extensions.js";
 import type { Identity } from "../../lib/identity.js";
 import { applyLifecycle, type Lifecycle } from "../../lib/lifecycle.js";
 import { HISTORY, insertSorted, last } from "../../lib/lists.js";
-import { bool, objs, str, strs, type Obj } from "../../lib/payload.js";
+import { bool, items, text, texts, truth } from "../../lib/payload.js";
 import { withDoc, type ModuleState, type ReadModel } from "../../module.js";
 
 export interface ConditionReport {
@@ -64,31 +64,37 @@ const identityOf = (c: Pick<Condition, "snomed_code" | "icd10_codes" | "disease_
   name: c.disease_type,
 });
 
+type ConditionItem = NonNullable<LogPayloads["condition"]["conditions"]>[number];
+
 /** A payload carries one condition at top level, several in `conditions`, or both. */
-function conditionItems(p: Obj): Obj[] {
-  const top = str(p, "disease_type") ?? str(p, "snomed_code") ?? strs(p, "icd10_codes")?.[0];
-  return [...(top !== undefined ? [p] : []), ...objs(p, "conditions")];
+function conditionItems(p: LogPayloads["condition"]): readonly ConditionItem[] {
+  const top = text(p.disease_type) ?? text(p.snomed_code) ?? texts(p.icd10_codes)?.[0];
+  const listed = items(p.conditions);
+  return top === undefined ? listed : [p, ...listed];
 }
 
-function applyCondition(s: ModuleState<ConditionDiagnosisDoc>, log: LogRecord): ModuleState<ConditionDiagnosisDoc> {
+function applyCondition(s: ModuleState<ConditionDiagnosisDoc>, log: LogOf<"condition">): ModuleState<ConditionDiagnosisDoc> {
   let list: readonly Condition[] = s.doc.conditions;
   let clocks = s.clocks;
-  for (const item of conditionItems(log.payload)) {
+  const p = log.payload;
+  for (const item of conditionItems(p)) {
     const probe = {
-      snomed_code: str(item, "snomed_code") ?? null,
-      icd10_codes: strs(item, "icd10_codes") ?? null,
-      disease_type: str(item, "disease_type") ?? null,
+      snomed_code: text(item.snomed_code) ?? null,
+      icd10_codes: texts(item.icd10_codes) ?? null,
+      disease_type: text(item.disease_type) ?? null,
     };
-    const status = str(item, "clinical_status");
+    const status = text(item.clinical_status);
+    // A listed condition's own is_primary is not a catalog field, but wins over the payload's when sent.
+    const is_primary = bool(item, "is_primary") ?? truth(p.is_primary);
     // The payload's extensions describe every condition it carries (the top-level one is the payload itself).
-    const patch = { ...item, status, is_primary: bool(item, "is_primary") ?? bool(log.payload, "is_primary"), extensions: itemExtensions(log.payload, item) };
+    const patch = { ...item, status, is_primary, extensions: itemExtensions(p, item) };
     ({ list, clocks } = applyLifecycle<Condition, ConditionReport>({
       list, clocks, ns: "conditions", log, item: patch, probe: identityOf(probe), identityOf, fields: FIELDS,
       blank: {
         ...probe, stage: null, status: "active", diagnosis_date: null, onset_date: null, recorded_at: null,
         is_primary: null,
       },
-      history: { timestamp: log.timestamp, log_id: log.id, status: status ?? null, stage: str(item, "stage") ?? null },
+      history: { timestamp: log.timestamp, log_id: log.id, status: status ?? null, stage: text(item.stage) ?? null },
       created: (h, e) => (h.status === null ? { ...h, status: e.status } : h),
     }));
     if (patch.is_primary === true) {
@@ -99,13 +105,13 @@ function applyCondition(s: ModuleState<ConditionDiagnosisDoc>, log: LogRecord): 
   return withDoc(s, list === s.doc.conditions ? s.doc : { ...s.doc, conditions: [...list] }, clocks);
 }
 
-function applyPhase(s: ModuleState<ConditionDiagnosisDoc>, log: LogRecord): ModuleState<ConditionDiagnosisDoc> {
+function applyPhase(s: ModuleState<ConditionDiagnosisDoc>, log: LogOf<"treatment_phase">): ModuleState<ConditionDiagnosisDoc> {
   const p = log.payload;
-  const new_phase = str(p, "new_phase");
+  const new_phase = text(p.new_phase);
   if (new_phase === undefined) return s;
   const change: PhaseChange = {
-    timestamp: log.timestamp, log_id: log.id, previous_phase: str(p, "previous_phase") ?? null, new_phase,
-    effective_date: str(p, "effective_date") ?? null, changed_by: str(p, "changed_by") ?? null, source: p.source ?? null,
+    timestamp: log.timestamp, log_id: log.id, previous_phase: text(p.previous_phase) ?? null, new_phase,
+    effective_date: text(p.effective_date) ?? null, changed_by: text(p.changed_by) ?? null, source: p.source ?? null,
   };
   const history = insertSorted(s.doc.treatment_phase.history, change, HISTORY);
   const latest = last(history) as PhaseChange;
@@ -116,9 +122,9 @@ function applyPhase(s: ModuleState<ConditionDiagnosisDoc>, log: LogRecord): Modu
   return withDoc(s, { ...s.doc, treatment_phase });
 }
 
-export const handles: readonly LogType[] = ["condition", "treatment_phase"];
+export const handles = ["condition", "treatment_phase"] as const;
 
-export const conditionDiagnosis: ReadModel<"condition_diagnosis", ConditionDiagnosisDoc> = {
+export const conditionDiagnosis: ReadModel<"condition_diagnosis", ConditionDiagnosisDoc, (typeof handles)[number]> = {
   key: "condition_diagnosis",
   kind: "stable",
   version: 3,

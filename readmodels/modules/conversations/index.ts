@@ -1,7 +1,7 @@
-import type { LogType } from "../../../catalog/log-types.js";
-import type { LogRecord } from "../../log-record.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
+import type { LogEnvelope, LogOf } from "../../log-record.js";
 import { insertSorted } from "../../lib/lists.js";
-import { bool, isObj, num, objs, str, type Obj } from "../../lib/payload.js";
+import { finite, items, text, truth, type Obj } from "../../lib/payload.js";
 import { cmpTime, maxTime, minTime } from "../../lib/time.js";
 import { withDoc, type ModuleState, type ReadModel } from "../../module.js";
 import { autoTag } from "./tags.js";
@@ -60,7 +60,7 @@ export const MEMORIES_MAX = 200;
 const TURNS_MAX = 20;
 const EXCERPT_CHARS = 280;
 
-function blank(id: string, log: LogRecord): Conversation {
+function blank(id: string, log: LogEnvelope): Conversation {
   return {
     conversation_id: id, status: "open", channel: null, language: null, participants: [], started_at: log.timestamp,
     last_activity_at: log.timestamp, ended_at: null, duration_seconds: null, turn_count: 0, flagged: false,
@@ -75,29 +75,32 @@ function put(list: readonly Conversation[], c: Conversation): Conversation[] {
   return out.length > CONVERSATIONS_MAX ? out.slice(out.length - CONVERSATIONS_MAX) : out;
 }
 
-function touch(c: Conversation, log: LogRecord): Conversation {
+function touch(c: Conversation, log: LogEnvelope): Conversation {
   return { ...c, started_at: minTime(c.started_at, log.timestamp), last_activity_at: maxTime(c.last_activity_at, log.timestamp) };
 }
 
-function applyTurn(s: ModuleState<ConversationsDoc>, log: LogRecord): ModuleState<ConversationsDoc> {
+function applyTurn(s: ModuleState<ConversationsDoc>, log: LogOf<"conversation_turn">): ModuleState<ConversationsDoc> {
   const p = log.payload;
-  const id = str(p, "conversation_id");
-  const turn_index = num(p, "turn_index");
-  const speaker_label = str(p, "speaker_label");
-  const text = typeof p.text === "string" ? p.text : undefined;
-  if (id === undefined || turn_index === undefined || speaker_label === undefined || text === undefined) return s;
+  const id = text(p.conversation_id);
+  const turn_index = finite(p.turn_index);
+  // Any non-blank label, not only today's three: a turn stored under an older catalog keeps its own.
+  const speaker_label = text(p.speaker_label);
+  // What was said, even blank: a turn is kept as spoken.
+  const said = typeof p.text === "string" ? p.text : undefined;
+  if (id === undefined || turn_index === undefined || speaker_label === undefined || said === undefined) return s;
   const c = touch(s.doc.conversations.find((x) => x.conversation_id === id) ?? blank(id, log), log);
-  const turns = [...c.recent_turns.filter((t) => t.turn_index !== turn_index), { turn_index, speaker_label, text, timestamp: log.timestamp, log_id: log.id }]
+  const turn: Turn = { turn_index, speaker_label, text: said, timestamp: log.timestamp, log_id: log.id };
+  const turns = [...c.recent_turns.filter((t) => t.turn_index !== turn_index), turn]
     .sort((a, b) => a.turn_index - b.turn_index)
     .slice(-TURNS_MAX);
-  const next = { ...c, channel: c.channel ?? str(p, "channel") ?? null, turn_count: Math.max(c.turn_count, turn_index + 1), recent_turns: turns };
+  const next = { ...c, channel: c.channel ?? text(p.channel) ?? null, turn_count: Math.max(c.turn_count, turn_index + 1), recent_turns: turns };
   return withDoc(s, { ...s.doc, conversations: put(s.doc.conversations, next) });
 }
 
 /** Transcript turns as {speaker_label, text}: a plain-string transcript is one unlabelled turn. */
-function transcriptTurns(p: Obj): { speaker_label: string | null; text: string }[] {
+function transcriptTurns(p: LogPayloads["conversation"]): { speaker_label: string | null; text: string }[] {
   if (typeof p.transcript === "string") return [{ speaker_label: null, text: p.transcript }];
-  return objs(p, "transcript").flatMap((t) => (typeof t.text === "string" ? [{ speaker_label: str(t, "speaker_label") ?? null, text: t.text }] : []));
+  return items(p.transcript).flatMap((t) => (typeof t.text === "string" ? [{ speaker_label: text(t.speaker_label) ?? null, text: t.text }] : []));
 }
 
 /** A deterministic extractive summary: what happened, and what the patient said first. */
@@ -113,18 +116,19 @@ function summarise(c: Conversation, said: string[]): string {
   return `Conversation ${c.conversation_id} (${facts.join(", ")}).${flag}${excerpt ? ` Patient said: "${excerpt}"` : ""}`;
 }
 
-function applyEnd(s: ModuleState<ConversationsDoc>, log: LogRecord): ModuleState<ConversationsDoc> {
+function applyEnd(s: ModuleState<ConversationsDoc>, log: LogOf<"conversation">): ModuleState<ConversationsDoc> {
   const p = log.payload;
-  const id = str(p, "conversation_id") ?? log.id;
+  const id = text(p.conversation_id) ?? log.id;
   const c = touch(s.doc.conversations.find((x) => x.conversation_id === id) ?? blank(id, log), log);
   const transcript = transcriptTurns(p);
   const next: Conversation = {
     ...c, status: "ended", ended_at: c.ended_at === null ? log.timestamp : maxTime(c.ended_at, log.timestamp),
-    channel: str(p, "channel") ?? c.channel, language: str(p, "language") ?? c.language,
-    participants: Array.isArray(p.participants) ? p.participants.filter(isObj) : c.participants,
-    duration_seconds: num(p, "duration_seconds") ?? c.duration_seconds,
-    turn_count: Math.max(c.turn_count, transcript.length), flagged: bool(p, "flagged") ?? c.flagged,
-    flag_reason: str(p, "flag_reason") ?? c.flag_reason,
+    channel: text(p.channel) ?? c.channel, language: text(p.language) ?? c.language,
+    // A list, even of no usable participant, replaces the one held; anything else leaves it.
+    participants: Array.isArray(p.participants) ? [...items(p.participants)] : c.participants,
+    duration_seconds: finite(p.duration_seconds) ?? c.duration_seconds,
+    turn_count: Math.max(c.turn_count, transcript.length), flagged: truth(p.flagged) ?? c.flagged,
+    flag_reason: text(p.flag_reason) ?? c.flag_reason,
   };
   // Prefer the transcript; a conversation streamed as turns has its patient turns in recent_turns.
   const said = transcript.length > 0
@@ -137,11 +141,12 @@ function applyEnd(s: ModuleState<ConversationsDoc>, log: LogRecord): ModuleState
   return withDoc(s, { conversations: put(s.doc.conversations, next), memories: insertSorted(s.doc.memories, memory, MEMORIES_MAX) });
 }
 
-function applyMemory(s: ModuleState<ConversationsDoc>, log: LogRecord): ModuleState<ConversationsDoc> {
-  const content = str(log.payload, "content");
+function applyMemory(s: ModuleState<ConversationsDoc>, log: LogOf<"memory_report">): ModuleState<ConversationsDoc> {
+  const content = text(log.payload.content);
   if (content === undefined) return s;
   // The catalog: "when set, automatic tagging is skipped", so an untagged report is tagged here.
-  const tag = str(log.payload, "type");
+  // Any non-blank tag is the client's, not only the catalog's: a report stored under an older catalog keeps its own.
+  const tag = text(log.payload.type);
   const memory: Memory = {
     timestamp: log.timestamp, log_id: log.id, type: tag ?? autoTag(content), type_source: tag === undefined ? "auto" : "client", content,
     origin: "memory_report", conversation_id: null,
@@ -149,9 +154,9 @@ function applyMemory(s: ModuleState<ConversationsDoc>, log: LogRecord): ModuleSt
   return withDoc(s, { ...s.doc, memories: insertSorted(s.doc.memories, memory, MEMORIES_MAX) });
 }
 
-export const handles: readonly LogType[] = ["conversation", "conversation_turn", "memory_report"];
+export const handles = ["conversation", "conversation_turn", "memory_report"] as const;
 
-export const conversations: ReadModel<"conversations", ConversationsDoc> = {
+export const conversations: ReadModel<"conversations", ConversationsDoc, (typeof handles)[number]> = {
   key: "conversations",
   kind: "event",
   version: 2,
@@ -164,7 +169,7 @@ export const conversations: ReadModel<"conversations", ConversationsDoc> = {
         return applyTurn(s, log);
       case "memory_report":
         return applyMemory(s, log);
-      default:
+      case "conversation":
         return applyEnd(s, log);
     }
   },

@@ -1,4 +1,4 @@
-import type { LogType } from "../../../catalog/log-types.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
 import type { SourceRef } from "../../lib/lists.js";
 import type { Obj } from "../../lib/payload.js";
 import { evolvePatchDoc } from "../../lib/patch-doc.js";
@@ -37,11 +37,11 @@ export interface DemographicsDoc {
 export const FIELDS = [
   "name", "dob", "sex", "marital_status", "address", "phone", "email", "telecom", "addresses", "identifiers",
   "language", "ethnicity",
-] as const;
+] as const satisfies readonly (keyof LogPayloads["demographics"])[];
 
-export const handles: readonly LogType[] = ["demographics"];
+export const handles = ["demographics"] as const;
 
-export const demographics: ReadModel<"demographics", DemographicsDoc> = {
+export const demographics: ReadModel<"demographics", DemographicsDoc, "demographics"> = {
   key: "demographics",
   kind: "stable",
   version: 2,

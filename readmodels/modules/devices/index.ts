@@ -1,6 +1,6 @@
-import type { LogType } from "../../../catalog/log-types.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
 import { applyOpen, itemsOf, type OpenEntry } from "../../lib/open-entries.js";
-import { firstStr, normName } from "../../lib/payload.js";
+import { firstStr, normName, str, text, type Obj } from "../../lib/payload.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
 /** key: device_id (or serial number, UDI), else `<normalized type>|<normalized name or model>`. */
@@ -19,13 +19,37 @@ export interface DevicesDoc {
   devices: Device[];
 }
 
-const ID = ["device_id", "serial_number", "udi", "identifier"];
-const TYPE = ["device_type", "type", "category"];
-const NAME = ["name", "device_name", "display"];
+/**
+ * A device as a log sends it: the payload, or each item of a `devices` list (a form the
+ * catalog does not name, which stored logs may hold), read by the same names.
+ */
+type DeviceItem = Obj & Partial<LogPayloads["device"]>;
 
-export const handles: readonly LogType[] = ["device"];
+/**
+ * The named fields of an item, first present name wins: the catalog's names, and the other
+ * names clients send a device's id, type and display name under, which the catalog does
+ * not name (serial_number, type, name, ...) and so are read by key.
+ */
+function fieldsOf(item: DeviceItem): Omit<Device, keyof OpenEntry> {
+  return {
+    device_id: text(item.device_id) ?? str(item, "serial_number") ?? text(item.udi) ?? str(item, "identifier") ?? null,
+    device_type: text(item.device_type) ?? str(item, "type") ?? str(item, "category") ?? null,
+    name: firstStr(item, ["name", "device_name", "display"]) ?? null,
+    manufacturer: text(item.manufacturer) ?? null,
+    model: text(item.model) ?? null,
+    status: text(item.status) ?? null,
+  };
+}
 
-export const devices: ReadModel<"devices", DevicesDoc> = {
+/** Every name fieldsOf reads, so none is repeated under details. */
+const CONSUMED = [
+  "device_id", "serial_number", "udi", "identifier", "device_type", "type", "category", "name", "device_name", "display", "model",
+  "manufacturer", "status",
+];
+
+export const handles = ["device"] as const;
+
+export const devices: ReadModel<"devices", DevicesDoc, "device"> = {
   key: "devices",
   kind: "stable",
   version: 2,
@@ -35,17 +59,12 @@ export const devices: ReadModel<"devices", DevicesDoc> = {
   evolve: (s, log) => {
     let list: readonly Device[] = s.doc.devices;
     let clocks = s.clocks;
-    for (const item of itemsOf(log.payload, ["devices"])) {
-      const device_id = firstStr(item, ID) ?? null;
-      const device_type = firstStr(item, TYPE) ?? null;
-      const name = firstStr(item, NAME) ?? null;
-      const model = firstStr(item, ["model"]) ?? null;
+    for (const item of itemsOf(log.payload, ["devices"]) as DeviceItem[]) {
+      const fields = fieldsOf(item);
+      const { device_id, device_type, name, model } = fields;
       if (!device_id && !device_type && !name && !model) continue;
       const key = device_id ?? `${normName(device_type ?? "")}|${normName(name ?? model ?? "")}`;
-      ({ list, clocks } = applyOpen<Device>({
-        list, clocks, ns: "devices", key, item, log, consumed: [...ID, ...TYPE, ...NAME, "model", "manufacturer", "status"],
-        fields: { device_id, device_type, name, manufacturer: firstStr(item, ["manufacturer"]) ?? null, model, status: firstStr(item, ["status"]) ?? null },
-      }));
+      ({ list, clocks } = applyOpen<Device>({ list, clocks, ns: "devices", key, item, log, consumed: CONSUMED, fields }));
     }
     return withDoc(s, list === s.doc.devices ? s.doc : { devices: [...list] }, clocks);
   },

@@ -1,6 +1,6 @@
-import type { LogType } from "../../../catalog/log-types.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
 import { actionOf, applyEntry, type EntryMeta } from "../../lib/entities.js";
-import { normName, str } from "../../lib/payload.js";
+import { normName, text } from "../../lib/payload.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
 export interface EmergencyContact extends EntryMeta {
@@ -16,10 +16,11 @@ export interface EmergencyContactDoc {
 }
 
 const keyOf = (c: EmergencyContact) => normName(c.name ?? "");
+const FIELDS = ["name", "relationship", "phone", "email"] as const satisfies readonly (keyof LogPayloads["emergency_contact"])[];
 
-export const handles: readonly LogType[] = ["emergency_contact"];
+export const handles = ["emergency_contact"] as const;
 
-export const emergencyContact: ReadModel<"emergency_contact", EmergencyContactDoc> = {
+export const emergencyContact: ReadModel<"emergency_contact", EmergencyContactDoc, "emergency_contact"> = {
   key: "emergency_contact",
   kind: "stable",
   version: 2,
@@ -27,7 +28,7 @@ export const emergencyContact: ReadModel<"emergency_contact", EmergencyContactDo
   reads: [],
   initial: () => ({ contacts: [] }),
   evolve: (s, log) => {
-    const name = str(log.payload, "name");
+    const name = text(log.payload.name);
     if (name === undefined) return s; // no identity: nothing to attach the fact to
     const r = applyEntry<EmergencyContact>({
       list: s.doc.contacts,
@@ -37,7 +38,7 @@ export const emergencyContact: ReadModel<"emergency_contact", EmergencyContactDo
       keyOf,
       action: actionOf(log.payload),
       patch: log.payload,
-      fields: ["name", "relationship", "phone", "email"],
+      fields: FIELDS,
       blank: { name, relationship: null, phone: null, email: null },
       log,
       onlyChanges: true,

@@ -1,9 +1,8 @@
-import type { LogType } from "../../../catalog/log-types.js";
 import { itemExtensions } from "../../lib/extensions.js";
 import type { Identity } from "../../lib/identity.js";
 import { applyLifecycle, type Lifecycle } from "../../lib/lifecycle.js";
 import { last } from "../../lib/lists.js";
-import { num, objs, str } from "../../lib/payload.js";
+import { finite, items, text } from "../../lib/payload.js";
 import { cmpStamped } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
@@ -41,9 +40,9 @@ function settle(m: Mood): Mood {
   return { ...m, current_intensity: latest.intensity, status: latest.intensity === 0 ? "resolved" : "active" };
 }
 
-export const handles: readonly LogType[] = ["mood_report"];
+export const handles = ["mood_report"] as const;
 
-export const emotionalState: ReadModel<"emotional_state", EmotionalStateDoc> = {
+export const emotionalState: ReadModel<"emotional_state", EmotionalStateDoc, "mood_report"> = {
   key: "emotional_state",
   kind: "event",
   version: 2,
@@ -54,10 +53,10 @@ export const emotionalState: ReadModel<"emotional_state", EmotionalStateDoc> = {
     let list: readonly Mood[] = s.doc.moods;
     let clocks = s.clocks;
     const reported: LatestMoodReport["moods"] = [];
-    for (const item of objs(log.payload, "moods")) {
-      const mood = str(item, "mood");
+    for (const item of items(log.payload.moods)) {
+      const mood = text(item.mood);
       if (mood === undefined) continue;
-      const intensity = num(item, "intensity") ?? null;
+      const intensity = finite(item.intensity) ?? null;
       reported.push({ mood, intensity });
       ({ list, clocks } = applyLifecycle<Mood, MoodReport>({
         list, clocks, ns: "moods", log, item: { extensions: itemExtensions(log.payload, item) }, probe: { codes: [], name: mood }, identityOf,

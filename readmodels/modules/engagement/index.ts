@@ -1,6 +1,7 @@
 import type { LogType } from "../../../catalog/log-types.js";
 import { insertSorted, RECENT, replaceAt } from "../../lib/lists.js";
-import { normName, num, str } from "../../lib/payload.js";
+import type { LogOf, TypedLog } from "../../log-record.js";
+import { finite, normName, text } from "../../lib/payload.js";
 import { cmpTime, maxTime } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
@@ -42,17 +43,48 @@ export interface EngagementDoc {
   recent: EngagementEvent[];
 }
 
-const ACTION_FIELD: Partial<Record<EngagementType, string>> = {
-  content_interaction: "action", notification_interaction: "action", task_outcome: "action", interaction_feedback: "feedback_type",
-};
-const SUBJECT_FIELD: Partial<Record<EngagementType, string>> = {
-  content_interaction: "content_type", notification_interaction: "notification_type", task_outcome: "task_type",
-  interaction_feedback: "target_type", feature_usage: "feature_name",
-};
+/** What an event did (`action`, or a feedback's `feedback_type`) and what it was about. */
+function describe(log: TypedLog<EngagementType>): { action: string | undefined; subject: string | undefined } {
+  switch (log.log_type) {
+    case "content_interaction":
+      return { action: text(log.payload.action), subject: text(log.payload.content_type) };
+    case "notification_interaction":
+      return { action: text(log.payload.action), subject: text(log.payload.notification_type) };
+    case "task_outcome":
+      return { action: text(log.payload.action), subject: text(log.payload.task_type) };
+    case "interaction_feedback":
+      return { action: text(log.payload.feedback_type), subject: text(log.payload.target_type) };
+    case "feature_usage":
+      return { action: undefined, subject: text(log.payload.feature_name) };
+    case "user_login":
+    case "user_logout":
+      return { action: undefined, subject: undefined };
+    default: {
+      const unhandled: never = log;
+      void unhandled;
+      return { action: undefined, subject: undefined };
+    }
+  }
+}
 
-export const handles: readonly LogType[] = ENGAGEMENT_TYPES;
+/** The features with one more use of the one the log names. */
+function useFeature(features: FeatureUse[], log: LogOf<"feature_usage">): FeatureUse[] {
+  const feature = text(log.payload.feature_name);
+  if (feature === undefined) return features;
+  // "chat" and "Chat" are one feature; it is named as its latest use spelled it.
+  const key = normName(feature);
+  const at = features.findIndex((f) => normName(f.feature_name) === key);
+  const f = at >= 0 ? features[at]! : { feature_name: feature, uses: 0, total_dwell_seconds: 0, last_used_at: log.timestamp };
+  return replaceAt(features, at, {
+    ...f, feature_name: cmpTime(log.timestamp, f.last_used_at) >= 0 ? feature : f.feature_name,
+    uses: f.uses + 1, total_dwell_seconds: f.total_dwell_seconds + (finite(log.payload.dwell_time_seconds) ?? 0),
+    last_used_at: maxTime(f.last_used_at, log.timestamp),
+  });
+}
 
-export const engagement: ReadModel<"engagement", EngagementDoc> = {
+export const handles = ENGAGEMENT_TYPES;
+
+export const engagement: ReadModel<"engagement", EngagementDoc, EngagementType> = {
   key: "engagement",
   kind: "event",
   version: 2,
@@ -65,33 +97,19 @@ export const engagement: ReadModel<"engagement", EngagementDoc> = {
     recent: [],
   }),
   evolve: (s, log) => {
-    const type = log.log_type as EngagementType;
-    const p = log.payload;
-    const actionField = ACTION_FIELD[type];
-    const subjectField = SUBJECT_FIELD[type];
-    const action = actionField ? (str(p, actionField) ?? null) : null;
+    const type = log.log_type;
+    const described = describe(log);
+    const action = described.action ?? null;
     const c = s.doc.counts[type] ?? { total: 0, by_action: {}, last_at: null };
     const count: EngagementCount = {
       total: c.total + 1,
       by_action: action === null ? c.by_action : { ...c.by_action, [action]: (c.by_action[action] ?? 0) + 1 },
       last_at: c.last_at === null ? log.timestamp : maxTime(c.last_at, log.timestamp),
     };
-    let features = s.doc.features;
-    const feature = type === "feature_usage" ? str(p, "feature_name") : undefined;
-    if (feature !== undefined) {
-      // "chat" and "Chat" are one feature; it is named as its latest use spelled it.
-      const key = normName(feature);
-      const at = features.findIndex((f) => normName(f.feature_name) === key);
-      const f = at >= 0 ? features[at] : { feature_name: feature, uses: 0, total_dwell_seconds: 0, last_used_at: log.timestamp };
-      features = replaceAt(features, at, {
-        ...f, feature_name: cmpTime(log.timestamp, f.last_used_at) >= 0 ? feature : f.feature_name,
-        uses: f.uses + 1, total_dwell_seconds: f.total_dwell_seconds + (num(p, "dwell_time_seconds") ?? 0),
-        last_used_at: maxTime(f.last_used_at, log.timestamp),
-      });
-    }
+    const features = log.log_type === "feature_usage" ? useFeature(s.doc.features, log) : s.doc.features;
     const event: EngagementEvent = {
       timestamp: log.timestamp, log_id: log.id, log_type: type, action,
-      subject: subjectField ? (str(p, subjectField) ?? null) : null,
+      subject: described.subject ?? null,
     };
     return withDoc(s, {
       last_active_at: s.doc.last_active_at === null ? log.timestamp : maxTime(s.doc.last_active_at, log.timestamp),

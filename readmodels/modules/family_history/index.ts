@@ -1,6 +1,6 @@
-import type { LogType } from "../../../catalog/log-types.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
 import { applyOpen, itemsOf, type OpenEntry } from "../../lib/open-entries.js";
-import { bool, firstStr, normName, num, objs, str, type Obj } from "../../lib/payload.js";
+import { finite, items, normName, num, str, text, truth, type Obj } from "../../lib/payload.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
 export interface FamilyCondition {
@@ -28,26 +28,42 @@ export interface FamilyHistoryDoc {
   relatives: Relative[];
 }
 
-const RELATION = ["relationship", "relative", "relation"];
+type Payload = LogPayloads["family_history"];
+/**
+ * A relative as a log sends it: the payload, or each item of a `relatives` or `members`
+ * list (forms the catalog does not name, which stored logs may hold), read by the same names.
+ * A field is read by the catalog's name, then by the other names clients send it under
+ * (relative, relation, condition_name, age_at_onset), first present wins: the catalog does
+ * not name those, so they are read by key.
+ */
+type RelativeItem = Obj & Partial<Payload>;
+type ConditionItem = Obj & Partial<NonNullable<Payload["conditions"]>[number]>;
 
-function conditionsOf(item: Obj): FamilyCondition[] | null {
-  // A single condition at top level is accepted as a one-item list.
-  const list = Array.isArray(item.conditions) ? objs(item, "conditions") : str(item, "condition") ? [item] : null;
+function conditionsOf(item: RelativeItem): FamilyCondition[] | null {
+  // A single condition at top level (not a catalog form) is read as a one-item list.
+  const list: readonly ConditionItem[] | null =
+    Array.isArray(item.conditions) ? items(item.conditions) : str(item, "condition") ? [item] : null;
   if (list === null) return null;
   return list.flatMap((c) => {
-    const condition = firstStr(c, ["condition", "condition_name", "name"]);
+    const condition = text(c.condition) ?? str(c, "condition_name") ?? str(c, "name");
     if (condition === undefined) return [];
     return [{
-      condition, snomed_code: str(c, "snomed_code") ?? null, icd10_code: str(c, "icd10_code") ?? null,
-      onset_age_years: num(c, "onset_age_years") ?? num(c, "age_at_onset") ?? null,
-      contributed_to_death: bool(c, "contributed_to_death") ?? null,
+      condition, snomed_code: text(c.snomed_code) ?? null, icd10_code: text(c.icd10_code) ?? null,
+      onset_age_years: finite(c.onset_age_years) ?? num(c, "age_at_onset") ?? null,
+      contributed_to_death: truth(c.contributed_to_death) ?? null,
     }];
   });
 }
 
-export const handles: readonly LogType[] = ["family_history"];
+/** Every name the relative's fields are read from, so none is repeated under details. */
+const CONSUMED = [
+  "relationship", "relative", "relation", "name", "sex", "deceased", "status", "conditions", "condition", "snomed_code", "icd10_code",
+  "onset_age_years", "age_at_onset",
+];
 
-export const familyHistory: ReadModel<"family_history", FamilyHistoryDoc> = {
+export const handles = ["family_history"] as const;
+
+export const familyHistory: ReadModel<"family_history", FamilyHistoryDoc, "family_history"> = {
   key: "family_history",
   kind: "stable",
   version: 2,
@@ -57,16 +73,15 @@ export const familyHistory: ReadModel<"family_history", FamilyHistoryDoc> = {
   evolve: (s, log) => {
     let list: readonly Relative[] = s.doc.relatives;
     let clocks = s.clocks;
-    for (const item of itemsOf(log.payload, ["relatives", "members"])) {
-      const relationship = firstStr(item, RELATION) ?? null;
+    for (const item of itemsOf(log.payload, ["relatives", "members"]) as RelativeItem[]) {
+      const relationship = text(item.relationship) ?? str(item, "relative") ?? str(item, "relation") ?? null;
       if (relationship === null) continue;
-      const name = str(item, "name") ?? null;
+      const name = text(item.name) ?? null;
       ({ list, clocks } = applyOpen<Relative>({
-        list, clocks, ns: "relatives", key: `${normName(relationship)}|${normName(name ?? "")}`, item, log,
-        consumed: [...RELATION, "name", "sex", "deceased", "status", "conditions", "condition", "snomed_code", "icd10_code", "onset_age_years", "age_at_onset"],
+        list, clocks, ns: "relatives", key: `${normName(relationship)}|${normName(name ?? "")}`, item, log, consumed: CONSUMED,
         fields: {
-          relationship, name, sex: str(item, "sex") ?? null, deceased: bool(item, "deceased") ?? null,
-          status: str(item, "status") ?? null, conditions: conditionsOf(item),
+          relationship, name, sex: text(item.sex) ?? null, deceased: truth(item.deceased) ?? null,
+          status: text(item.status) ?? null, conditions: conditionsOf(item),
         },
       }));
     }

@@ -1,7 +1,6 @@
-import type { LogType } from "../../../catalog/log-types.js";
 import { addStat, upsertDay, type Stat } from "../../lib/daily.js";
 import { insertSorted, RECENT } from "../../lib/lists.js";
-import { num, round, str } from "../../lib/payload.js";
+import { finite, round, str, text } from "../../lib/payload.js";
 import { cmpTime, dayOf, utcInstant } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
@@ -44,14 +43,15 @@ export interface GlucoseDoc {
 /** When a reading was taken. A receiver uploads backfilled readings late, so the log's timestamp can be long after. */
 const takenAt = (r: GlucoseReading) => (r.sensor_timestamp === null ? r.timestamp : utcInstant(r.sensor_timestamp));
 
+/** The reading's flag as sent (anything but the three flags reads as none), else against the target range. */
 function flagOf(flag: string | undefined, v: number): GlucoseReading["glucose_flag"] {
   if (flag === "low" || flag === "normal" || flag === "high") return flag;
   return v < TARGET_LOW_MG_DL ? "low" : v > TARGET_HIGH_MG_DL ? "high" : "normal";
 }
 
-export const handles: readonly LogType[] = ["cgm_reading"];
+export const handles = ["cgm_reading"] as const;
 
-export const glucose: ReadModel<"glucose", GlucoseDoc> = {
+export const glucose: ReadModel<"glucose", GlucoseDoc, "cgm_reading"> = {
   key: "glucose",
   kind: "event",
   version: 2,
@@ -60,14 +60,15 @@ export const glucose: ReadModel<"glucose", GlucoseDoc> = {
   initial: () => ({ days: [], recent: [], latest: null }),
   evolve: (s, log, ctx) => {
     const p = log.payload;
-    const value = num(p, "glucose_mg_dl");
+    const value = finite(p.glucose_mg_dl);
     if (value === undefined) return s;
-    const sensor = str(p, "sensor_timestamp") ?? null;
+    const sensor = text(p.sensor_timestamp) ?? null;
+    // local_date is not a cgm_reading field of the catalog, but a reading that carries one is put on that day, as every device reading is.
     const date = dayOf(str(p, "local_date"), sensor ?? log.timestamp, ctx.timezone);
     const reading: GlucoseReading = {
       timestamp: log.timestamp, log_id: log.id, sensor_timestamp: sensor, glucose_mg_dl: value,
-      trend_arrow: str(p, "trend_arrow") ?? null, glucose_flag: flagOf(str(p, "glucose_flag"), value),
-      device_provider: str(p, "device_provider") ?? null,
+      trend_arrow: text(p.trend_arrow) ?? null, glucose_flag: flagOf(p.glucose_flag, value),
+      device_provider: text(p.device_provider) ?? null,
     };
     const days = upsertDay(
       s.doc.days,

@@ -1,7 +1,8 @@
-import type { LogType } from "../../../catalog/log-types.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
 import { addNum, addStat, upsertDay, type Stat } from "../../lib/daily.js";
 import { insertSorted, RECENT } from "../../lib/lists.js";
-import { isObj, num, obj, str, type Obj } from "../../lib/payload.js";
+import type { TypedLog } from "../../log-record.js";
+import { finite, isObj, record, str, text, type Obj } from "../../lib/payload.js";
 import { cmpTime, dayOf, utcInstant } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
@@ -40,8 +41,10 @@ export interface HeartDoc {
   latest: { heart_rate: HeartEntry | null; spo2: HeartEntry | null };
 }
 
-const HR_FIELDS = ["resting_bpm", "avg_bpm", "min_bpm", "max_bpm", "avg_hrv_sdnn_ms", "irregular_events_count", "period"];
-const SPO2_FIELDS = ["spo2_percent", "pulse_bpm", "measurement_context", "sensor_timestamp"];
+const HR_FIELDS = [
+  "resting_bpm", "avg_bpm", "min_bpm", "max_bpm", "avg_hrv_sdnn_ms", "irregular_events_count", "period",
+] as const satisfies readonly (keyof LogPayloads["heart_rate_data"])[];
+const SPO2_FIELDS = ["spo2_percent", "pulse_bpm", "measurement_context", "sensor_timestamp"] as const satisfies readonly (keyof LogPayloads["spo2_reading"])[];
 
 const pick = (p: Obj, keys: readonly string[]): Obj => Object.fromEntries(keys.filter((k) => p[k] !== undefined).map((k) => [k, p[k]]));
 
@@ -60,9 +63,26 @@ function measuredAt(e: HeartEntry): string {
 const minOf = (a: number | null, x: number | undefined) => (x === undefined ? a : a === null ? x : Math.min(a, x));
 const maxOf = (a: number | null, x: number | undefined) => (x === undefined ? a : a === null ? x : Math.max(a, x));
 
-export const handles: readonly LogType[] = ["heart_rate_data", "spo2_reading"];
+export const handles = ["heart_rate_data", "spo2_reading"] as const;
+type HeartLog = TypedLog<(typeof handles)[number]>;
 
-export const heart: ReadModel<"heart", HeartDoc> = {
+/** A day with one more reading: an SpO2 reading, or a heart rate summary. */
+function addReading(d: HeartDay, log: HeartLog): HeartDay {
+  if (log.log_type === "spo2_reading") return { ...d, spo2_percent: addStat(d.spo2_percent, finite(log.payload.spo2_percent)) };
+  const p = log.payload;
+  return {
+    ...d,
+    heart_rate_entries: d.heart_rate_entries + 1,
+    avg_bpm: addStat(d.avg_bpm, finite(p.avg_bpm)),
+    resting_bpm: addStat(d.resting_bpm, finite(p.resting_bpm)),
+    min_bpm: minOf(d.min_bpm, finite(p.min_bpm)),
+    max_bpm: maxOf(d.max_bpm, finite(p.max_bpm)),
+    hrv_sdnn_ms: addStat(d.hrv_sdnn_ms, finite(p.avg_hrv_sdnn_ms)),
+    irregular_events_count: addNum(d.irregular_events_count, finite(p.irregular_events_count)),
+  };
+}
+
+export const heart: ReadModel<"heart", HeartDoc, (typeof handles)[number]> = {
   key: "heart",
   kind: "event",
   version: 2,
@@ -72,25 +92,13 @@ export const heart: ReadModel<"heart", HeartDoc> = {
   evolve: (s, log, ctx) => {
     const p = log.payload;
     const spo2 = log.log_type === "spo2_reading";
-    const instant = spo2 ? str(p, "sensor_timestamp") : str(obj(p, "period") ?? {}, "start_datetime");
+    const instant = log.log_type === "spo2_reading" ? text(log.payload.sensor_timestamp) : text(record(log.payload.period)?.start_datetime);
+    // local_date is not a field of these types in the catalog, but a reading that carries one is put on that day, as every device reading is.
     const date = dayOf(str(p, "local_date"), instant ?? log.timestamp, ctx.timezone);
-    const days = upsertDay(s.doc.days, date, blankDay(date), (d) =>
-      spo2
-        ? { ...d, spo2_percent: addStat(d.spo2_percent, num(p, "spo2_percent")) }
-        : {
-            ...d,
-            heart_rate_entries: d.heart_rate_entries + 1,
-            avg_bpm: addStat(d.avg_bpm, num(p, "avg_bpm")),
-            resting_bpm: addStat(d.resting_bpm, num(p, "resting_bpm")),
-            min_bpm: minOf(d.min_bpm, num(p, "min_bpm")),
-            max_bpm: maxOf(d.max_bpm, num(p, "max_bpm")),
-            hrv_sdnn_ms: addStat(d.hrv_sdnn_ms, num(p, "avg_hrv_sdnn_ms")),
-            irregular_events_count: addNum(d.irregular_events_count, num(p, "irregular_events_count")),
-          },
-    );
+    const days = upsertDay(s.doc.days, date, blankDay(date), (d) => addReading(d, log));
     const entry: HeartEntry = {
       timestamp: log.timestamp, log_id: log.id, kind: spo2 ? "spo2" : "heart_rate", date,
-      device_provider: str(p, "device_provider") ?? null, values: pick(p, spo2 ? SPO2_FIELDS : HR_FIELDS),
+      device_provider: text(p.device_provider) ?? null, values: pick(p, spo2 ? SPO2_FIELDS : HR_FIELDS),
     };
     const kind = spo2 ? "spo2" : "heart_rate";
     const prev = s.doc.latest[kind];

@@ -1,6 +1,6 @@
-import type { LogType } from "../../../catalog/log-types.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
 import { actionOf, applyEntry, type EntryMeta } from "../../lib/entities.js";
-import { str } from "../../lib/payload.js";
+import { text } from "../../lib/payload.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
 export interface InsurancePlan extends EntryMeta {
@@ -20,10 +20,11 @@ export interface InsuranceDoc {
 // A plan sent without rank is the patient's only plan, which is their primary one.
 const rankKey = (rank: string | null | undefined) => rank ?? "primary";
 const keyOf = (p: InsurancePlan) => rankKey(p.rank);
+const FIELDS = ["rank", "payer", "plan_name", "member_id", "group_id"] as const satisfies readonly (keyof LogPayloads["insurance"])[];
 
-export const handles: readonly LogType[] = ["insurance"];
+export const handles = ["insurance"] as const;
 
-export const insurance: ReadModel<"insurance", InsuranceDoc> = {
+export const insurance: ReadModel<"insurance", InsuranceDoc, "insurance"> = {
   key: "insurance",
   kind: "stable",
   version: 2,
@@ -31,7 +32,7 @@ export const insurance: ReadModel<"insurance", InsuranceDoc> = {
   reads: [],
   initial: () => ({ plans: [] }),
   evolve: (s, log) => {
-    const key = rankKey(str(log.payload, "rank"));
+    const key = rankKey(text(log.payload.rank));
     const r = applyEntry<InsurancePlan>({
       list: s.doc.plans,
       clocks: s.clocks,
@@ -40,7 +41,7 @@ export const insurance: ReadModel<"insurance", InsuranceDoc> = {
       keyOf,
       action: actionOf(log.payload),
       patch: log.payload,
-      fields: ["rank", "payer", "plan_name", "member_id", "group_id"],
+      fields: FIELDS,
       blank: { rank: null, payer: null, plan_name: null, member_id: null, group_id: null },
       log,
       onlyChanges: true,

@@ -1,21 +1,24 @@
 import { moveClocks } from "../../lib/clocks.js";
 import { cmpTime, utcInstant } from "../../lib/time.js";
-import type { LogType } from "../../../catalog/log-types.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
 import { findByIdentity, identityKey, type Identity } from "../../lib/identity.js";
 import { addSource, HISTORY, insertSorted, last, replaceAt, type SourceRef } from "../../lib/lists.js";
-import { num, objs, str, type Obj } from "../../lib/payload.js";
+import { extra, finite, items, num, oneOf, str, text, type Obj } from "../../lib/payload.js";
 import { withDoc, type ReadModel } from "../../module.js";
 import { itemExtensions, mergeExtensions } from "../../lib/extensions.js";
 
 export type AbnormalFlag = "H" | "L" | "N" | "HH" | "LL";
 
+type Result = LogPayloads["lab_results"]["results"][number];
+
 /**
  * A result's value. Clients of the hosted product send one `value` (its SDK's own example
- * does): a number reads as value_numeric, a string as value_string, when neither is sent.
+ * does), a field the catalog does not name: a number reads as value_numeric, a string as
+ * value_string, when neither is sent.
  */
-function valuesOf(r: Obj): { value_numeric: number | null; value_string: string | null } {
-  const value_numeric = num(r, "value_numeric") ?? null;
-  const value_string = str(r, "value_string") ?? null;
+function valuesOf(r: Result): { value_numeric: number | null; value_string: string | null } {
+  const value_numeric = finite(r.value_numeric) ?? null;
+  const value_string = text(r.value_string) ?? null;
   if (value_numeric !== null || value_string !== null) return { value_numeric, value_string };
   return { value_numeric: num(r, "value") ?? null, value_string: str(r, "value") ?? null };
 }
@@ -23,10 +26,10 @@ function valuesOf(r: Obj): { value_numeric: number | null; value_string: string 
 /** "12.0-16.0" (hyphen or dash): the text form of a range some clients send as `reference_range`. */
 const RANGE_TEXT = /^\s*(-?\d+(?:\.\d+)?)\s*[-\u2013\u2014]\s*(-?\d+(?:\.\d+)?)\s*$/;
 
-/** The range's bounds: reference_range_low/high, else a `reference_range` text "low-high". */
-function rangeOf(r: Obj): [number | undefined, number | undefined] {
-  const low = num(r, "reference_range_low");
-  const high = num(r, "reference_range_high");
+/** The range's bounds: reference_range_low/high, else a `reference_range` text "low-high" (not a catalog field). */
+function rangeOf(r: Result): [number | undefined, number | undefined] {
+  const low = finite(r.reference_range_low);
+  const high = finite(r.reference_range_high);
   if (low !== undefined || high !== undefined) return [low, high];
   const m = RANGE_TEXT.exec(str(r, "reference_range") ?? "");
   if (!m || Number(m[1]) > Number(m[2])) return [undefined, undefined];
@@ -96,7 +99,7 @@ export interface LabResultsDoc {
 }
 
 const NS = "results";
-const FLAGS: readonly string[] = ["H", "L", "N", "HH", "LL"];
+const FLAGS: readonly AbnormalFlag[] = ["H", "L", "N", "HH", "LL"];
 const identityOf = (r: Pick<LabResult, "loinc_code" | "test_name">): Identity => ({ codes: [r.loinc_code], name: r.test_name });
 
 function rangeFlag(v: number | null, lo: number | null, hi: number | null): AbnormalFlag | null {
@@ -113,9 +116,9 @@ function abnormalOf(results: readonly LabResult[]): AbnormalResult[] {
   });
 }
 
-export const handles: readonly LogType[] = ["lab_results"];
+export const handles = ["lab_results"] as const;
 
-export const labResults: ReadModel<"lab_results", LabResultsDoc> = {
+export const labResults: ReadModel<"lab_results", LabResultsDoc, "lab_results"> = {
   key: "lab_results",
   kind: "event",
   version: 5,
@@ -124,13 +127,13 @@ export const labResults: ReadModel<"lab_results", LabResultsDoc> = {
   initial: () => ({ results: [], abnormal: [] }),
   evolve: (s, log) => {
     const p = log.payload;
-    const collected = str(p, "collection_datetime");
+    const collected = text(p.collection_datetime);
     const timestamp = collected === undefined ? log.timestamp : utcInstant(collected);
     let results = s.doc.results;
     let clocks = s.clocks;
-    for (const r of objs(p, "results")) {
-      const loinc_code = str(r, "loinc_code") ?? null;
-      const test_name = str(r, "test_name") ?? null;
+    for (const r of items(p.results)) {
+      const loinc_code = text(r.loinc_code) ?? null;
+      const test_name = text(r.test_name) ?? null;
       if (!loinc_code && !test_name) continue;
       const at = findByIdentity(results, { codes: [loinc_code], name: test_name }, identityOf);
       const prev = at >= 0 ? results[at] : undefined;
@@ -159,12 +162,11 @@ export const labResults: ReadModel<"lab_results", LabResultsDoc> = {
         const f = rangeFlag(v.value_numeric, reference_range_low, reference_range_high);
         return f === v.abnormal_flag ? v : { ...v, abnormal_flag: f };
       };
-      const reported = str(r, "abnormal_flag");
-      const flag = reported !== undefined && FLAGS.includes(reported) ? (reported as AbnormalFlag) : null;
+      const flag = oneOf(r.abnormal_flag, FLAGS) ?? null;
       const { value_numeric, value_string } = valuesOf(r);
       const ownRange = low !== undefined || high !== undefined;
       const value: LabValue = {
-        value_numeric, value_string, unit: str(r, "unit") ?? null,
+        value_numeric, value_string, unit: text(r.unit) ?? null,
         abnormal_flag: flag ?? (ownRange ? rangeFlag(value_numeric, low ?? null, high ?? null) : null),
         flag_source: flag !== null ? "reported" : ownRange ? "own_range" : "test_range", timestamp, log_id: log.id,
       };
@@ -174,15 +176,16 @@ export const labResults: ReadModel<"lab_results", LabResultsDoc> = {
         history = history.map(flagged);
       }
       const name = described("test_name", test_name ?? undefined);
-      const unit = described("unit", str(r, "unit"));
-      const test_category = described("test_category", str(r, "test_category"));
-      const specimen_type = described("specimen_type", str(r, "specimen_type"));
-      const result_status = described("result_status", str(r, "result_status"));
+      const unit = described("unit", text(r.unit));
+      const test_category = described("test_category", text(r.test_category));
+      const specimen_type = described("specimen_type", text(r.specimen_type));
+      const result_status = described("result_status", text(r.result_status));
       const ext = mergeExtensions(prev?.extensions ?? {}, clocks, [NS, key], itemExtensions(p, r), log.timestamp);
       clocks = Object.keys(stamps).length > 0 ? { ...ext.clocks, ...stamps } : ext.clocks;
+      // A result's own `source` is not a catalog field, but kept when sent, and preferred.
       const next: LabResult = {
         loinc_code: prev?.loinc_code ?? loinc_code, test_name: name, unit, test_category, specimen_type, reference_range_low, reference_range_high, result_status,
-        latest: last(history) as LabValue, history, extensions: ext.extensions, sources: addSource(prev?.sources, log, r.source),
+        latest: last(history) as LabValue, history, extensions: ext.extensions, sources: addSource(prev?.sources, log, extra(r, "source")),
       };
       results = replaceAt(results, at, next);
     }

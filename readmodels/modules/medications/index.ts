@@ -1,9 +1,9 @@
-import type { LogType } from "../../../catalog/log-types.js";
 import { actionOf, applyEntry, type EntryMeta } from "../../lib/entities.js";
 import { itemExtensions } from "../../lib/extensions.js";
 import { findByIdentity, identityKey, type Identity } from "../../lib/identity.js";
-import { objs, str } from "../../lib/payload.js";
+import { items, text } from "../../lib/payload.js";
 import { withDoc, type ReadModel } from "../../module.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
 
 /** The contract's medication entry, plus ndc_code, therapeutic_class, extensions and sources. */
 export interface Medication extends EntryMeta {
@@ -35,7 +35,7 @@ export const DEFAULT_ADHERENCE_WINDOW_MINUTES = 60;
 const FIELDS = [
   "medication_name", "rxnorm_cui", "dose", "dose_unit", "frequency", "route", "form", "schedule_times",
   "adherence_window_minutes", "start_date", "prescribed_by", "ndc_code", "therapeutic_class",
-] as const;
+] as const satisfies readonly (keyof LogPayloads["medication_list_update"]["medications"][number])[];
 
 const identityOf = (m: Pick<Medication, "rxnorm_cui" | "medication_name">): Identity => ({
   codes: [m.rxnorm_cui],
@@ -53,9 +53,9 @@ export function findMedication(
   return i >= 0 ? doc.medications[i] : undefined;
 }
 
-export const handles: readonly LogType[] = ["medication_list_update"];
+export const handles = ["medication_list_update"] as const;
 
-export const medications: ReadModel<"medications", MedicationsDoc> = {
+export const medications: ReadModel<"medications", MedicationsDoc, "medication_list_update"> = {
   key: "medications",
   kind: "stable",
   version: 2,
@@ -65,9 +65,9 @@ export const medications: ReadModel<"medications", MedicationsDoc> = {
   evolve: (s, log) => {
     let list: readonly Medication[] = s.doc.medications;
     let clocks = s.clocks;
-    for (const m of objs(log.payload, "medications")) {
-      const rxnorm_cui = str(m, "rxnorm_cui") ?? null;
-      const medication_name = str(m, "medication_name") ?? null;
+    for (const m of items(log.payload.medications)) {
+      const rxnorm_cui = text(m.rxnorm_cui) ?? null;
+      const medication_name = text(m.medication_name) ?? null;
       if (rxnorm_cui === null && medication_name === null) continue; // nothing to identify it by
       ({ list, clocks } = applyEntry<Medication>({
         list,

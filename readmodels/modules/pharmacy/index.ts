@@ -1,6 +1,6 @@
-import type { LogType } from "../../../catalog/log-types.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
 import { actionOf, applyEntry, type EntryMeta } from "../../lib/entities.js";
-import { str } from "../../lib/payload.js";
+import { text } from "../../lib/payload.js";
 import { withDoc, type ReadModel } from "../../module.js";
 import type { Address } from "../demographics/index.js";
 
@@ -19,10 +19,11 @@ export interface PharmacyDoc {
 
 const typeKey = (t: string | null | undefined) => t ?? "unspecified";
 const keyOf = (p: Pharmacy) => typeKey(p.type);
+const FIELDS = ["type", "name", "address", "phone"] as const satisfies readonly (keyof LogPayloads["pharmacy"])[];
 
-export const handles: readonly LogType[] = ["pharmacy"];
+export const handles = ["pharmacy"] as const;
 
-export const pharmacy: ReadModel<"pharmacy", PharmacyDoc> = {
+export const pharmacy: ReadModel<"pharmacy", PharmacyDoc, "pharmacy"> = {
   key: "pharmacy",
   kind: "stable",
   version: 2,
@@ -30,7 +31,7 @@ export const pharmacy: ReadModel<"pharmacy", PharmacyDoc> = {
   reads: [],
   initial: () => ({ pharmacies: [] }),
   evolve: (s, log) => {
-    const key = typeKey(str(log.payload, "type"));
+    const key = typeKey(text(log.payload.type));
     const r = applyEntry<Pharmacy>({
       list: s.doc.pharmacies,
       clocks: s.clocks,
@@ -39,7 +40,7 @@ export const pharmacy: ReadModel<"pharmacy", PharmacyDoc> = {
       keyOf,
       action: actionOf(log.payload),
       patch: log.payload,
-      fields: ["type", "name", "address", "phone"],
+      fields: FIELDS,
       blank: { type: null, name: null, address: null, phone: null },
       log,
       onlyChanges: true,

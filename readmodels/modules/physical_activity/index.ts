@@ -1,13 +1,17 @@
-import type { LogType } from "../../../catalog/log-types.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
 import { DAYS, insertSorted, RECENT } from "../../lib/lists.js";
-import { num, obj, objs, str, round, type Obj } from "../../lib/payload.js";
+import { finite, items, record, round, text, type Obj } from "../../lib/payload.js";
 import { dayOf } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
 import { numbersOf, periodKey, putPeriod, sumOf, withoutReplaced, type PeriodPart } from "../../lib/periods.js";
 
-const SUMMED = ["steps", "walks", "walking_minutes", "active_minutes", "sedentary_minutes", "calories_total", "calories_active", "floors_climbed"] as const;
+type Payload = LogPayloads["activity_data"];
 
-const GIVEN = [...SUMMED, "time_at_home_percent"] as const;
+const SUMMED = [
+  "steps", "walks", "walking_minutes", "active_minutes", "sedentary_minutes", "calories_total", "calories_active", "floors_climbed",
+] as const satisfies readonly (keyof Payload)[];
+
+const GIVEN = [...SUMMED, "time_at_home_percent"] as const satisfies readonly (keyof Payload)[];
 
 /** What one activity_data log gives its day: the SUMMED fields, distance_m, exercise_sessions (a count), time_at_home_percent. */
 export type ActivityValues = Partial<Record<(typeof SUMMED)[number] | "distance_m" | "exercise_sessions" | "time_at_home_percent", number>>;
@@ -73,11 +77,11 @@ const METRES_PER = new Map(LENGTHS.flatMap(([m, names]) => names.map((n) => [n, 
  * not converted: guessing metres would put a kilometre figure into the totals a thousand
  * times too small. The log keeps the value and unit as sent. No unit at all reads as metres.
  */
-export function distanceM(p: Obj): number | undefined {
-  const d = obj(p, "distance_travelled");
-  const value = d && num(d, "value");
+export function distanceM(p: Pick<Payload, "distance_travelled">): number | undefined {
+  const d = record(p.distance_travelled);
+  const value = finite(d?.value);
   if (!d || value === undefined) return undefined;
-  const factor = METRES_PER.get((str(d, "unit") ?? "m").trim().toLowerCase());
+  const factor = METRES_PER.get((text(d.unit) ?? "m").trim().toLowerCase());
   return factor === undefined ? undefined : round(value * factor);
 }
 
@@ -95,9 +99,9 @@ function rollup(date: string, periods: PeriodPart<ActivityValues>[]): ActivityDa
   return day;
 }
 
-export const handles: readonly LogType[] = ["activity_data"];
+export const handles = ["activity_data"] as const;
 
-export const physicalActivity: ReadModel<"physical_activity", PhysicalActivityDoc> = {
+export const physicalActivity: ReadModel<"physical_activity", PhysicalActivityDoc, "activity_data"> = {
   key: "physical_activity",
   kind: "event",
   version: 2,
@@ -106,18 +110,18 @@ export const physicalActivity: ReadModel<"physical_activity", PhysicalActivityDo
   initial: () => ({ days: [], recent: [] }),
   evolve: (s, log, ctx) => {
     const p = log.payload;
-    const period = obj(p, "period") ?? null;
-    const date = dayOf(str(p, "local_date"), (period && str(period, "start_datetime")) ?? log.timestamp, ctx.timezone);
+    const period = record(p.period) ?? null;
+    const date = dayOf(text(p.local_date), text(period?.start_datetime) ?? log.timestamp, ctx.timezone);
     const distance = distanceM(p);
     const values: ActivityValues = numbersOf(p, GIVEN);
     if (distance !== undefined) values.distance_m = distance;
-    if (Array.isArray(p.exercise_sessions)) values.exercise_sessions = objs(p, "exercise_sessions").length;
+    if (Array.isArray(p.exercise_sessions)) values.exercise_sessions = items(p.exercise_sessions).length;
     const put = putPeriod(s.doc.days, date, { key: periodKey(p, log.id), timestamp: log.timestamp, log_id: log.id, values }, rollup, DAYS);
     if (put === null) return s;
     const entry: ActivityEntry = {
-      timestamp: log.timestamp, log_id: log.id, date, period, device_provider: str(p, "device_provider") ?? null,
-      steps: num(p, "steps") ?? null, active_minutes: num(p, "active_minutes") ?? null, distance_m: distance ?? null,
-      distance_travelled: obj(p, "distance_travelled") ?? null,
+      timestamp: log.timestamp, log_id: log.id, date, period, device_provider: text(p.device_provider) ?? null,
+      steps: finite(p.steps) ?? null, active_minutes: finite(p.active_minutes) ?? null, distance_m: distance ?? null,
+      distance_travelled: record(p.distance_travelled) ?? null,
     };
     return withDoc(s, { days: put.days, recent: insertSorted(withoutReplaced(s.doc.recent, put), entry, RECENT) });
   },

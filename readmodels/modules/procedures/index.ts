@@ -1,8 +1,8 @@
 import { utcInstant } from "../../lib/time.js";
-import type { LogType } from "../../../catalog/log-types.js";
-import type { LogRecord } from "../../log-record.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
+import type { LogOf } from "../../log-record.js";
 import { applyOpen, itemsOf, type OpenEntry } from "../../lib/open-entries.js";
-import { firstStr, normName, num, objs, str } from "../../lib/payload.js";
+import { extra, finite, firstStr, items, normName, text, type Obj } from "../../lib/payload.js";
 import { withDoc, type ModuleState, type ReadModel } from "../../module.js";
 import { itemExtensions } from "../../lib/extensions.js";
 
@@ -41,10 +41,20 @@ const NAME = ["procedure_name", "name", "display", "description", "procedure_des
 const CODE = ["procedure_code", "code", "cpt_code", "snomed_code"];
 const WHEN = ["performed_at", "performed_date", "procedure_date", "date", "start_datetime"];
 
-function applyProcedure(s: ModuleState<ProceduresDoc>, log: LogRecord): ModuleState<ProceduresDoc> {
+/**
+ * A procedure as a log sends it: the payload, or each item of a `procedures` list (a form
+ * the catalog does not name, which stored logs may hold), read by the same names.
+ */
+type ProcedureItem = Obj & Partial<LogPayloads["procedure"]>;
+
+/**
+ * The catalog's design names procedure_name, procedure_code and performed_date; the other
+ * names of NAME, CODE and WHEN are read too (see README), so those lists are read by key.
+ */
+function applyProcedure(s: ModuleState<ProceduresDoc>, log: LogOf<"procedure">): ModuleState<ProceduresDoc> {
   let list: readonly Procedure[] = s.doc.procedures;
   let clocks = s.clocks;
-  for (const item of itemsOf(log.payload, ["procedures"])) {
+  for (const item of itemsOf(log.payload, ["procedures"]) as ProcedureItem[]) {
     const name = firstStr(item, NAME) ?? null;
     const code = firstStr(item, CODE) ?? null;
     if (!name && !code) continue;
@@ -54,42 +64,44 @@ function applyProcedure(s: ModuleState<ProceduresDoc>, log: LogRecord): ModuleSt
       list, clocks, ns: "procedures", key, item, log,
       consumed: [...NAME, ...CODE, ...WHEN, "code_system", "status", "body_site"],
       fields: {
-        name, code, code_system: str(item, "code_system") ?? null, status: str(item, "status") ?? null, performed_at,
-        body_site: str(item, "body_site") ?? null,
+        name, code, code_system: text(item.code_system) ?? null, status: text(item.status) ?? null, performed_at,
+        body_site: text(item.body_site) ?? null,
       },
     }));
   }
   return withDoc(s, list === s.doc.procedures ? s.doc : { ...s.doc, procedures: [...list] }, clocks);
 }
 
-function applyResult(s: ModuleState<ProceduresDoc>, log: LogRecord): ModuleState<ProceduresDoc> {
+function applyResult(s: ModuleState<ProceduresDoc>, log: LogOf<"procedure_result">): ModuleState<ProceduresDoc> {
   let list: readonly ProcedureResult[] = s.doc.results;
   let clocks = s.clocks;
-  for (const r of objs(log.payload, "results")) {
-    const test_name = str(r, "test_name") ?? null;
-    const loinc_code = str(r, "loinc_code") ?? null;
-    const procedure_code = str(r, "procedure_code") ?? null;
+  const p = log.payload;
+  for (const r of items(p.results)) {
+    const test_name = text(r.test_name) ?? null;
+    const loinc_code = text(r.loinc_code) ?? null;
+    const procedure_code = text(r.procedure_code) ?? null;
     if (!test_name && !loinc_code && !procedure_code) continue;
-    const given = str(r, "performed_at") ?? str(log.payload, "collection_datetime");
+    const given = text(r.performed_at) ?? text(p.collection_datetime);
     const performed_at = given === undefined ? log.timestamp : utcInstant(given);
     const key = `${procedure_code ?? loinc_code ?? normName(test_name ?? "")}@${performed_at}`;
     const fields = {
-      result_type: str(r, "result_type") ?? null, test_name, loinc_code, procedure_code,
-      value_numeric: num(r, "value_numeric") ?? null, value_string: str(r, "value_string") ?? null,
-      unit: str(r, "unit") ?? null, specimen_site: str(r, "specimen_site") ?? null, status: str(r, "status") ?? null,
+      result_type: text(r.result_type) ?? null, test_name, loinc_code, procedure_code,
+      value_numeric: finite(r.value_numeric) ?? null, value_string: text(r.value_string) ?? null,
+      unit: text(r.unit) ?? null, specimen_site: text(r.specimen_site) ?? null, status: text(r.status) ?? null,
       performed_at,
     };
+    // A result's own `source` is not a catalog field, but kept when sent, and preferred.
     ({ list, clocks } = applyOpen<ProcedureResult>({
       list, clocks, ns: "results", key, log, fields, consumed: Object.keys(fields),
-      item: { ...r, source: r.source ?? log.payload.source, extensions: itemExtensions(log.payload, r) },
+      item: { ...r, source: extra(r, "source") ?? p.source, extensions: itemExtensions(p, r) },
     }));
   }
   return withDoc(s, list === s.doc.results ? s.doc : { ...s.doc, results: [...list] }, clocks);
 }
 
-export const handles: readonly LogType[] = ["procedure", "procedure_result"];
+export const handles = ["procedure", "procedure_result"] as const;
 
-export const procedures: ReadModel<"procedures", ProceduresDoc> = {
+export const procedures: ReadModel<"procedures", ProceduresDoc, (typeof handles)[number]> = {
   key: "procedures",
   kind: "stable",
   version: 3,

@@ -1,7 +1,7 @@
-import type { LogType } from "../../../catalog/log-types.js";
-import type { LogRecord } from "../../log-record.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
+import type { LogOf } from "../../log-record.js";
 import { HISTORY, insertSorted, last, RECENT, replaceAt } from "../../lib/lists.js";
-import { bool, normName, num, obj, objs, round, str, type Obj } from "../../lib/payload.js";
+import { finite, items, normName, record, round, text, truth, type Obj } from "../../lib/payload.js";
 import { withDoc, type ModuleState, type ReadModel } from "../../module.js";
 
 export interface ScoreEntry {
@@ -83,10 +83,11 @@ export interface QuestionnairesDoc {
 function changeOf(history: readonly ScoreEntry[]): ScoreChange | null {
   const latest = last(history);
   if (!latest) return null;
-  const scored = history.filter((h) => h.total_score !== null);
+  const scored = history.filter((h): h is ScoreEntry & { total_score: number } => h.total_score !== null);
   const prior = scored[scored.length - 2];
-  if (prior && last(scored) === latest) {
-    return describe(latest, prior.total_score as number, prior.timestamp, (latest.total_score as number) - (prior.total_score as number), "history");
+  const newest = last(scored);
+  if (prior && newest === latest) {
+    return describe(latest, prior.total_score, prior.timestamp, newest.total_score - prior.total_score, "history");
   }
   // Nothing to compute from (no earlier score held, or the latest has no total): the client
   // may know a prior score from before this service, or a change its total could not show.
@@ -105,31 +106,35 @@ function describe(latest: ScoreEntry, prior_score: number | null, prior_date: st
   };
 }
 
+/** The `change` a client sends with an administration. */
+type ClientChange = NonNullable<LogPayloads["questionnaire_response"]["change"]>;
+
 /** The client's change: its `change`, else total_score minus prior_score; null when neither can be had. */
-function reportedChange(change: Obj, total: number | null): ReportedChange | null {
-  const prior = num(change, "prior_score") ?? null;
-  const delta = num(change, "change") ?? (prior !== null && total !== null ? total - prior : undefined);
+function reportedChange(change: ClientChange | undefined, total: number | null): ReportedChange | null {
+  const prior = finite(change?.prior_score) ?? null;
+  const delta = finite(change?.change) ?? (prior !== null && total !== null ? total - prior : undefined);
   if (delta === undefined) return null;
   return {
-    prior_score: prior ?? (total !== null ? round(total - delta, 4) : null), prior_date: str(change, "prior_date") ?? null,
+    prior_score: prior ?? (total !== null ? round(total - delta, 4) : null), prior_date: text(change?.prior_date) ?? null,
     change: round(delta, 4),
   };
 }
 
-function applyResponse(s: ModuleState<QuestionnairesDoc>, log: LogRecord): ModuleState<QuestionnairesDoc> {
+function applyResponse(s: ModuleState<QuestionnairesDoc>, log: LogOf<"questionnaire_response">): ModuleState<QuestionnairesDoc> {
   const p = log.payload;
-  const instrument = obj(p, "instrument") ?? {};
-  const id = str(instrument, "instrument_id");
+  const instrument = record(p.instrument);
+  const id = text(instrument?.instrument_id);
   if (id === undefined) return s;
-  const scores = obj(p, "scores") ?? {};
-  const change = obj(p, "change") ?? {};
-  const total = num(scores, "total_score") ?? null;
+  const scores = record(p.scores);
+  const change = record(p.change);
+  const total = finite(scores?.total_score) ?? null;
   const entry: ScoreEntry = {
     timestamp: log.timestamp, log_id: log.id, total_score: total,
-    total_score_max: num(scores, "total_score_max") ?? null, severity_category: str(scores, "severity_category") ?? null,
-    clinically_significant: bool(scores, "clinically_significant") ?? null, domain_scores: obj(scores, "domain_scores") ?? null,
-    change_classification: str(change, "change_classification") ?? null,
-    minimally_important_difference: num(change, "minimally_important_difference") ?? null,
+    total_score_max: finite(scores?.total_score_max) ?? null, severity_category: text(scores?.severity_category) ?? null,
+    clinically_significant: truth(scores?.clinically_significant) ?? null, domain_scores: record(scores?.domain_scores) ?? null,
+    // Any non-blank classification, not only the catalog's three: one stored under an older catalog keeps its own.
+    change_classification: text(change?.change_classification) ?? null,
+    minimally_important_difference: finite(change?.minimally_important_difference) ?? null,
     reported_change: reportedChange(change, total),
   };
   const at = s.doc.instruments.findIndex((i) => normName(i.instrument_id) === normName(id));
@@ -138,33 +143,36 @@ function applyResponse(s: ModuleState<QuestionnairesDoc>, log: LogRecord): Modul
   const isLatest = last(history) === entry;
   const next: Instrument = {
     instrument_id: isLatest ? id : (prev?.instrument_id ?? id),
-    instrument_type: (isLatest ? str(instrument, "instrument_type") : undefined) ?? prev?.instrument_type ?? null,
-    instrument_version: (isLatest ? str(instrument, "instrument_version") : undefined) ?? prev?.instrument_version ?? null,
+    instrument_type: (isLatest ? text(instrument?.instrument_type) : undefined) ?? prev?.instrument_type ?? null,
+    instrument_version: (isLatest ? text(instrument?.instrument_version) : undefined) ?? prev?.instrument_version ?? null,
     administrations: (prev?.administrations ?? 0) + 1,
     latest: last(history) as ScoreEntry,
-    latest_item_responses: isLatest ? objs(p, "item_responses") : (prev?.latest_item_responses ?? []),
+    latest_item_responses: isLatest ? [...items(p.item_responses)] : (prev?.latest_item_responses ?? []),
     change: changeOf(history),
     history,
   };
   return withDoc(s, { ...s.doc, instruments: replaceAt(s.doc.instruments, at, next) });
 }
 
-function applyItem(s: ModuleState<QuestionnairesDoc>, log: LogRecord): ModuleState<QuestionnairesDoc> {
+function applyItem(s: ModuleState<QuestionnairesDoc>, log: LogOf<"questionnaire_item_response">): ModuleState<QuestionnairesDoc> {
   const p = log.payload;
-  const question = str(p, "question");
-  if (question === undefined || p.response_value === undefined) return s;
+  const question = text(p.question);
+  // Kept as sent, whatever it holds (ItemResponse.response_value is unknown): only a missing one skips the answer.
+  const response_value: unknown = p.response_value;
+  if (question === undefined || response_value === undefined) return s;
   const item: ItemResponse = {
-    timestamp: log.timestamp, log_id: log.id, instrument_id: str(p, "instrument_id") ?? null,
-    item_number: num(p, "item_number") ?? null, question, response_value: p.response_value,
-    response_label: str(p, "response_label") ?? null, response_scale_max: num(p, "response_scale_max") ?? null,
-    context: str(p, "context") ?? null,
+    timestamp: log.timestamp, log_id: log.id, instrument_id: text(p.instrument_id) ?? null,
+    item_number: finite(p.item_number) ?? null, question, response_value,
+    response_label: text(p.response_label) ?? null, response_scale_max: finite(p.response_scale_max) ?? null,
+    // Any non-blank context, not only the catalog's three: one stored under an older catalog keeps its own.
+    context: text(p.context) ?? null,
   };
   return withDoc(s, { ...s.doc, item_responses: insertSorted(s.doc.item_responses, item, RECENT) });
 }
 
-export const handles: readonly LogType[] = ["questionnaire_response", "questionnaire_item_response"];
+export const handles = ["questionnaire_response", "questionnaire_item_response"] as const;
 
-export const questionnaires: ReadModel<"questionnaires", QuestionnairesDoc> = {
+export const questionnaires: ReadModel<"questionnaires", QuestionnairesDoc, (typeof handles)[number]> = {
   key: "questionnaires",
   kind: "event",
   version: 2,

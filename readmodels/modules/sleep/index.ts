@@ -1,11 +1,13 @@
-import type { LogType } from "../../../catalog/log-types.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
 import { DAYS, insertSorted, RECENT } from "../../lib/lists.js";
-import { obj, str, type Obj } from "../../lib/payload.js";
+import { record, str, text, type Obj } from "../../lib/payload.js";
 import { cmpTime, dayOf, utcInstant } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
 import { numbersOf, periodKey, putPeriod, sumOf, withoutReplaced, type PeriodPart } from "../../lib/periods.js";
 
-const MINUTES = ["total_sleep_minutes", "deep_sleep_minutes", "rem_sleep_minutes", "light_sleep_minutes", "awake_minutes"] as const;
+const MINUTES = [
+  "total_sleep_minutes", "deep_sleep_minutes", "rem_sleep_minutes", "light_sleep_minutes", "awake_minutes",
+] as const satisfies readonly (keyof LogPayloads["sleep_data"])[];
 
 export type SleepValues = Partial<Record<(typeof MINUTES)[number], number>>;
 
@@ -64,9 +66,9 @@ function endOf(x: SleepSession): string {
   return given === undefined || given === null ? x.timestamp : utcInstant(given);
 }
 
-export const handles: readonly LogType[] = ["sleep_data"];
+export const handles = ["sleep_data"] as const;
 
-export const sleep: ReadModel<"sleep", SleepDoc> = {
+export const sleep: ReadModel<"sleep", SleepDoc, "sleep_data"> = {
   key: "sleep",
   kind: "event",
   version: 2,
@@ -75,14 +77,15 @@ export const sleep: ReadModel<"sleep", SleepDoc> = {
   initial: () => ({ days: [], recent: [], latest: null }),
   evolve: (s, log, ctx) => {
     const p = log.payload;
-    const period = obj(p, "period") ?? null;
+    const period = record(p.period) ?? null;
     // A night belongs to the day one wakes up on: a session from 23:00 to 07:00 is that morning's sleep.
-    const date = dayOf(str(p, "local_date"), (period && str(period, "end_datetime")) ?? log.timestamp, ctx.timezone);
+    // local_date is not a sleep_data field of the catalog, but a session that carries one is put on that day.
+    const date = dayOf(str(p, "local_date"), text(period?.end_datetime) ?? log.timestamp, ctx.timezone);
     const values: SleepValues = numbersOf(p, MINUTES);
     const put = putPeriod(s.doc.days, date, { key: periodKey(p, log.id), timestamp: log.timestamp, log_id: log.id, values }, rollup, DAYS);
     if (put === null) return s;
     const session: SleepSession = {
-      timestamp: log.timestamp, log_id: log.id, date, period, device_provider: str(p, "device_provider") ?? null,
+      timestamp: log.timestamp, log_id: log.id, date, period, device_provider: text(p.device_provider) ?? null,
       total_sleep_minutes: values.total_sleep_minutes ?? null, deep_sleep_minutes: values.deep_sleep_minutes ?? null,
       rem_sleep_minutes: values.rem_sleep_minutes ?? null, light_sleep_minutes: values.light_sleep_minutes ?? null,
       awake_minutes: values.awake_minutes ?? null,

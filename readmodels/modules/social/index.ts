@@ -1,4 +1,4 @@
-import type { LogType } from "../../../catalog/log-types.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
 import type { SourceRef } from "../../lib/lists.js";
 import type { Obj } from "../../lib/payload.js";
 import { evolvePatchDoc } from "../../lib/patch-doc.js";
@@ -17,11 +17,11 @@ export interface SocialDoc {
 
 const FIELDS = [
   "living_situation", "support_system", "transportation_access", "employment_status", "housing_stability",
-] as const;
+] as const satisfies readonly (keyof LogPayloads["social_determinants"])[];
 
-export const handles: readonly LogType[] = ["social_determinants"];
+export const handles = ["social_determinants"] as const;
 
-export const social: ReadModel<"social", SocialDoc> = {
+export const social: ReadModel<"social", SocialDoc, "social_determinants"> = {
   key: "social",
   kind: "stable",
   version: 2,

@@ -1,9 +1,9 @@
-import type { LogType } from "../../../catalog/log-types.js";
-import type { LogRecord } from "../../log-record.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
+import type { LogOf } from "../../log-record.js";
 import { findByIdentity, type Identity } from "../../lib/identity.js";
 import { applyLifecycle } from "../../lib/lifecycle.js";
 import { addSource, HISTORY, insertSorted, last, replaceAt, SOURCES } from "../../lib/lists.js";
-import { normName, num, objs, str, type Obj } from "../../lib/payload.js";
+import { finite, items, normName, text, type Obj } from "../../lib/payload.js";
 import { withDoc, type ModuleState, type ReadModel } from "../../module.js";
 import { itemExtensions, mergeExtensions } from "../../lib/extensions.js";
 import type { HealthMetric, MetricReading, PendingDetail, Symptom, SymptomReport, SymptomsDoc } from "./types.js";
@@ -14,10 +14,11 @@ const DETAILS = 20;
 const FREE_TEXT = 20;
 /** Scales the catalog fills in when the instrument is a standard one. */
 const SCALES: Record<string, [number, number]> = { esas_r: [0, 10], pro_ctcae: [0, 4], ctcae: [0, 5], custom: [0, 10] };
+/** The PRO-CTCAE axes and adverse-event annotations of a reported symptom, kept as sent. */
 const ATTRIBUTES = [
   "frequency", "interference", "relatedness_to_treatment", "onset_date", "resolution_date", "resolution_status",
   "action_taken", "seriousness", "suspected_agent", "requires_hospitalization",
-];
+] as const satisfies readonly (keyof LogPayloads["symptom_report"]["symptoms"][number])[];
 
 const REPORT_FIELDS = ["name", "snomed_code", "meddra_code", "type", "scale_min", "scale_max"] as const;
 const ATTRIBUTE_TREE = ["attributes"] as const;
@@ -35,11 +36,12 @@ function settle(e: Symptom): Symptom {
 }
 
 /** Moves pending details that match `e` into it (a detail sent before its symptom's first report). */
-function adopt(doc: SymptomsDoc, list: Symptom[], at: number): SymptomsDoc {
-  const e = list[at];
+function adopt(doc: SymptomsDoc, symptoms: Symptom[], at: number): SymptomsDoc {
+  const e = symptoms[at];
+  if (e === undefined) return { ...doc, symptoms };
   const matches = (d: PendingDetail) => findByIdentity([e], { codes: [d.snomed_code, d.meddra_code], name: d.symptom_type }, identityOf) === 0;
   const mine = doc.pending_details.filter(matches);
-  if (mine.length === 0) return { ...doc, symptoms: list };
+  if (mine.length === 0) return { ...doc, symptoms };
   let adopted = e;
   for (const d of mine) {
     adopted = {
@@ -48,19 +50,19 @@ function adopt(doc: SymptomsDoc, list: Symptom[], at: number): SymptomsDoc {
       sources: insertSorted(adopted.sources, { source: d.source, log_id: d.log_id, timestamp: d.timestamp }, SOURCES),
     };
   }
-  return { ...doc, symptoms: replaceAt(list, at, adopted), pending_details: doc.pending_details.filter((d) => !matches(d)) };
+  return { ...doc, symptoms: replaceAt(symptoms, at, adopted), pending_details: doc.pending_details.filter((d) => !matches(d)) };
 }
 
-function applyReport(s: ModuleState<SymptomsDoc>, log: LogRecord): ModuleState<SymptomsDoc> {
-  const instrument = str(log.payload, "instrument") ?? "custom";
+function applyReport(s: ModuleState<SymptomsDoc>, log: LogOf<"symptom_report">): ModuleState<SymptomsDoc> {
+  const instrument = text(log.payload.instrument) ?? "custom";
   let doc = s.doc;
   let clocks = s.clocks;
-  for (const item of objs(log.payload, "symptoms")) {
-    const name = str(item, "name");
-    const score = num(item, "score");
+  for (const item of items(log.payload.symptoms)) {
+    const name = text(item.name);
+    const score = finite(item.score);
     if (name === undefined || score === undefined) continue;
-    const snomed_code = str(item, "snomed_code") ?? null;
-    const meddra_code = str(item, "meddra_code") ?? null;
+    const snomed_code = text(item.snomed_code) ?? null;
+    const meddra_code = text(item.meddra_code) ?? null;
     const [min, max] = SCALES[instrument] ?? [null, null];
     const attributes: Obj = {};
     for (const k of ATTRIBUTES) if (item[k] !== undefined) attributes[k] = item[k];
@@ -68,7 +70,7 @@ function applyReport(s: ModuleState<SymptomsDoc>, log: LogRecord): ModuleState<S
     // A code the report leaves out stays as the entry learned it (undefined is "not given"):
     // nulled, the next report naming only that code would no longer find the entry.
     const patch = {
-      name, snomed_code: snomed_code ?? undefined, meddra_code: meddra_code ?? undefined, type: str(item, "type"), scale_min: num(item, "scale_min") ?? min, scale_max: num(item, "scale_max") ?? max,
+      name, snomed_code: snomed_code ?? undefined, meddra_code: meddra_code ?? undefined, type: text(item.type), scale_min: finite(item.scale_min) ?? min, scale_max: finite(item.scale_max) ?? max,
       attributes, extensions: itemExtensions(log.payload, item),
     };
     const before = doc.symptoms.length;
@@ -84,57 +86,57 @@ function applyReport(s: ModuleState<SymptomsDoc>, log: LogRecord): ModuleState<S
   return withDoc(s, doc, clocks);
 }
 
-function applyDetail(s: ModuleState<SymptomsDoc>, log: LogRecord): ModuleState<SymptomsDoc> {
+function applyDetail(s: ModuleState<SymptomsDoc>, log: LogOf<"symptom_detail">): ModuleState<SymptomsDoc> {
   const p = log.payload;
-  const symptom_type = str(p, "symptom_type");
-  const detail_type = str(p, "detail_type");
-  const response = str(p, "response");
+  const symptom_type = text(p.symptom_type);
+  const detail_type = text(p.detail_type);
+  const response = text(p.response);
   if (symptom_type === undefined || detail_type === undefined || response === undefined) return s;
-  const detail = { timestamp: log.timestamp, log_id: log.id, detail_type, question: str(p, "question") ?? null, response };
-  const codes = { snomed_code: str(p, "snomed_code") ?? null, meddra_code: str(p, "meddra_code") ?? null };
+  const detail = { timestamp: log.timestamp, log_id: log.id, detail_type, question: text(p.question) ?? null, response };
+  const codes = { snomed_code: text(p.snomed_code) ?? null, meddra_code: text(p.meddra_code) ?? null };
   const at = findByIdentity(s.doc.symptoms, { codes: [codes.snomed_code, codes.meddra_code], name: symptom_type }, identityOf);
-  if (at < 0) {
+  const e = at >= 0 ? s.doc.symptoms[at] : undefined;
+  if (e === undefined) {
     const pending: PendingDetail = { ...detail, symptom_type, ...codes, source: p.source ?? null };
     return withDoc(s, { ...s.doc, pending_details: insertSorted(s.doc.pending_details, pending, HISTORY) });
   }
-  const e = s.doc.symptoms[at];
   const next = { ...e, details: insertSorted(e.details, detail, DETAILS), sources: addSource(e.sources, log) };
   return withDoc(s, { ...s.doc, symptoms: replaceAt(s.doc.symptoms, at, next) });
 }
 
-function applyFreeText(s: ModuleState<SymptomsDoc>, log: LogRecord): ModuleState<SymptomsDoc> {
-  const text = str(log.payload, "text");
-  if (text === undefined) return s;
-  const associated_symptoms = objs(log.payload, "associated_symptoms").flatMap((a) => {
-    const name = str(a, "name");
-    return name === undefined ? [] : [{ name, snomed_code: str(a, "snomed_code") ?? null, meddra_code: str(a, "meddra_code") ?? null }];
+function applyFreeText(s: ModuleState<SymptomsDoc>, log: LogOf<"symptom_free_text">): ModuleState<SymptomsDoc> {
+  const said = text(log.payload.text);
+  if (said === undefined) return s;
+  const associated_symptoms = items(log.payload.associated_symptoms).flatMap((a) => {
+    const name = text(a.name);
+    return name === undefined ? [] : [{ name, snomed_code: text(a.snomed_code) ?? null, meddra_code: text(a.meddra_code) ?? null }];
   });
-  const report = { timestamp: log.timestamp, log_id: log.id, text, associated_symptoms, source: log.payload.source ?? null };
+  const report = { timestamp: log.timestamp, log_id: log.id, text: said, associated_symptoms, source: log.payload.source ?? null };
   return withDoc(s, { ...s.doc, free_text: insertSorted(s.doc.free_text, report, FREE_TEXT) });
 }
 
-function applyMetric(s: ModuleState<SymptomsDoc>, log: LogRecord): ModuleState<SymptomsDoc> {
-  const metric_type = str(log.payload, "metric_type");
-  const score = num(log.payload, "score");
+function applyMetric(s: ModuleState<SymptomsDoc>, log: LogOf<"health_metric">): ModuleState<SymptomsDoc> {
+  const p = log.payload;
+  const metric_type = text(p.metric_type);
+  const score = finite(p.score);
   if (metric_type === undefined || score === undefined) return s;
   const reading: MetricReading = {
-    timestamp: log.timestamp, log_id: log.id, score,
-    scale_min: num(log.payload, "scale_min") ?? null, scale_max: num(log.payload, "scale_max") ?? null,
+    timestamp: log.timestamp, log_id: log.id, score, scale_min: finite(p.scale_min) ?? null, scale_max: finite(p.scale_max) ?? null,
   };
   const at = s.doc.health_metrics.findIndex((m) => normName(m.metric_type) === normName(metric_type));
   const prev = at >= 0 ? s.doc.health_metrics[at] : undefined;
   const history = insertSorted(prev?.history ?? [], reading, HISTORY);
   const latest = last(history) as MetricReading;
-  const ext = mergeExtensions(prev?.extensions ?? {}, s.clocks, ["health_metrics", normName(metric_type)], itemExtensions(log.payload, log.payload), log.timestamp);
+  const ext = mergeExtensions(prev?.extensions ?? {}, s.clocks, ["health_metrics", normName(metric_type)], itemExtensions(p, p), log.timestamp);
   const metric: HealthMetric = {
     metric_type: prev?.metric_type ?? metric_type, latest, history, extensions: ext.extensions, sources: addSource(prev?.sources, log),
   };
   return withDoc(s, { ...s.doc, health_metrics: replaceAt(s.doc.health_metrics, at, metric) }, ext.clocks);
 }
 
-export const handles: readonly LogType[] = ["symptom_report", "symptom_detail", "symptom_free_text", "health_metric"];
+export const handles = ["symptom_report", "symptom_detail", "symptom_free_text", "health_metric"] as const;
 
-export const symptoms: ReadModel<"symptoms", SymptomsDoc> = {
+export const symptoms: ReadModel<"symptoms", SymptomsDoc, (typeof handles)[number]> = {
   key: "symptoms",
   kind: "event",
   version: 5,
@@ -149,8 +151,13 @@ export const symptoms: ReadModel<"symptoms", SymptomsDoc> = {
         return applyFreeText(s, log);
       case "health_metric":
         return applyMetric(s, log);
-      default:
+      case "symptom_report":
         return applyReport(s, log);
+      default: {
+        const unhandled: never = log;
+        void unhandled;
+        return s;
+      }
     }
   },
 };

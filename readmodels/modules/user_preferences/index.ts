@@ -1,4 +1,4 @@
-import type { LogType } from "../../../catalog/log-types.js";
+import type { LogPayloads } from "../../../catalog/payloads.js";
 import type { SourceRef } from "../../lib/lists.js";
 import type { Obj } from "../../lib/payload.js";
 import { evolvePatchDoc } from "../../lib/patch-doc.js";
@@ -22,16 +22,18 @@ export interface UserPreferencesDoc {
 const FIELDS = [
   "reading_level", "tone", "comfort_with_technology", "energy_level", "dietary_preferences",
   "symptoms_need_help_managing", "things_to_track",
-] as const;
+] as const satisfies readonly (keyof LogPayloads["preferences"])[];
+/** Merged at leaf level: a log naming one channel leaves the others as they were. */
+const TREE_FIELDS = ["notification_preferences"] as const satisfies readonly (keyof LogPayloads["preferences"])[];
 
-export const handles: readonly LogType[] = ["preferences"];
+export const handles = ["preferences"] as const;
 
-export const userPreferences: ReadModel<"user_preferences", UserPreferencesDoc> = {
+export const userPreferences: ReadModel<"user_preferences", UserPreferencesDoc, "preferences"> = {
   key: "user_preferences",
   kind: "stable",
   version: 2,
   handles,
   reads: [],
   initial: () => ({ notification_preferences: {}, extensions: {}, sources: [] }),
-  evolve: (s, log) => evolvePatchDoc(s, log, FIELDS, ["notification_preferences"]),
+  evolve: (s, log) => evolvePatchDoc(s, log, FIELDS, TREE_FIELDS),
 };

@@ -12,7 +12,7 @@ describe("lab_results", () => {
     const r = payload(s, "lab_results").results;
     expect(r).toHaveLength(2);
     expect(r[0]).toMatchObject({ loinc_code: "718-7", test_name: "Hemoglobin", unit: "g/dL", latest: { value_numeric: 9.1, value_string: null, abnormal_flag: "L", timestamp: at(2) } });
-    expect(r[0].history.map((h) => h.value_numeric)).toEqual([13.2, 9.1]);
+    expect(r[0]?.history.map((h) => h.value_numeric)).toEqual([13.2, 9.1]);
     expect(r[1]).toMatchObject({ loinc_code: null, test_name: "ferritin", latest: { value_numeric: 20 } });
   });
 
@@ -44,8 +44,8 @@ describe("lab_results", () => {
       labs(at(4), [{ loinc_code: "718-7", value_numeric: 8, unit: "g/L", abnormal_flag: "L" }], { collection_datetime: at(1) }),
     ]);
     const [hb] = payload(s, "lab_results").results;
-    expect(hb.latest).toMatchObject({ value_numeric: 12, timestamp: at(2) });
-    expect(hb.unit).toBe("g/dL");
+    expect(hb?.latest).toMatchObject({ value_numeric: 12, timestamp: at(2) });
+    expect(hb?.unit).toBe("g/dL");
     expect(payload(s, "lab_results").abnormal).toEqual([]);
   });
 
@@ -88,7 +88,7 @@ describe("lab_results", () => {
       const [hb] = d.results;
       expect(hb).toMatchObject({ reference_range_low: 12, reference_range_high: 16, latest: { value_numeric: 9, abnormal_flag: "L", flag_source: "test_range" } });
       // A flag the lab sent is never replaced by a derived one.
-      expect(hb.history.map((h) => [h.value_numeric, h.abnormal_flag, h.flag_source])).toEqual([[13, "N", "own_range"], [17, "N", "reported"], [9, "L", "test_range"]]);
+      expect(hb?.history.map((h) => [h.value_numeric, h.abnormal_flag, h.flag_source])).toEqual([[13, "N", "own_range"], [17, "N", "reported"], [9, "L", "test_range"]]);
       expect(d.abnormal).toEqual([expect.objectContaining({ test_name: "Hemoglobin", abnormal_flag: "L", critical: false, value_numeric: 9 })]);
     }
   });
@@ -100,9 +100,9 @@ describe("lab_results", () => {
     const [hb] = payload(given([before, ranged, olderRange]), "lab_results").results;
     expect(hb).toMatchObject({ reference_range_low: 12, reference_range_high: 16 });
     // 10 keeps the flag of the range it came with; 11 had none and follows the test's.
-    expect(hb.history.map((h) => [h.value_numeric, h.abnormal_flag])).toEqual([[10, "N"], [11, "L"], [13, "N"]]);
+    expect(hb?.history.map((h) => [h.value_numeric, h.abnormal_flag])).toEqual([[10, "N"], [11, "L"], [13, "N"]]);
     const [alone] = payload(given([before]), "lab_results").results;
-    expect(alone.latest).toMatchObject({ abnormal_flag: null, flag_source: "test_range" });
+    expect(alone?.latest).toMatchObject({ abnormal_flag: null, flag_source: "test_range" });
   });
 });
 
@@ -120,14 +120,14 @@ describe("questionnaires", () => {
     const s = given([phq(at(1), 14), phq(at(8), 8, { change_classification: "improved", minimally_important_difference: 5 }), log("questionnaire_response", at(9), { instrument: { instrument_id: "gad-7", instrument_type: "validated" }, scores: { total_score: 5 } })]);
     const [p, g] = payload(s, "questionnaires").instruments;
     expect(p).toMatchObject({ instrument_id: "PHQ-9", administrations: 2, latest: { total_score: 8, severity_category: "mild" } });
-    expect(p.change).toEqual({ prior_score: 14, prior_date: at(1), change: -6, basis: "history", direction: "decreased", exceeds_mid: true, classification: "improved" });
-    expect(p.history.map((h) => h.total_score)).toEqual([14, 8]);
-    expect(g.change).toBeNull();
+    expect(p?.change).toEqual({ prior_score: 14, prior_date: at(1), change: -6, basis: "history", direction: "decreased", exceeds_mid: true, classification: "improved" });
+    expect(p?.history.map((h) => h.total_score)).toEqual([14, 8]);
+    expect(g?.change).toBeNull();
   });
 
   it("computes the change between the two latest administrations by event time", () => {
     const s = given([phq(at(8), 8), phq(at(1), 14), phq(at(4), 10)]);
-    expect(payload(s, "questionnaires").instruments[0].change).toMatchObject({ prior_score: 10, change: -2 });
+    expect(payload(s, "questionnaires").instruments[0]?.change).toMatchObject({ prior_score: 10, change: -2 });
   });
 
   it("keeps standalone item responses in a bounded recent list", () => {
@@ -156,7 +156,7 @@ describe("clinical_context", () => {
     expect(d.imaging[0]).toMatchObject({ modality: "CT", study_date: "2025-03-02" });
     expect(d.genomic_variants).toEqual([expect.objectContaining({ gene: "brca1", classification: "pathogenic" })]);
     expect(d.measurements).toHaveLength(1);
-    expect(d.measurements[0].latest.value_numeric).toBe(45);
+    expect(d.measurements[0]?.latest.value_numeric).toBe(45);
     expect(d.treatment_responses[0]).toMatchObject({ response_category: "PR", details: { target_lesions_sum_mm: 42 } });
     expect(d.functional_status[0]).toMatchObject({ instrument: "ecog", latest: { class: 2, reported_by: "clinician" } });
   });
@@ -175,5 +175,14 @@ describe("clinical_context", () => {
     const d = payload(s, "clinical_context");
     expect(d.goals).toEqual([expect.objectContaining({ key: "g1", status: "achieved", timestamp: at(2) })]);
     expect([d.encounters.length, d.plan_items.length, d.care_actions.length, d.reports.length]).toEqual([1, 1, 1, 1]);
+  });
+
+  it("withdraws a goal whose lifecycle_status says it was entered in error", () => {
+    const s = given([
+      log("care_goal", at(1), { goal_id: "g1", description: "Walk daily", lifecycle_status: "active" }),
+      log("care_goal", at(1), { goal_id: "g2", description: "Sleep 8 h", lifecycle_status: "active" }),
+      log("care_goal", at(2), { goal_id: "g1", lifecycle_status: "entered_in_error" }),
+    ]);
+    expect(payload(s, "clinical_context").goals.map((g) => g.key)).toEqual(["g2"]);
   });
 });

@@ -22,7 +22,7 @@ describe("physical_activity", () => {
     const logs = Array.from({ length: 100 }, (_, i) => log("activity_data", new Date(Date.UTC(2025, 0, 1 + i, 12)).toISOString(), { steps: i }));
     const days = payload(given(logs), "physical_activity").days;
     expect(days).toHaveLength(90);
-    expect(days[0].date).toBe("2025-01-11");
+    expect(days[0]?.date).toBe("2025-01-11");
   });
 });
 
@@ -104,7 +104,7 @@ describe("re-sent device summaries", () => {
       expect(d.recent.map((r) => r.steps)).toEqual([9000]);
     }
     // Applied out of order (no replay), the older log still loses.
-    expect(payload(applyInArrivalOrder([resent, first]), "physical_activity").days[0].steps).toBe(9000);
+    expect(payload(applyInArrivalOrder([resent, first]), "physical_activity").days[0]?.steps).toBe(9000);
   });
 
   it("treats a growing summary (same start, later end) and a same-day summary without a period as the same measurement", () => {
@@ -154,7 +154,7 @@ describe("re-sent device summaries", () => {
       log("sleep_data", "2025-03-02T07:10:00Z", { total_sleep_minutes: 400, period: night }),
       log("sleep_data", "2025-03-02T08:00:00Z", { total_sleep_minutes: 405, period: night }),
     ]), "sleep");
-    expect([again.days[0].sessions, again.days[0].total_sleep_minutes, again.latest?.total_sleep_minutes]).toEqual([1, 405, 405]);
+    expect([again.days[0]?.sessions, again.days[0]?.total_sleep_minutes, again.latest?.total_sleep_minutes]).toEqual([1, 405, 405]);
   });
 });
 
@@ -162,7 +162,7 @@ describe("distance units", () => {
   const walk = (unit: unknown, value = 5) => log("activity_data", "2025-03-01T12:00:00Z", { distance_travelled: { value, unit } });
 
   it("converts the common spellings of length units to metres, case-insensitively", () => {
-    const m = (unit: string, value = 5) => payload(given([walk(unit, value)]), "physical_activity").days[0].distance_m;
+    const m = (unit: string, value = 5) => payload(given([walk(unit, value)]), "physical_activity").days[0]!.distance_m;
     expect(["m", "Meter", "meters", "metre", "METRES"].map((u) => m(u))).toEqual([5, 5, 5, 5, 5]);
     expect(["km", "kilometer", "Kilometers", "kilometre", "kilometres"].map((u) => m(u))).toEqual([5000, 5000, 5000, 5000, 5000]);
     expect(["mi", "mile", "Miles"].map((u) => m(u, 1))).toEqual([1609.34, 1609.34, 1609.34]);
@@ -171,11 +171,11 @@ describe("distance units", () => {
 
   it("does not read a unit it cannot convert as metres, keeping the value and unit as sent", () => {
     const d = payload(given([walk("steps", 5), walk("furlong", 2), log("activity_data", "2025-03-01T13:00:00Z", { distance_travelled: { value: 1, unit: "km" } })]), "physical_activity");
-    expect(d.days[0].distance_m).toBe(1000);
+    expect(d.days[0]?.distance_m).toBe(1000);
     expect(d.recent.map((r) => [r.distance_m, r.distance_travelled])).toEqual([
       [null, { value: 5, unit: "steps" }], [null, { value: 2, unit: "furlong" }], [1000, { value: 1, unit: "km" }],
     ]);
-    expect(payload(given([walk("steps")]), "physical_activity").days[0].distance_m).toBeNull();
+    expect(payload(given([walk("steps")]), "physical_activity").days[0]?.distance_m).toBeNull();
   });
 });
 

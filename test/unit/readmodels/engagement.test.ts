@@ -56,6 +56,6 @@ describe("conversations", () => {
     })]);
     const [c] = payload(s, "conversations").conversations;
     expect(c).toMatchObject({ status: "ended", turn_count: 2 });
-    expect(payload(s, "conversations").memories[0].content).toContain('Patient said: "My knee hurts."');
+    expect(payload(s, "conversations").memories[0]?.content).toContain('Patient said: "My knee hurts."');
   });
 });

@@ -90,7 +90,7 @@ describe("patch-style logs that change nothing", () => {
       log("emergency_contact", at(3), { name: "Jane", phone: "1" }),
       log("emergency_contact", at(2), { name: "Jane", phone: "2" }),
     ];
-    for (const s of [given(logs), applyInArrivalOrder(logs)]) expect(payload(s, "emergency_contact").contacts[0].phone).toBe("1");
+    for (const s of [given(logs), applyInArrivalOrder(logs)]) expect(payload(s, "emergency_contact").contacts[0]?.phone).toBe("1");
   });
 });
 
@@ -131,7 +131,7 @@ describe("multi-entry profile modules", () => {
       log("care_team", at(2), { members: [{ action: "update", role: "Oncologist", name: "dr. a", npi: "123" }, { action: "remove", role: "nurse", name: "Sam" }] }),
     ]);
     expect(payload(s, "care_team").members).toEqual([expect.objectContaining({ role: "Oncologist", name: "dr. a", npi: "123" })]);
-    expect(payload(s, "care_team").members[0].sources).toHaveLength(2);
+    expect(payload(s, "care_team").members[0]?.sources).toHaveLength(2);
   });
 });
 
@@ -147,7 +147,7 @@ describe("condition_diagnosis", () => {
     const d = payload(s, "condition_diagnosis");
     expect(d.conditions).toHaveLength(2);
     expect(d.conditions[0]).toMatchObject({ disease_type: "Breast cancer", status: "remission", stage: "II", is_primary: true, first_reported_at: at(1), last_reported_at: at(5) });
-    expect(d.conditions[0].history.map((h) => h.status)).toEqual(["active", "remission"]);
+    expect(d.conditions[0]?.history.map((h) => h.status)).toEqual(["active", "remission"]);
     expect(d.treatment_phase).toMatchObject({ current: "surveillance", effective_date: "2025-03-06", updated_at: at(6) });
     expect(d.treatment_phase.history.map((h) => h.new_phase)).toEqual(["active_treatment", "surveillance"]);
   });
@@ -158,8 +158,8 @@ describe("condition_diagnosis", () => {
       log("condition", at(2), { disease_type: "asthma", stage: "mild" }),
     ]);
     const [asthma, gout] = payload(s, "condition_diagnosis").conditions;
-    expect(asthma.history.map((h) => [h.status, h.stage])).toEqual([["active", null], [null, "mild"]]);
-    expect(gout.history.map((h) => h.status)).toEqual(["remission"]);
+    expect(asthma?.history.map((h) => [h.status, h.stage])).toEqual([["active", null], [null, "mild"]]);
+    expect(gout?.history.map((h) => h.status)).toEqual(["remission"]);
   });
 
   it("keeps a single primary condition", () => {
@@ -181,7 +181,7 @@ describe("allergies", () => {
     const list = payload(s, "allergies").allergies;
     expect(list).toHaveLength(1);
     expect(list[0]).toMatchObject({ allergen: "penicillin", status: "resolved", criticality: "high", first_reported_at: at(1), last_reported_at: at(2) });
-    expect(list[0].history.map((h) => h.status)).toEqual(["active", "resolved"]);
+    expect(list[0]?.history.map((h) => h.status)).toEqual(["active", "resolved"]);
   });
 
   it("records the first report's effective status in history, and later reports' status only as restated", () => {
@@ -191,8 +191,8 @@ describe("allergies", () => {
       log("allergy_intolerance", at(3), { allergies: [{ allergen: "sulfa", clinical_status: "inactive" }] }),
     ]);
     const [latex, sulfa] = payload(s, "allergies").allergies;
-    expect(latex.history.map((h) => [h.status, h.criticality])).toEqual([["active", null], [null, "low"]]);
-    expect(sulfa.history.map((h) => h.status)).toEqual(["inactive"]);
+    expect(latex?.history.map((h) => [h.status, h.criticality])).toEqual([["active", null], [null, "low"]]);
+    expect(sulfa?.history.map((h) => h.status)).toEqual(["inactive"]);
   });
 
   it("records as first the earliest report by event time, whatever the arrival order", () => {
@@ -200,7 +200,7 @@ describe("allergies", () => {
       log("allergy_intolerance", at(2), { allergies: [{ allergen: "latex", clinical_status: "resolved" }] }),
       log("allergy_intolerance", at(1), { allergies: [{ allergen: "latex" }] }),
     ];
-    expect(payload(given(logs), "allergies").allergies[0].history.map((h) => h.status)).toEqual(["active", "resolved"]);
+    expect(payload(given(logs), "allergies").allergies[0]?.history.map((h) => h.status)).toEqual(["active", "resolved"]);
   });
 });
 
@@ -251,6 +251,6 @@ describe("procedures, immunizations, devices, family_history", () => {
       ["mother|", true, ["breast cancer"]],
       ["sister|ann", null, ["asthma"]],
     ]);
-    expect(list[0].conditions?.[0]).toEqual({ condition: "breast cancer", snomed_code: null, icd10_code: null, onset_age_years: 52, contributed_to_death: true });
+    expect(list[0]?.conditions?.[0]).toEqual({ condition: "breast cancer", snomed_code: null, icd10_code: null, onset_age_years: 52, contributed_to_death: true });
   });
 });

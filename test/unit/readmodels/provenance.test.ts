@@ -13,8 +13,8 @@ describe("extensions and sources of clinical state", () => {
     for (const s of [given([older, first, second]), applyInArrivalOrder([first, second, older])]) {
       const [alt] = payload(s, "lab_results").results;
       // The result's k (6) wins over its payload's (7); the older log's leaves lose to newer ones.
-      expect(alt.extensions).toEqual({ k: 6, panel: { id: "p2" }, only: true });
-      expect(alt.sources.map((x) => [x.source, x.log_id])).toEqual([[null, older.id], ["lab", first.id], [{ type: "ehr" }, second.id]]);
+      expect(alt?.extensions).toEqual({ k: 6, panel: { id: "p2" }, only: true });
+      expect(alt?.sources.map((x) => [x.source, x.log_id])).toEqual([[null, older.id], ["lab", first.id], [{ type: "ehr" }, second.id]]);
     }
   });
 
@@ -32,8 +32,8 @@ describe("extensions and sources of clinical state", () => {
       log("health_metric", at(2), { metric_type: "Energy", score: 6, scale_min: 0, scale_max: 10, extensions: { b: 2 } }),
     ]);
     const [energy] = payload(s, "symptoms").health_metrics;
-    expect(energy.extensions).toEqual({ a: 1, b: 2 });
-    expect(energy.sources.map((x) => x.source)).toEqual(["app", null]);
+    expect(energy?.extensions).toEqual({ a: 1, b: 2 });
+    expect(energy?.sources.map((x) => x.source)).toEqual(["app", null]);
   });
 
   it("merges a symptom report's payload extensions into each symptom, under the symptom's own", () => {
@@ -69,11 +69,11 @@ describe("extensions and sources of clinical state", () => {
     for (const s of [given(logs), applyInArrivalOrder(logs)]) {
       const d = payload(s, "clinical_context");
       expect(d.genomic_variants).toEqual([expect.objectContaining({ classification: "pathogenic", extensions: { a: 1, b: 2 } })]);
-      expect(d.genomic_variants[0].sources.map((x) => x.source)).toEqual(["lab-a", "lab-b"]);
+      expect(d.genomic_variants[0]?.sources.map((x) => x.source)).toEqual(["lab-a", "lab-b"]);
       expect(d.measurements[0]).toMatchObject({ latest: { value_numeric: 50 }, extensions: { x: 2, y: 1 } });
-      expect(d.measurements[0].sources.map((x) => x.source)).toEqual(["echo", null]);
+      expect(d.measurements[0]?.sources.map((x) => x.source)).toEqual(["echo", null]);
       expect(d.functional_status[0]).toMatchObject({ latest: { class: 2 }, extensions: { z: 2, w: 1 } });
-      expect(d.functional_status[0].sources.map((x) => x.source)).toEqual(["clinician", null]);
+      expect(d.functional_status[0]?.sources.map((x) => x.source)).toEqual(["clinician", null]);
     }
   });
 
@@ -90,14 +90,14 @@ describe("extensions and sources of clinical state", () => {
       log("family_history", at(1), { extensions: site, relatives: [{ relationship: "mother" }] }),
     ]);
     const own = { site: "clinic-7", k: 2 };
-    expect(payload(s, "medications").medications[0].extensions).toEqual({ site: "clinic-7", k: 2, own: 1 });
-    expect(payload(s, "care_team").members[0].extensions).toEqual(site);
-    expect(payload(s, "allergies").allergies[0].extensions).toEqual(own);
+    expect(payload(s, "medications").medications[0]?.extensions).toEqual({ site: "clinic-7", k: 2, own: 1 });
+    expect(payload(s, "care_team").members[0]?.extensions).toEqual(site);
+    expect(payload(s, "allergies").allergies[0]?.extensions).toEqual(own);
     expect(payload(s, "condition_diagnosis").conditions.map((c) => c.extensions)).toEqual([site, own]);
-    expect(payload(s, "emotional_state").moods[0].extensions).toEqual(site);
-    expect(payload(s, "immunizations").immunizations[0].extensions).toEqual(own);
-    expect(payload(s, "devices").devices[0].extensions).toEqual(site);
-    expect(payload(s, "family_history").relatives[0].extensions).toEqual(site);
+    expect(payload(s, "emotional_state").moods[0]?.extensions).toEqual(site);
+    expect(payload(s, "immunizations").immunizations[0]?.extensions).toEqual(own);
+    expect(payload(s, "devices").devices[0]?.extensions).toEqual(site);
+    expect(payload(s, "family_history").relatives[0]?.extensions).toEqual(site);
   });
 
   it("lets a listed item's payload extensions lose a leaf to a later log's, whatever the arrival order", () => {
@@ -108,8 +108,8 @@ describe("extensions and sources of clinical state", () => {
       log("mood_report", at(1), { extensions: { site: "clinic-7", ward: "B" }, moods: [{ mood: "Calm", intensity: 2 }] }),
     ];
     for (const s of [given(logs), applyInArrivalOrder(logs)]) {
-      expect(payload(s, "medications").medications[0].extensions).toEqual({ site: "clinic-8", ward: "B" });
-      expect(payload(s, "emotional_state").moods[0].extensions).toEqual({ site: "clinic-8", ward: "B" });
+      expect(payload(s, "medications").medications[0]?.extensions).toEqual({ site: "clinic-8", ward: "B" });
+      expect(payload(s, "emotional_state").moods[0]?.extensions).toEqual({ site: "clinic-8", ward: "B" });
     }
   });
 

@@ -10,7 +10,7 @@ const phq = (t: string, total: number | null, change?: Record<string, unknown>) 
     ...(change ? { change } : {}),
   });
 
-const changeOf = (logs: ReturnType<typeof phq>[]) => payload(given(logs), "questionnaires").instruments[0].change;
+const changeOf = (logs: ReturnType<typeof phq>[]) => payload(given(logs), "questionnaires").instruments[0]!.change;
 
 describe("questionnaire change sent by the client", () => {
   it("keeps the client's change when the service holds no earlier administration", () => {

@@ -12,7 +12,7 @@ describe("symptoms", () => {
       name: "Pain", status: "active", current_score: 2, instrument: "esas_r", first_reported_at: at(1), last_reported_at: at(3),
       scale_min: 0, scale_max: 10,
     });
-    expect(reopened.history.map((h) => h.score)).toEqual([6, 0, 2]);
+    expect(reopened?.history.map((h) => h.score)).toEqual([6, 0, 2]);
   });
 
   it("keeps the same symptom reported through different instruments as one entry by its code", () => {
@@ -27,7 +27,7 @@ describe("symptoms", () => {
       ["422587007", "pro_ctcae", 2, 2],
       ["10016256", "custom", 3, 2],
     ]);
-    expect(list[0].attributes).toEqual({ frequency: 3 });
+    expect(list[0]?.attributes).toEqual({ frequency: 3 });
   });
 
   it("keeps a code the entry learned when a later report leaves it out, so reports naming only that code still find it", () => {
@@ -39,7 +39,7 @@ describe("symptoms", () => {
     const [f, ...rest] = payload(fatigue, "symptoms").symptoms;
     expect(rest).toEqual([]);
     expect(f).toMatchObject({ snomed_code: "84229001", meddra_code: "10016256", current_score: 5, instrument: "esas_r" });
-    expect(f.history).toHaveLength(3);
+    expect(f?.history).toHaveLength(3);
 
     const nausea = given([
       report(at(1), "ctcae", [{ name: "Nausea", score: 1, meddra_code: "10028813" }]),
@@ -50,7 +50,7 @@ describe("symptoms", () => {
     const list = payload(nausea, "symptoms").symptoms;
     expect(list).toHaveLength(1);
     expect(list[0]).toMatchObject({ snomed_code: "422587007", meddra_code: "10028813", current_score: 2 });
-    expect(list[0].history).toHaveLength(4);
+    expect(list[0]?.history).toHaveLength(4);
   });
 
   it("finds a symptom by every name it was reported under, so a coded report that renamed it does not split it", () => {
@@ -65,8 +65,8 @@ describe("symptoms", () => {
       const list = payload(s, "symptoms").symptoms;
       expect(list).toHaveLength(1);
       expect(list[0]).toMatchObject({ name: "nausea", snomed_code: "422587007", status: "resolved", current_score: 0, aliases: ["nausea", "nausea/vomiting"] });
-      expect(list[0].history.map((h) => h.score)).toEqual([6, 3, 2, 0]);
-      expect(list[0].details.map((d) => d.response)).toEqual(["meals"]);
+      expect(list[0]?.history.map((h) => h.score)).toEqual([6, 3, 2, 0]);
+      expect(list[0]?.details.map((d) => d.response)).toEqual(["meals"]);
     }
   });
 
@@ -86,7 +86,7 @@ describe("symptoms", () => {
     const names = ["j", "i", "h", "g", "f", "e", "d", "c", "b", "a", "k"];
     const s = given(names.map((name, i) => report(at(1, i), "custom", [{ name, score: 1, snomed_code: "1" }])));
     const [x] = payload(s, "symptoms").symptoms;
-    expect(x.aliases).toEqual(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]);
+    expect(x?.aliases).toEqual(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]);
     // The current name still finds it.
     expect(payload(given([...names.map((name, i) => report(at(1, i), "custom", [{ name, score: 1, snomed_code: "1" }])), report(at(2), "esas_r", [{ name: "K", score: 0 }])]), "symptoms").symptoms).toHaveLength(1);
   });
@@ -104,8 +104,8 @@ describe("symptoms", () => {
     ]);
     const d = payload(s, "symptoms");
     expect(d.pending_details).toEqual([]);
-    expect(d.symptoms[0].details.map((x) => [x.detail_type, x.response])).toEqual([["location", "lower back"], ["duration", "3 days"]]);
-    expect(d.symptoms[0].sources.map((x) => x.source)).toEqual(["chat", null, null]);
+    expect(d.symptoms[0]?.details.map((x) => [x.detail_type, x.response])).toEqual([["location", "lower back"], ["duration", "3 days"]]);
+    expect(d.symptoms[0]?.sources.map((x) => x.source)).toEqual(["chat", null, null]);
   });
 
   it("keeps free-text reports and health metrics beside the tracked symptoms", () => {
@@ -117,7 +117,7 @@ describe("symptoms", () => {
     const d = payload(s, "symptoms");
     expect(d.free_text[0]).toMatchObject({ text: "Dizzy after lunch", associated_symptoms: [{ name: "dizziness", snomed_code: null, meddra_code: null }], source: "patient_app" });
     expect(d.health_metrics).toEqual([expect.objectContaining({ metric_type: "energy", latest: expect.objectContaining({ score: 6 }) })]);
-    expect(d.health_metrics[0].history).toHaveLength(2);
+    expect(d.health_metrics[0]?.history).toHaveLength(2);
   });
 });
 

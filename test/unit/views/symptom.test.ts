@@ -87,8 +87,8 @@ describe("symptom_snapshot", () => {
       log("symptom_report", new Date(Date.parse(at(17)) + i * 3_600_000).toISOString(), { instrument: "esas_r", symptoms: [{ name: "pain", score: i < 10 ? 2 : 5 }] }));
     const b = blockOf(renderView("symptom_snapshot", given(hourly)), "week_changes");
     expect(b.text).toBe("- **pain**: stable, earliest kept report 5/10 (esas_r) on 2025-03-17 → 5/10 (esas_r) on 2025-03-19 (at least 50 reports this week; older ones not kept)");
-    expect(b.data).toEqual([expect.objectContaining({ change: "stable", reports_this_week: 50, partial: true, from: expect.objectContaining({ log_id: hourly[10].id }) })]);
-    expect(b.refs).not.toContain(hourly[9].id);
+    expect(b.data).toEqual([expect.objectContaining({ change: "stable", reports_this_week: 50, partial: true, from: expect.objectContaining({ log_id: hourly[10]!.id }) })]);
+    expect(b.refs).not.toContain(hourly[9]!.id);
   });
 
   it("calls a week of exactly as many reports as are kept complete", () => {
