@@ -4,15 +4,10 @@
  * timestamp}`), so callers branch on the class (or a predicate) rather than on numbers.
  */
 
+import type { ErrorDetail } from "../catalog/validation-item.js";
+
 /** One item of an error body's `details`; validation items also carry field, location and input_value. */
-export interface ErrorDetail {
-  type: string;
-  message: string;
-  field?: string;
-  location?: (string | number)[];
-  input_value?: unknown;
-  [extra: string]: unknown;
-}
+export type { ErrorDetail };
 
 export interface PssErrorInit {
   status_code: number;
@@ -123,12 +118,13 @@ export function errorFromResponse(status: number, body: unknown, headers: Header
   const spec = isObject(body) ? body : {};
   const message = typeof spec.message === "string" ? spec.message : typeof body === "string" && body.trim() !== "" ? body.slice(0, 500) : `HTTP ${status}`;
   const details = Array.isArray(spec.details) ? (spec.details as ErrorDetail[]) : [];
+  const requestId = headers.get("x-request-id");
   const init: PssErrorInit = {
     status_code: typeof spec.status_code === "number" ? spec.status_code : status,
     error_type: typeof spec.error_type === "string" ? spec.error_type : status >= 500 ? "server_error" : "error",
     details,
     body,
-    ...(headers.get("x-request-id") ? { request_id: headers.get("x-request-id")! } : {}),
+    ...(requestId ? { request_id: requestId } : {}),
   };
   if (status === 429) {
     const fromBody = details.find((d) => d.type === "rate_limit" && typeof d.retry_after === "number")?.retry_after as number | undefined;

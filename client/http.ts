@@ -78,6 +78,8 @@ export const provedNotApplied = (err: unknown): boolean => err instanceof PssErr
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     const t = setTimeout(resolve, ms);
+    // Rejects with the abort's own reason, whatever the caller gave, as fetch does.
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
     signal?.addEventListener("abort", () => (clearTimeout(t), reject(signal.reason)), { once: true });
   });
 

@@ -3,7 +3,7 @@ import { stat } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { ConflictError, isRetryable, PssError, RateLimitError } from "./errors.js";
 import type { Transport } from "./http.js";
-import type { IngestionJob, JobChanges, JobInput, JobList, JobListOptions, JobStatus } from "./types.js";
+import type { IngestionJob, JobChanges, JobInput, JobList, JobListOptions, JobStatus, UploadUrl } from "./types.js";
 
 export interface UploadProgress {
   /** Bytes sent so far. */
@@ -48,7 +48,7 @@ export class IngestionApi {
     for (let attempt = 1; ; attempt++) {
       try {
         // A second one-time URL costs nothing: asking again is safe.
-        const { upload_url, s3_key } = await this.t.request<{ upload_url: string; s3_key: string; expires_in: number }>("POST", "/v1/ingestion/upload-url", {
+        const { upload_url, s3_key } = await this.t.request<UploadUrl>("POST", "/v1/ingestion/upload-url", {
           body: {},
           idempotent: true,
           ...(o.signal ? { signal: o.signal } : {}),

@@ -110,7 +110,7 @@ export class BufferedLogger {
         this.stats.accepted += a.accepted;
         this.stats.duplicates += a.duplicates;
         this.stats.failed += a.failed;
-        if (a.errors.length > 0) this.report({ logs: a.errors.map((x) => batch[x.index]!), reason: a.errors.map(({ index, code, message }) => ({ index, code, message })) });
+        if (a.errors.length > 0) this.report({ logs: a.errors.flatMap((x) => batch[x.index] ?? []), reason: a.errors.map(({ index, code, message }) => ({ index, code, message })) });
       } catch (err) {
         const e = err as PssError;
         // Retryable: keep the batch at the head and try again on the next flush, unless

@@ -1,17 +1,23 @@
 import type { LogType } from "../catalog/log-types.js";
 import type { Transport } from "./http.js";
 import type { LogRow } from "./types.js";
+import type { paths } from "./wire.js";
 
-export type FilterOp = "eq" | "neq" | "gt" | "gte" | "lt" | "lte" | "in" | "nin" | "like" | "ilike" | "is" | "exists" | "contains";
+type QueryRoute = paths["/v1/state/logs/query"]["post"];
+/** The body as the routes' schema states it; its nested filter groups are left open there, and typed here. */
+type SchemaBody = QueryRoute["requestBody"]["content"]["application/json"];
+type SchemaNode = NonNullable<SchemaBody["filter"]>[number];
+
+export type FilterOp = NonNullable<SchemaNode["op"]>;
 export type Scalar = string | number | boolean;
 export interface Condition {
   /** type, timestamp, trace, payload or a dotted payload path (payload.symptoms.0.score). */
   field: string;
   op: FilterOp;
-  value?: Scalar | null | (string | number)[];
+  value?: SchemaNode["value"];
 }
 export type FilterNode = Condition | { or: FilterNode[] } | { and: FilterNode[] };
-export type AggOp = "count" | "sum" | "avg" | "min" | "max";
+export type AggOp = NonNullable<SchemaBody["aggregations"]>[number]["op"];
 export type SelectItem = string | { path: string; alias?: string };
 /**
  * An array in the payload (`path`), its elements kept by `where` (fields are paths inside
@@ -27,30 +33,12 @@ export interface ArraySelectItem {
 }
 
 /** The log query body (contract "Log query"), as both query routes take it. */
-export interface QueryBody {
-  patient_ids?: string[];
+export type QueryBody = Omit<SchemaBody, "filter" | "select"> & {
   filter?: FilterNode[];
   select?: ({ path: string; alias?: string } | ArraySelectItem)[];
-  order?: { field: string; desc?: boolean }[];
-  limit?: number;
-  offset?: number;
-  group_by?: string[];
-  aggregations?: { op: AggOp; field?: string; alias: string }[];
-  count?: boolean;
-  include_total?: boolean;
-  single?: boolean;
-  maybe_single?: boolean;
-  typed?: boolean;
-}
+};
 
-export interface QueryAnswer {
-  count: number;
-  rows?: unknown[];
-  organization_id?: string;
-  patient_id?: string | null;
-  total_count?: number | null;
-  has_more?: boolean;
-}
+export type QueryAnswer = QueryRoute["responses"][200]["content"]["application/json"];
 
 /** A query row without select or group_by: the whole log, as GET /v1/state/{id}/logs answers it. */
 export type LogEntry = LogRow;
@@ -240,7 +228,8 @@ export class LogQuery<Row = LogEntry> implements PromiseLike<QueryResult<Row>> {
   /** Exactly one row; the service answers 422 (ValidationError) for none or more. */
   async single(): Promise<Row> {
     const { answer } = await this.with({ single: true }).execute();
-    return this.rows(answer)[0]!;
+    // Never undefined: the service refuses a single() that matches no row.
+    return this.rows(answer).at(0) as Row;
   }
 
   /** Zero or one row (null for none); more than one is a ValidationError. */

@@ -1,8 +1,8 @@
 import type { Transport } from "./http.js";
 import { NotFoundError } from "./errors.js";
 import type {
-  AccessToken, ApiKey, AuditEntry, CreatedApiKey, DeadLetter, ExternalIdentifier, IdentifierMatcher, IdentifiersAnswer, LogTypeInfo, Organization, Patient,
-  PatientBatchAnswer, PatientInput, PatientList, PatientToken, PatientUpdate, Project, ProjectInput, ProjectUpdate,
+  AccessToken, ApiKey, ApiKeyInput, ApiKeyList, AuditPage, CreatedApiKey, DeadLetterPage, ExternalIdentifier, Health, IdentifierMatcher, IdentifiersAnswer, LogTypeInfo,
+  LogTypeList, Organization, Patient, PatientBatchAnswer, PatientDeleted, PatientInput, PatientList, PatientToken, PatientUpdate, Project, ProjectInput, ProjectList, ProjectUpdate,
 } from "./types.js";
 
 const seg = encodeURIComponent;
@@ -60,7 +60,7 @@ export class PatientsApi {
     return this.t.request("DELETE", `/v1/patients/${seg(id)}/external-identifiers`, { body: { identifiers: matchers } });
   }
   /** Soft-deletes (the patient then answers 404); `permanent` also erases its logs and state. */
-  delete(id: string, o: { permanent?: boolean } = {}): Promise<{ id: string; status: "deleted"; permanent: boolean }> {
+  delete(id: string, o: { permanent?: boolean } = {}): Promise<PatientDeleted> {
     return this.t.request("DELETE", `/v1/patients/${seg(id)}`, {
       query: { permanent: o.permanent },
       // A retry answers 404 when the attempt whose answer was lost deleted the patient.
@@ -75,7 +75,7 @@ export class ProjectsApi {
 
   /** Every project, deprecated ones included, oldest first; `status` filters. */
   async list(o: { status?: "active" | "deprecated" } = {}): Promise<Project[]> {
-    return (await this.t.request<{ projects: Project[] }>("GET", "/v1/projects", { query: o })).projects;
+    return (await this.t.request<ProjectList>("GET", "/v1/projects", { query: o })).projects;
   }
   get(idOrSlug: string): Promise<Project> {
     return this.t.request("GET", `/v1/projects/${seg(idOrSlug)}`);
@@ -123,12 +123,12 @@ export class ApiKeysApi {
    * The secret is in `key` of this answer only. Without `project`, an org-wide key. Not
    * retried after a lost answer (a second key would be made, the first one's secret lost).
    */
-  create(input: { name: string; scopes: string[]; project?: string }): Promise<CreatedApiKey> {
+  create(input: ApiKeyInput): Promise<CreatedApiKey> {
     return this.t.request("POST", "/v1/api-keys", { body: input });
   }
   /** Every key, without secrets; revoked ones carry `revoked_at`. */
   async list(): Promise<ApiKey[]> {
-    return (await this.t.request<{ api_keys: ApiKey[] }>("GET", "/v1/api-keys")).api_keys;
+    return (await this.t.request<ApiKeyList>("GET", "/v1/api-keys")).api_keys;
   }
   /** Revokes at once, with every JWT and patient token minted from the key. */
   revoke(id: string): Promise<ApiKey> {
@@ -162,7 +162,7 @@ export class AdminApi {
 
   /** The log-type catalog with each payload's JSON Schema (any credential). */
   async logTypes(): Promise<LogTypeInfo[]> {
-    return (await this.t.request<{ log_types: LogTypeInfo[] }>("GET", "/v1/log-types")).log_types;
+    return (await this.t.request<LogTypeList>("GET", "/v1/log-types")).log_types;
   }
   /** One log type by canonical name or legacy alias; null when unknown. */
   async logType(name: string): Promise<LogTypeInfo | null> {
@@ -174,15 +174,15 @@ export class AdminApi {
     }
   }
   /** The organization's audit trail, oldest first (org-wide key, api:manage-projects). */
-  audit(o: { since?: string; until?: string; patientId?: string; projectId?: string; limit?: number; cursor?: string } = {}): Promise<{ count: number; entries: AuditEntry[]; next_cursor: string | null }> {
+  audit(o: { since?: string; until?: string; patientId?: string; projectId?: string; limit?: number; cursor?: string } = {}): Promise<AuditPage> {
     return this.t.request("GET", "/v1/audit", { query: { since: o.since, until: o.until, patient_id: o.patientId, project_id: o.projectId, limit: o.limit, cursor: o.cursor } });
   }
   /** Device-feed messages of the project that could not be accepted (sdk:event-log). */
-  deadLetters(o: { limit?: number; cursor?: string } = {}): Promise<{ count: number; dead_letters: DeadLetter[]; next_cursor: string | null }> {
+  deadLetters(o: { limit?: number; cursor?: string } = {}): Promise<DeadLetterPage> {
     return this.t.request("GET", "/v1/dead-letters", { query: o });
   }
   /** GET /healthz: each backend's status (no credential). A down backend is a ServerError (503) after retries. */
-  health(): Promise<Record<string, unknown>> {
+  health(): Promise<Health> {
     return this.t.request("GET", "/healthz", { auth: false });
   }
   /** Creates an organization with its default project and first org-wide key (bootstrap key only). */

@@ -1,6 +1,6 @@
 import type { Transport } from "./http.js";
 import type {
-  Block, BlockList, EventModuleList, EventPage, EventRow, Freshness, LogPage, LogRow, MemoryList, ModuleRead, RecentEntries, StableAnswer, View, ViewList,
+  Block, BlockList, EventModule, EventModuleList, EventPage, EventRow, Freshness, LogPage, LogRow, MemoryList, RecentEntries, StableAnswer, View, ViewList,
 } from "./types.js";
 
 const seg = encodeURIComponent;
@@ -98,7 +98,7 @@ export class StateApi {
     return this.get(patientId, "/event-modules");
   }
   /** One event-state module (symptoms, lab_results, vitals, ...); NotFoundError for an unknown module type. */
-  eventModule(patientId: string, moduleType: string): Promise<ModuleRead & { patient_id: string } & Freshness> {
+  eventModule(patientId: string, moduleType: string): Promise<EventModule & Freshness> {
     return this.get(patientId, `/event-modules/${seg(moduleType)}`);
   }
   /** Every view type with whether it has blocks and temporary items. */
