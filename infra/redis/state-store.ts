@@ -4,10 +4,19 @@ import type { PatientState, ModuleChange } from "../../readmodels/patient-state.
 import { MODELS, MODULE_VERSIONS } from "../../readmodels/registry.js";
 import { EVENT_MODULES, STABLE_MODULES, type ModuleKey } from "../../readmodels/module.js";
 
-/** Changes when any reducer's version changes: a snapshot under another fingerprint is rebuilt by replay. */
-export const MODEL_FINGERPRINT = Object.entries(MODULE_VERSIONS)
-  .map(([k, v]) => `${k}:${v}`)
-  .join(",");
+/**
+ * Version of how this file lays a patient out in Redis: the state hash's fields, the
+ * meta's keys, the audit's members, a cached view's record. Bump it with any change to
+ * them, and a state saved in another layout is rebuilt from the log like one made by
+ * other reducers: no reader has to understand a layout but the current one.
+ */
+export const STATE_LAYOUT_VERSION = 1;
+
+/**
+ * The layout's version and every reducer's: a snapshot under another fingerprint is
+ * rebuilt by replay, and a view cached under another is rendered again.
+ */
+export const MODEL_FINGERPRINT = [`layout:${STATE_LAYOUT_VERSION}`, ...Object.entries(MODULE_VERSIONS).map(([k, v]) => `${k}:${v}`)].join(",");
 
 /** A patient's compiled state as stored: the state and how far into the log stream it goes. */
 export interface StoredPatientState {
@@ -23,10 +32,9 @@ export interface StoredPatientState {
   events_total: number;
   /**
    * Stream sequence of the last message that changed each module: a cached view stays
-   * current until one of its inputs changes (see view-cache.ts). Absent in states saved
-   * by builds before it; they are treated as changed at every sequence.
+   * current until one of its inputs changes (see view-cache.ts).
    */
-  module_seq?: Partial<Record<ModuleKey, number>>;
+  module_seq: Partial<Record<ModuleKey, number>>;
 }
 
 /** One row of the event audit: what one log did to the state. */
@@ -61,7 +69,7 @@ export function patientKeys(prefix: string, patientId: string) {
 /** Highest stream sequence accepted per patient of a project: one sorted set, raised with ZADD GT. */
 const acceptedKey = (prefix: string, projectId: string) => `${prefix}:acc:{${projectId}}`;
 
-type Meta = Omit<StoredPatientState, "state"> & { patient_id: string; timezone: string; date_of_birth?: string | null; applied: number };
+type Meta = Omit<StoredPatientState, "state"> & { patient_id: string; timezone: string; date_of_birth: string | null; applied: number };
 
 const MODULE_FIELD = "m:";
 
@@ -115,17 +123,16 @@ export class PatientStateStore {
   }
 
   private static assemble(meta: Meta, modules: [string, string][]): StoredPatientState {
-    const { patient_id, timezone, applied } = meta;
-    // date_of_birth: absent from states stored before it was kept.
-    const state: PatientState = { patient_id, timezone, date_of_birth: meta.date_of_birth ?? null, stable: {}, event: {}, applied };
+    const { patient_id, timezone, date_of_birth, applied } = meta;
+    const state: PatientState = { patient_id, timezone, date_of_birth, stable: {}, event: {}, applied };
     for (const [field, raw] of modules) {
       const key = field.slice(MODULE_FIELD.length) as ModuleKey;
       const table = (MODELS[key]?.kind === "stable" ? state.stable : state.event) as Record<string, unknown>;
       if (MODELS[key]) table[key] = JSON.parse(raw);
     }
     // Keep the catalog order of modules, as the fold does, so equal states serialize alike.
-    state.stable = Object.fromEntries(STABLE_MODULES.filter((k) => k in state.stable).map((k) => [k, state.stable[k]])) as PatientState["stable"];
-    state.event = Object.fromEntries(EVENT_MODULES.filter((k) => k in state.event).map((k) => [k, state.event[k]])) as PatientState["event"];
+    state.stable = Object.fromEntries(STABLE_MODULES.filter((k) => k in state.stable).map((k) => [k, state.stable[k]]));
+    state.event = Object.fromEntries(EVENT_MODULES.filter((k) => k in state.event).map((k) => [k, state.event[k]]));
     // A literal (not `{ ...rest, state }`): every message copies this object with a spread,
     // and V8 gives a spread followed by new keys a hidden class of its own each time.
     return {
@@ -356,7 +363,7 @@ const AS_BYTES_FROM = 1024;
  * (bench/save-args.ts); shorter arguments (audit rows) cost more as Buffers than they save.
  */
 function asBulkArguments(texts: string[]): (string | Buffer)[] {
-  const out: (string | Buffer)[] = new Array(texts.length);
+  const out = new Array<string | Buffer>(texts.length);
   for (let i = 0; i < texts.length; i++) out[i] = texts[i]!.length >= AS_BYTES_FROM ? Buffer.from(texts[i]!) : texts[i]!;
   return out;
 }
@@ -377,11 +384,7 @@ export function auditMembers(events: readonly StateEvent[], first: number, out: 
   }
 }
 
-/**
- * The rows of one stored audit member: a JSON array of rows, or a single row object as
- * builds before grouped members stored them (scored by their own number, the same rule).
- */
+/** The rows of one stored audit member (see auditMembers). */
 export function auditRows(member: string): StateEvent[] {
-  const parsed = JSON.parse(member) as StateEvent[] | StateEvent;
-  return Array.isArray(parsed) ? parsed : [parsed];
+  return JSON.parse(member) as StateEvent[];
 }

@@ -26,11 +26,9 @@ export function staleViews(stored: StoredPatientState, types: readonly ViewType[
 
 /**
  * Stream sequence at which the last input of `type` changed: a view rendered at or after it
- * is current, however many logs touched other modules since. Without the per-module
- * record (a state saved by an older build), only a render at the exact sequence counts.
+ * is current, however many logs touched other modules since.
  */
 export function lastInputChange(stored: StoredPatientState, type: ViewType): number {
-  if (!stored.module_seq) return stored.applied_seq;
   let last = 0;
   for (const k of VIEW_INPUTS[type]) last = Math.max(last, stored.module_seq[k] ?? 0);
   return last;
@@ -39,8 +37,8 @@ export function lastInputChange(stored: StoredPatientState, type: ViewType): num
 /** The cached view when it still describes `stored`; null when it must be rendered again. */
 export function currentCachedView(raw: string | null, stored: StoredPatientState, type: ViewType): View | null {
   if (!raw) return null;
-  const c = JSON.parse(raw) as Partial<CachedView>;
+  // Under the current fingerprint, both are in the current layout (see STATE_LAYOUT_VERSION).
+  const c = JSON.parse(raw) as CachedView;
   if (c.fingerprint !== MODEL_FINGERPRINT || stored.fingerprint !== MODEL_FINGERPRINT) return null;
-  if (c.applied_seq === undefined || c.applied_seq < lastInputChange(stored, type)) return null;
-  return c.view ?? null;
+  return c.applied_seq < lastInputChange(stored, type) ? null : c.view;
 }

@@ -5,7 +5,7 @@ import { replayPatient } from "../../readmodels/patient-state.js";
 import type { PatientLogMessage } from "../../src/logs/log-writer.js";
 import { readSubject } from "../../infra/nats/log-history.js";
 import type { LogRecord } from "../../readmodels/log-record.js";
-import { PatientStateStore } from "../../infra/redis/state-store.js";
+import { MODEL_FINGERPRINT, PatientStateStore } from "../../infra/redis/state-store.js";
 import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
 
 let t: TestStack;
@@ -173,6 +173,20 @@ describe("the state engine", () => {
     expect(await stateJson(pid)).toEqual(incremental);
     expect(Date.now() - t0).toBeLessThan(1_000);
     expect((await inject("GET", `/v1/state/${pid}/event-modules/heart`)).json()).toEqual(heart);
+  });
+
+  it("rebuilds from JetStream a state that Redis holds in another layout (saved by another build)", async () => {
+    const pid = await newPatient();
+    await send([symptom(pid, "2026-07-01T08:00:00Z", 6), demographics(pid, "2026-07-01T08:00:00Z", { name: "Lin" })]);
+    const incremental = await stateJson(pid);
+    const k = t.services.stateStore.keys(pid);
+    // A layout without per-module sequences, under a fingerprint of no layout version.
+    const { module_seq: _, ...meta } = JSON.parse((await t.services.redis.hGet(k.state, "meta"))!) as Record<string, unknown>;
+    await t.services.redis.hSet(k.state, "meta", JSON.stringify({ ...meta, fingerprint: MODEL_FINGERPRINT.replace(/^layout:\d+,/, "") }));
+    const replays = t.services.engine!.stats.replays;
+    expect(await stateJson(pid)).toEqual(incremental);
+    expect(t.services.engine!.stats.replays).toBeGreaterThan(replays);
+    expect((await t.services.stateStore.load(pid))?.fingerprint).toBe(MODEL_FINGERPRINT);
   });
 
   it("rebuilds a patient whose state Redis lost while its actor was in memory, when the next log comes before any read", async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { applyInOrder, emptyStored, replayAll } from "../../../src/state/apply-logs.js";
 import { currentCachedView, encodeCachedView } from "../../../src/state/view-cache.js";
 import { renderView } from "../../../readmodels/views/index.js";
+import { MODEL_FINGERPRINT, STATE_LAYOUT_VERSION } from "../../../infra/redis/state-store.js";
 import type { LogRecord } from "../../../readmodels/log-record.js";
 
 let n = 0;
@@ -31,10 +32,10 @@ describe("cached views", () => {
     expect(currentCachedView(cached, rebuilt, "symptom_snapshot")).toBeNull();
   });
 
-  it("are not trusted from a state saved without per-module sequences, unless rendered at its exact sequence", () => {
-    const { module_seq: _, ...old } = applyInOrder(s1, [{ seq: 11, logs: [login("2026-01-02T00:00:00Z")] }], "now").stored;
-    expect(currentCachedView(cached, old, "symptom_snapshot")).toBeNull();
-    const { module_seq: __, ...same } = s1;
-    expect(currentCachedView(cached, same, "symptom_snapshot")).not.toBeNull();
+  it("are not trusted beside a state, or from a copy, saved under another Redis layout", () => {
+    const otherLayout = { ...s1, fingerprint: s1.fingerprint.replace(`layout:${STATE_LAYOUT_VERSION}`, "layout:0") };
+    expect(otherLayout.fingerprint).not.toBe(MODEL_FINGERPRINT);
+    expect(currentCachedView(cached, otherLayout, "symptom_snapshot")).toBeNull();
+    expect(currentCachedView(encodeCachedView(otherLayout, renderView("symptom_snapshot", s1.state)), s1, "symptom_snapshot")).toBeNull();
   });
 });
