@@ -27,15 +27,19 @@ export function rss(pid: number): { peak: number; now: number; anon: number; fil
   return { peak: mb("VmHWM"), now: mb("VmRSS"), anon: mb("RssAnon"), file: mb("RssFile") };
 }
 
-/** Starts the real service (`node --import tsx app/main.ts`) in its own process and namespace. */
+/** What `npm start` runs; the `bench:*` scripts build it (tsconfig.bench.json) first. */
+const SERVICE_ENTRY = "dist/app/main.js";
+
+/** Starts the real service, compiled as `npm start` runs it, in its own process and namespace. */
 export async function startService(env: Record<string, string> = {}, connections = 64): Promise<ServiceUnderTest> {
+  if (!existsSync(SERVICE_ENTRY)) throw new Error(`${SERVICE_ENTRY} is missing: run \`npm run build\` (the bench:* scripts do)`);
   const namespace = `bench${randomBytes(4).toString("hex")}`;
   const dataDir = mkdtempSync(join(tmpdir(), "pss-bench-"));
   const adminKey = `bench-admin-${randomBytes(12).toString("hex")}`;
   const port = String(20_000 + Math.floor(Math.random() * 20_000));
   const extra = (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
   // The same flags as `npm start`.
-  const proc = spawn(process.execPath, ["--max-semi-space-size=64", ...extra, "--import", "tsx", "app/main.ts"], {
+  const proc = spawn(process.execPath, ["--max-semi-space-size=64", ...extra, SERVICE_ENTRY], {
     env: {
       ...process.env,
       PORT: port,
@@ -48,7 +52,7 @@ export async function startService(env: Record<string, string> = {}, connections
     stdio: ["ignore", "inherit", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
-  let exited: number | null = null;
+  let exited = null as number | null;
   proc.once("exit", (code) => (exited = code ?? -1));
   for (let i = 0; i < 200; i++) {
     if (exited !== null) throw new Error(`the service exited (code ${exited}) before it answered /healthz`);

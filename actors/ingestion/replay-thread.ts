@@ -24,8 +24,12 @@ interface Task {
   reject: (err: Error) => void;
 }
 
-/** The worker runs TypeScript as the service does: its entry registers tsx first. */
-const WORKER_ENTRY = new URL("./replay-worker-boot.mjs", import.meta.url);
+/**
+ * The worker's entry. Compiled (dist/), it is the worker module itself. Run as TypeScript
+ * (the tests), a small entry registers tsx in the worker first: Node 20 does not apply
+ * loader hooks given by `--import` in a worker's execArgv to the worker's own entry file.
+ */
+const WORKER_ENTRY = import.meta.url.endsWith(".ts") ? new URL("./replay-worker-boot.mjs", import.meta.url) : new URL("./replay-worker.js", import.meta.url);
 
 /**
  * REPLAYING's writes on a worker thread (replay-worker.ts). A job's replay is bound by the
@@ -80,7 +84,7 @@ export class ReplayThread implements ReplayWrites {
   }
 
   private start(): Promise<Worker> {
-    // No inherited execArgv: the entry registers tsx itself.
+    // No inherited execArgv: compiled JavaScript needs no loader, and the TypeScript entry registers tsx itself.
     const worker = new Worker(WORKER_ENTRY, {
       workerData: { config: this.config },
       execArgv: [],

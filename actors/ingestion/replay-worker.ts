@@ -10,7 +10,8 @@ import type { FromReplayWorker, ToReplayWorker } from "./replay-thread.js";
  * a LogWriter of its own, so parsing the staged lines and the write path's validation,
  * idempotency claims and publishing run on the second core.
  */
-const port = parentPort!;
+if (parentPort === null) throw new Error("replay-worker.ts runs as a worker thread (see replay-thread.ts)");
+const port = parentPort;
 const post = (m: FromReplayWorker) => port.postMessage(m);
 
 const opened = await openLogWriter((workerData as { config: Config }).config).catch((err: unknown) => {

@@ -36,7 +36,8 @@ requires_auth() {
 
 start_secure_nats() {
   local out conf port dir bin
-  out=$(node --import tsx infra/scripts/secure-nats.ts)
+  # Compiled: `npm install` and `npm start` build dist/ before this runs.
+  out=$(node dist/infra/scripts/secure-nats.js)
   read -r conf port <<<"$out"
   dir=$(dirname "$conf")
   if answers "$port"; then

@@ -5,7 +5,8 @@
  * (which starts it when PSS_SECURE_NATS=1). Arguments add gateway keys for one
  * organization (`org_…`) or project (`org_….prj_…`).
  *
- *   npx tsx infra/scripts/secure-nats.ts [SCOPE ...]
+ *   node dist/infra/scripts/secure-nats.js [SCOPE ...]     (as built by `npm run build`)
+ *   npx tsx infra/scripts/secure-nats.ts [SCOPE ...]       (from the source)
  *
  * Environment: NATS_URL (the port to listen on; default 4222), DATA_DIR, PSS_NAMESPACE,
  * NATS_STORE_DIR (JetStream's store; default `{DATA_DIR}/nats/store`), and

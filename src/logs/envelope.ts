@@ -30,15 +30,6 @@ export type EnvelopeResult =
 export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
- * Records a problem with one field of the log. A function of the module, not a closure
- * made per log: tsx names every closure it creates (esbuild's keepNames), which cost a
- * job's validation stage about 5% of its time.
- */
-function addIssue(details: ErrorDetail[], at: (string | number)[], raw: Record<string, unknown>, field: string, message: string): void {
-  details.push(fieldIssue([...at, field], message, echoField(raw, field)));
-}
-
-/**
  * The instants a log may carry: the log query's store (ClickHouse DateTime64(3)) holds
  * 1900-01-01 to 2299-12-31, and one log beyond it would stop the projector for everyone.
  * Canonical stamps of four-digit years compare as text.
@@ -80,10 +71,13 @@ export function validateEnvelope(raw: unknown, at: (string | number)[], accepted
     return { ok: false, code: "validation_error", message: "log must be an object", details: [fieldIssue(at, "must be an object", raw)] };
   }
   const details: ErrorDetail[] = [];
+  const issue = (field: string, message: string) => {
+    details.push(fieldIssue([...at, field], message, echoField(raw, field)));
+  };
 
   const rawType = raw.log_type ?? raw.event_type;
   const logType = typeof rawType === "string" ? resolveLogType(rawType) : undefined;
-  if (typeof rawType !== "string") addIssue(details, at, raw, "log_type", "is required and must be a string");
+  if (typeof rawType !== "string") issue("log_type", "is required and must be a string");
   else if (!logType) {
     return {
       ok: false,
@@ -92,22 +86,22 @@ export function validateEnvelope(raw: unknown, at: (string | number)[], accepted
       details: [fieldIssue([...at, "log_type"], `unknown log type "${shortened(rawType)}"; GET /v1/log-types lists the catalog`, rawType)],
     };
   }
-  if (!isIdToken(raw.patient_id)) addIssue(details, at, raw, "patient_id", "is required: a patient id of letters, digits, _ or -");
+  if (!isIdToken(raw.patient_id)) issue("patient_id", "is required: a patient id of letters, digits, _ or -");
   const timestamp = !given(raw.timestamp) && acceptedAt !== undefined ? acceptedAt : canonicalTimestamp(raw.timestamp);
   if (timestamp === null) {
     const what = "an ISO 8601 datetime with a UTC offset and a real date, e.g. 2026-01-31T09:30:00Z";
-    addIssue(details, at, raw, "timestamp", raw.timestamp === undefined ? `is required: ${what}` : `must be ${what}`);
+    issue("timestamp", raw.timestamp === undefined ? `is required: ${what}` : `must be ${what}`);
   } else if (timestamp < MIN_TIMESTAMP || timestamp > MAX_TIMESTAMP) {
-    addIssue(details, at, raw, "timestamp", `must be between ${MIN_TIMESTAMP} and ${MAX_TIMESTAMP} (UTC)`);
+    issue("timestamp", `must be between ${MIN_TIMESTAMP} and ${MAX_TIMESTAMP} (UTC)`);
   }
-  if (!isObject(raw.payload)) addIssue(details, at, raw, "payload", "is required and must be an object");
-  if (given(raw.idempotency_key) && !isClientKey(raw.idempotency_key)) addIssue(details, at, raw, "idempotency_key", "must be a string of 1 to 255 characters, without NUL");
-  if (given(raw.log_id) && !isClientKey(raw.log_id)) addIssue(details, at, raw, "log_id", "must be a string of 1 to 255 characters, without NUL: the client's own id of this log");
-  if (given(raw.trace) && !checkTrace(raw.trace)) addIssue(details, at, raw, "trace", `must be a string or {"object_type","object_id"}, each of 1 to ${MAX_TRACE_CHARS} characters`);
-  if (given(raw.metadata) && !isObject(raw.metadata)) addIssue(details, at, raw, "metadata", "must be an object");
-  if (given(raw.context) && !isObject(raw.context)) addIssue(details, at, raw, "context", "must be an object (the sending client's environment, service and version)");
-  if (given(raw.write_back) && typeof raw.write_back !== "boolean") addIssue(details, at, raw, "write_back", "must be true or false");
-  if (given(raw.write_back_integration_id) && typeof raw.write_back_integration_id !== "string") addIssue(details, at, raw, "write_back_integration_id", "must be a string");
+  if (!isObject(raw.payload)) issue("payload", "is required and must be an object");
+  if (given(raw.idempotency_key) && !isClientKey(raw.idempotency_key)) issue("idempotency_key", "must be a string of 1 to 255 characters, without NUL");
+  if (given(raw.log_id) && !isClientKey(raw.log_id)) issue("log_id", "must be a string of 1 to 255 characters, without NUL: the client's own id of this log");
+  if (given(raw.trace) && !checkTrace(raw.trace)) issue("trace", `must be a string or {"object_type","object_id"}, each of 1 to ${MAX_TRACE_CHARS} characters`);
+  if (given(raw.metadata) && !isObject(raw.metadata)) issue("metadata", "must be an object");
+  if (given(raw.context) && !isObject(raw.context)) issue("context", "must be an object (the sending client's environment, service and version)");
+  if (given(raw.write_back) && typeof raw.write_back !== "boolean") issue("write_back", "must be true or false");
+  if (given(raw.write_back_integration_id) && typeof raw.write_back_integration_id !== "string") issue("write_back_integration_id", "must be a string");
 
   // Measured over the whole log before any recursive step: a payload, or any other field
   // (a trace object's extra key), a few thousand levels deep overflows the stack of the
@@ -121,8 +115,8 @@ export function validateEnvelope(raw: unknown, at: (string | number)[], accepted
       details.push(fieldIssue([...at, "payload", ...p.path], p.message, p.value));
     }
   }
-  if (details.length > 0) {
-    const first = details[0]!;
+  const first = details[0];
+  if (first !== undefined) {
     const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
     return { ok: false, code: "validation_error", message: `${first.field} ${first.message}${more}`, details };
   }
