@@ -103,7 +103,8 @@ export class DeviceFeed {
     await jsm.consumers
       .add(names.ingestStream, { durable_name: this.consumer, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, ack_wait: 30_000_000_000, max_ack_pending: 1_000 })
       .catch((err) => {
-        if (!String(err.message).includes("already in use") && !String(err.message).includes("exists")) throw err;
+        const message = String((err as Error).message);
+        if (!message.includes("already in use") && !message.includes("exists")) throw err;
       });
     const c = await js.consumers.get(names.ingestStream, this.consumer);
     this.messages = await c.consume({ max_messages: 256 });

@@ -52,7 +52,7 @@ export function parkDelivery(deps: { js: JetStreamClient; names: TopologyNames; 
   deps.log.error({ seq: m.seq, subject: m.subject, why }, "a log message the service did not write was parked in the dead letters");
   parkLogMessage(deps.js, deps.names, m, why).then(
     () => m.term(),
-    (err) => {
+    (err: unknown) => {
       deps.log.warn({ err, seq: m.seq }, "parking a log message failed; it comes again");
       m.nak(1_000);
     },

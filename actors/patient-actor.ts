@@ -85,11 +85,6 @@ export function report<T>(self: PatientActorSelf, work: () => Promise<T>, done: 
 
 const union = (a: readonly ModuleKey[], b: Iterable<ModuleKey>) => [...new Set([...a, ...b])];
 
-/** The work a patient actor starts; provided by the wiring (the state engine, or a test's fakes). */
-interface WorkArgs {
-  context: Context;
-  self: PatientActorSelf;
-}
 const unprovided = (name: string) => () => {
   throw new Error(`${name} is provided by the state engine`);
 };
@@ -116,11 +111,11 @@ export const patientActorMachine = setup({
   types: { context: {} as Context, events: {} as PatientActorEvent, input: {} as PatientActorStart },
   actions: {
     /** Loads the state (from Redis, or by replay): reports LOADED with a LoadOutput, or FAILED. */
-    load: unprovided("load") as (args: WorkArgs) => void,
+    load: unprovided("load"),
     /** Drains the mailbox (again while it refills), saves, acks; on failure naks what it took. Reports PROCESSED or FAILED. */
-    process: unprovided("process") as (args: WorkArgs) => void,
+    process: unprovided("process"),
     /** Renders and stores the views that read `context.dirty`; reports RENDERED with `context.render`, failed or not. */
-    render: unprovided("render") as (args: WorkArgs) => void,
+    render: unprovided("render"),
     failAll: ({ context }) => context.mailbox.failAll(),
     /** Says why loading or processing failed (provided by the state engine, which logs it). */
     logFailure: (_: { context: Context; event: PatientActorEvent }) => undefined,

@@ -6,7 +6,10 @@ import { errorClass } from "../src/error-class.js";
 import { isIdToken } from "../src/ids.js";
 
 /** ClickHouse names the row it could not read ("(at row 2)"): the data is at fault, not the server. */
-export const namesARow = (err: unknown): boolean => /\(at row \d+\)/.test(String((err as { message?: unknown } | null)?.message ?? ""));
+export const namesARow = (err: unknown): boolean => {
+  const message = (err as { message?: unknown } | null)?.message;
+  return typeof message === "string" && /\(at row \d+\)/.test(message);
+};
 
 /** The inserts of one batch, as insertSettingAside drives them. */
 export interface RowInserts {

@@ -117,7 +117,7 @@ export class StateEngine {
           const render = c.render;
           // Failed or not, the render is over: a failed one is retried by the next change.
           const done = () => ({ type: "RENDERED", render }) as const;
-          report(self, () => this.renderViews(c.stored!, viewsAffectedBy(c.dirty)).catch((err) => this.deps.log.warn({ err, patient_id: c.patient_id }, "view render failed; reads render on demand")), done);
+          report(self, () => this.renderViews(c.stored!, viewsAffectedBy(c.dirty)).catch((err: unknown) => this.deps.log.warn({ err, patient_id: c.patient_id }, "view render failed; reads render on demand")), done);
         },
       },
     });
@@ -156,7 +156,7 @@ export class StateEngine {
     const messages = this.messages;
     this.loop = (async () => {
       for await (const m of messages) this.dispatch(m);
-    })().catch((err) => this.deps.log.error({ err }, "state engine consumer stopped"));
+    })().catch((err: unknown) => this.deps.log.error({ err }, "state engine consumer stopped"));
   }
 
   /**
@@ -313,7 +313,7 @@ export class StateEngine {
       if (next.done) return;
       const patientId = next.value;
       const job = this.renderStored(patientId, this.takeUnrendered(patientId))
-        .catch((err) => this.deps.log.warn({ err, patient_id: patientId }, "deferred view render failed; reads render on demand"))
+        .catch((err: unknown) => this.deps.log.warn({ err, patient_id: patientId }, "deferred view render failed; reads render on demand"))
         .finally(() => {
           this.deferredRenders.delete(job);
           this.parkUnrendered();

@@ -27,7 +27,7 @@ const KIND_NAME: Readonly<Record<string, string>> = {
 
 function kindName(schema: TSchema): string {
   if (schema[Kind] === "Literal") return JSON.stringify(schema.const);
-  return KIND_NAME[schema[Kind] as string] ?? "a valid value";
+  return KIND_NAME[schema[Kind]] ?? "a valid value";
 }
 
 function variantsOf(schema: TSchema): TSchema[] {
@@ -46,8 +46,9 @@ function describeUnion(schema: TSchema): string {
 }
 
 function describeRange(schema: TSchema): string {
-  const lo = schema.minimum ?? schema.exclusiveMinimum;
-  const hi = schema.maximum ?? schema.exclusiveMaximum;
+  // The bounds of a number or integer schema (TSchema types its keywords `any`).
+  const lo = (schema.minimum ?? schema.exclusiveMinimum) as number | undefined;
+  const hi = (schema.maximum ?? schema.exclusiveMaximum) as number | undefined;
   const exclusive = schema.exclusiveMinimum !== undefined || schema.exclusiveMaximum !== undefined;
   if (lo !== undefined && hi !== undefined) return `must be between ${lo} and ${hi}${exclusive ? " (exclusive)" : ""}`;
   if (lo !== undefined) return schema.minimum !== undefined ? `must be at least ${lo}` : `must be greater than ${lo}`;

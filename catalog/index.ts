@@ -22,6 +22,7 @@ export type { PayloadIssue } from "./issues.js";
 export { LOG_TYPE_ALIASES } from "./aliases.js";
 export { LOG_GROUPS, LOG_TYPES, GROUP_OF, LIFECYCLE_TRACKED, isLogType, type LogGroup, type LogType } from "./log-types.js";
 export { Source, SourceObject, Extensions } from "./schemas/common.js";
+export type { LogPayloads } from "./payloads.js";
 
 export interface LogTypeInfo {
   log_type: LogType;

@@ -14,14 +14,15 @@ export interface PayloadIssue {
  */
 export type Refinement = (payload: never) => PayloadIssue[];
 
-export interface CatalogEntry {
-  schema: TSchema;
+/** A log type's schema and refinement; `S` keeps the schema's own type, from which its payload type derives (payloads.ts). */
+export interface CatalogEntry<S extends TSchema = TSchema> {
+  schema: S;
   refine?: Refinement;
 }
 
 /** Pairs a schema with its refinement, typing the refinement's payload from the schema. */
-export function entry<S extends TSchema>(schema: S, refine?: (payload: Static<S>) => PayloadIssue[]): CatalogEntry {
-  return { schema, refine: refine as Refinement | undefined };
+export function entry<S extends TSchema>(schema: S, refine?: (payload: Static<S>) => PayloadIssue[]): CatalogEntry<S> {
+  return { schema, refine: refine };
 }
 
 export function issue(path: (string | number)[], message: string, value: unknown): PayloadIssue {
@@ -36,9 +37,8 @@ export function eachItem<T>(
 ): PayloadIssue[] {
   if (items === undefined) return [];
   const out: PayloadIssue[] = [];
-  for (let i = 0; i < items.length; i++) {
-    const found = check(items[i], [...base, i]);
-    for (const f of found) out.push(f);
+  for (const [i, item] of items.entries()) {
+    for (const f of check(item, [...base, i])) out.push(f);
   }
   return out;
 }

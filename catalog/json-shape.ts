@@ -5,6 +5,21 @@
  * and a body of a few thousand levels (well inside the size limit) overflows their stack.
  */
 
+/**
+ * `v` as String() writes it when it is no object (a string, number, boolean, bigint,
+ * symbol, function or undefined); undefined for an object or null.
+ */
+export function scalarText(v: unknown): string | undefined {
+  switch (typeof v) {
+    case "string":
+      return v;
+    case "number": case "boolean": case "bigint": case "symbol": case "function": case "undefined":
+      return String(v);
+    default:
+      return undefined;
+  }
+}
+
 /** Whether `v` nests objects or arrays more than `limit` deep. */
 export function nestedDeeperThan(v: unknown, limit: number): boolean {
   if (v === null || typeof v !== "object") return false;
@@ -116,7 +131,7 @@ export function jsonLengthUpTo(v: unknown, limit: number): number | undefined {
   while (stack.length > 0) {
     const x = stack.pop();
     if (typeof x === "string") total += x.length > limit ? x.length : JSON.stringify(x).length;
-    else if (x === null || typeof x !== "object") total += String(x ?? null).length;
+    else if (x === null || typeof x !== "object") total += (scalarText(x ?? null) ?? "null").length;
     else if (Array.isArray(x)) {
       // Brackets and the commas between items.
       total += 2 + Math.max(0, x.length - 1);

@@ -30,7 +30,7 @@ export const LOG_GROUPS = {
 export type LogGroup = keyof typeof LOG_GROUPS;
 export type LogType = (typeof LOG_GROUPS)[LogGroup][number];
 
-export const LOG_TYPES: readonly LogType[] = Object.values(LOG_GROUPS).flat() as LogType[];
+export const LOG_TYPES: readonly LogType[] = Object.values<readonly LogType[]>(LOG_GROUPS).flat();
 
 export const GROUP_OF: Readonly<Record<LogType, LogGroup>> = Object.fromEntries(
   (Object.entries(LOG_GROUPS) as [LogGroup, readonly LogType[]][]).flatMap(([g, types]) => types.map((t) => [t, g])),

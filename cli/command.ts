@@ -23,7 +23,7 @@ export interface Invocation {
   /** The service address from --url, PSS_URL or the default. */
   url: string;
   /** A client with the credential from --api-key, PSS_API_KEY or the stored login. */
-  client(): Promise<PatientStateClient>;
+  client: () => Promise<PatientStateClient>;
 }
 
 export interface Command {

@@ -28,7 +28,7 @@ async function readAll(path: string): Promise<CredentialsFile> {
     return { logins: parsed.logins ?? {} };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return { logins: {} };
-    throw new Error(`cannot read ${path}: ${(err as Error).message}`);
+    throw new Error(`cannot read ${path}: ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -60,9 +60,9 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
   try {
     let parsed: { values: Values; positionals: string[] };
     try {
-      parsed = parseArgs({ args: rest, options: { ...GLOBAL_OPTIONS, ...cmd.options }, allowPositionals: true, strict: true }) as typeof parsed;
+      parsed = parseArgs({ args: rest, options: { ...GLOBAL_OPTIONS, ...cmd.options }, allowPositionals: true, strict: true });
     } catch (err) {
-      throw new UsageError((err as Error).message);
+      throw new UsageError((err as Error).message, { cause: err });
     }
     values = parsed.values;
     const { positionals } = parsed;

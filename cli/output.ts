@@ -6,8 +6,14 @@ export const json = (v: unknown): string => JSON.stringify(v, null, 2);
 /** Widest a table cell gets before it is cut with an ellipsis. */
 const MAX_CELL = 60;
 
+/** A value as text: nothing for null, a string as it is, any other value (all are read from JSON) as JSON. */
+function text(v: unknown): string {
+  if (v === null || v === undefined) return "";
+  return typeof v === "string" ? v : JSON.stringify(v);
+}
+
 function cell(v: unknown): string {
-  const s = v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v);
+  const s = text(v);
   return s.length > MAX_CELL ? `${s.slice(0, MAX_CELL - 1)}…` : s;
 }
 
@@ -16,15 +22,15 @@ export function table(rows: Record<string, unknown>[], columns?: string[]): stri
   if (rows.length === 0) return "(no rows)";
   const cols = columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))];
   const cells = rows.map((r) => cols.map((c) => cell(r[c])));
-  const widths = cols.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
-  const line = (parts: string[]) => parts.map((p, i) => p.padEnd(widths[i]!)).join("  ").trimEnd();
+  const widths = cols.map((c, i) => Math.max(c.length, ...cells.map((row) => (row[i] ?? "").length)));
+  const line = (parts: string[]) => parts.map((p, i) => p.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
   return [line(cols), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
 }
 
 /** Key: value lines for one object (nested values as JSON). */
 export function record(o: Record<string, unknown>): string {
   const w = Math.max(...Object.keys(o).map((k) => k.length));
-  return Object.entries(o).map(([k, v]) => `${k.padEnd(w)}  ${v !== null && typeof v === "object" ? JSON.stringify(v) : String(v ?? "")}`).join("\n");
+  return Object.entries(o).map(([k, v]) => `${k.padEnd(w)}  ${text(v)}`).join("\n");
 }
 
 export function bytes(n: number): string {
@@ -91,6 +97,6 @@ export async function confirm(io: Io, question: string): Promise<boolean> {
 /** All of stdin as text. */
 export async function readStdin(io: Io): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const c of io.stdin) chunks.push(typeof c === "string" ? Buffer.from(c) : (c as Buffer));
+  for await (const c of io.stdin) chunks.push(typeof c === "string" ? Buffer.from(c) : c);
   return Buffer.concat(chunks).toString("utf8");
 }

@@ -55,7 +55,7 @@ function list(ctx: Ctx, walk: Walk, items: unknown[], loc: Loc, depth: number, j
     parts.push(node(ctx, walk, items[i], [...loc, i], depth));
   }
   if (parts.some((p) => p === undefined)) return undefined;
-  return parts.length === 1 ? (parts[0] as string) : parts.map((p) => `(${p})`).join(` ${joiner} `);
+  return parts.length === 1 ? (parts[0]) : parts.map((p) => `(${p})`).join(` ${joiner} `);
 }
 
 function node(ctx: Ctx, walk: Walk, item: unknown, loc: Loc, depth: number): string | undefined {
@@ -74,7 +74,6 @@ function node(ctx: Ctx, walk: Walk, item: unknown, loc: Loc, depth: number): str
 }
 
 const CMP = { eq: "=", neq: "!=", gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
-type CmpOp = keyof typeof CMP;
 
 function condition(ctx: Ctx, walk: Walk, item: Record<string, unknown>, loc: Loc): string | undefined {
   const extra = Object.keys(item).find((k) => k !== "field" && k !== "op" && k !== "value");
@@ -187,7 +186,7 @@ function payloadCond(c: Cond): string | undefined {
       if (v === null) return ctx.fail(c.at, `null is not a value to compare; use op "is" with null`, v);
       const t = scalarType(v);
       if (t === undefined || (t === "Bool" && op !== "eq" && op !== "neq")) return wrong(c, op === "eq" || op === "neq" ? "a string, number or boolean" : "a string or number");
-      return `${extract(ctx, f, t)} ${CMP[op as CmpOp]} ${ctx.bind(t, v)}`;
+      return `${extract(ctx, f, t)} ${CMP[op]} ${ctx.bind(t, v)}`;
     }
     case "in": case "nin": {
       const list = scalarList(c, true);

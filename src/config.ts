@@ -3,7 +3,7 @@ import { availableParallelism } from "node:os";
 /**
  * Configuration from the environment, validated once at start. Names and defaults
  * follow the contract's "Start and configuration"; the PSS_* tuning knobs are this
- * service's own and documented in the README.
+ * service's own and documented in docs/configuration.md.
  */
 export interface Config {
   /** @default 8080 */
@@ -65,7 +65,7 @@ export interface Config {
    * up. @default 5_000 ms
    */
   renderWaitMs: number;
-  /** Patients held in memory by the state engine (about 80 KB of RSS each in bench:state); past it the least recently fed are passivated. @default 1_000 */
+  /** Patients held in memory by the state engine (about 80 KB of RSS each in bench:state); past it the least recently fed are passivated. @default 100 */
   maxActivePatients: number;
   /**
    * Bytes of delivered log messages the state engine holds before it has applied and
@@ -91,7 +91,7 @@ export interface Config {
   /**
    * REPLAYING writes on a worker thread of its own (actors/ingestion/replay-thread.ts):
    * jobs replay faster on a second core, at the cost of that thread's heap and
-   * connections (measured in the README). @default false
+   * connections (measured in docs/performance-history.md). @default false
    */
   replayThread: boolean;
   /**
@@ -104,8 +104,8 @@ export interface Config {
 
 export class ConfigError extends Error {
   override name = "ConfigError";
-  constructor(readonly variable: string, message: string) {
-    super(`${variable}: ${message}`);
+  constructor(readonly variable: string, message: string, options?: { cause?: unknown }) {
+    super(`${variable}: ${message}`, options);
   }
 }
 
@@ -121,14 +121,16 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   return n;
 }
 
+function url(env: Env, name: string, fallback: string, protocols: string[]): string;
+function url(env: Env, name: string, fallback: undefined, protocols: string[]): string | undefined;
 function url(env: Env, name: string, fallback: string | undefined, protocols: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   let parsed: URL;
   try {
     parsed = new URL(raw);
-  } catch {
-    throw new ConfigError(name, `is not a valid URL: "${raw}"`);
+  } catch (err) {
+    throw new ConfigError(name, `is not a valid URL: "${raw}"`, { cause: err });
   }
   if (!protocols.includes(parsed.protocol)) {
     throw new ConfigError(name, `must use ${protocols.join(" or ")}, got "${parsed.protocol}"`);
@@ -158,9 +160,9 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port: int(env, "PORT", 8080, 0, 65535),
     host: env.HOST || "127.0.0.1",
-    natsUrl: url(env, "NATS_URL", "nats://127.0.0.1:4222", ["nats:", "tls:"])!,
+    natsUrl: url(env, "NATS_URL", "nats://127.0.0.1:4222", ["nats:", "tls:"]),
     natsNkeySeedFile,
-    redisUrl: url(env, "REDIS_URL", "redis://127.0.0.1:6379", ["redis:", "rediss:"])!,
+    redisUrl: url(env, "REDIS_URL", "redis://127.0.0.1:6379", ["redis:", "rediss:"]),
     clickhouseUrl: url(env, "CLICKHOUSE_URL", undefined, ["http:", "https:"]),
     dataDir: env.DATA_DIR || "./data",
     adminKey,

@@ -137,7 +137,7 @@ export class JobRunner {
   }
 
   private async apply(h: { job: HeldJob; actor: JobActor | null }, c: Exclude<JobControl, { op: "wake" }>): Promise<JobRecord> {
-    const state = h.actor ? (h.actor.getSnapshot().value as JobStateName) : null;
+    const state = h.actor ? (h.actor.getSnapshot().value) : null;
     const r = h.job.record;
     const atReview = AT_REVIEW_ONLY[c.op];
     if (atReview !== undefined && state !== "AWAITING_CONFIRMATION") throw conflict(r, atReview);
@@ -193,7 +193,7 @@ export class JobRunner {
     let last: string | null = null;
     actor.subscribe({
       next: (snap) => {
-        const value = snap.value as JobStateName;
+        const value = snap.value;
         if (value === last || this.stopping) return;
         last = value;
         this.onTransition(job, value, snap.context);
@@ -254,7 +254,7 @@ export class JobRunner {
     const input = { job_id: r.job_id, organization_id: r.organization_id, project_id: r.project_id, summary_types: summaryTypes };
     void job
       .track(backfillStage(this.deps, job, input, abort.signal))
-      .catch((err) => this.deps.log.warn({ err, job_id: r.job_id }, "view backfill failed"))
+      .catch((err: unknown) => this.deps.log.warn({ err, job_id: r.job_id }, "view backfill failed"))
       .finally(() => {
         job.backfill = null;
         if (!this.stopping) void this.finish(job);
@@ -264,12 +264,12 @@ export class JobRunner {
   /** Starts queued jobs, oldest first, while fewer than maxRunning work. */
   private schedule(): void {
     if (this.stopping) return;
-    const state = (a: JobActor | null) => (a ? (a.getSnapshot().value as JobStateName) : null);
-    let working = [...this.held.values()].filter((h) => WORKING.has(state(h.actor)!)).length;
-    const queued = [...this.held.values()].filter((h) => state(h.actor) === "QUEUED").sort((a, b) => (a.job.record.created_at < b.job.record.created_at ? -1 : 1));
-    for (const h of queued) {
+    const live = [...this.held.values()].flatMap(({ job, actor }) => (actor ? [{ job, actor, state: actor.getSnapshot().value }] : []));
+    let working = live.filter((h) => WORKING.has(h.state)).length;
+    const queued = live.filter((h) => h.state === "QUEUED").sort((a, b) => (a.job.record.created_at < b.job.record.created_at ? -1 : 1));
+    for (const { actor } of queued) {
       if (working >= this.options.maxRunning) break;
-      h.actor!.send({ type: "START" });
+      actor.send({ type: "START" });
       working++;
     }
     this.options.heapCap?.set(working > 0);

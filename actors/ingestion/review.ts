@@ -63,7 +63,7 @@ function takeOut(r: JobRecord, patientId: string, rows: PatientDocRow[], lines: 
     const name = data.log_type ?? data.event_type;
     const type = typeof name === "string" ? resolveLogType(name) : undefined;
     if (type === undefined || r.logs_by_event_type[type] === undefined) continue;
-    if (--r.logs_by_event_type[type]! <= 0) delete r.logs_by_event_type[type];
+    if (--r.logs_by_event_type[type] <= 0) delete r.logs_by_event_type[type];
   }
   forgetPatient(r, patientId);
 }

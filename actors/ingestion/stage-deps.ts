@@ -78,6 +78,7 @@ export async function forEachLimited<T>(items: Iterable<T>, limit: number, signa
     }
   };
   await Promise.all(Array.from({ length: limit }, worker));
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what `fn` threw, as it was thrown
   if (failure !== null) throw failure;
   throwIfAborted(signal);
 }
@@ -99,7 +100,9 @@ export const sleep = (ms: number, signal?: AbortSignal) =>
 export const STORAGE_RETRY_MS = 120_000;
 
 /** A failure that no retry mends (a missing document, a patient whose state never advances). */
-export class PermanentError extends Error {}
+export class PermanentError extends Error {
+  override name = "PermanentError";
+}
 
 /**
  * Runs `attempt` again after each failure, 1 s later, then 2, 4, up to 10 s between

@@ -22,6 +22,7 @@ export function sleepUntil(deadline: number, signal: AbortSignal): Promise<void>
     };
     signal.addEventListener("abort", () => {
       clearTimeout(t);
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the abort's own reason, as the platform's abortable APIs reject (xstate aborts with an AbortError)
       reject(signal.reason);
     }, { once: true });
     arm();

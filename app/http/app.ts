@@ -13,7 +13,7 @@ import { healthRoutes } from "./routes/health.js";
 import { authRoutes } from "./routes/auth.js";
 import { organizationRoutes } from "./routes/organizations.js";
 import { patientRoutes } from "./routes/patients/index.js";
-import { logBatchRoutes } from "./routes/logs/batch.js";
+import { logBatchRoutes, LogInputSchema } from "./routes/logs/batch.js";
 import { logTypeRoutes } from "./routes/logs/log-types.js";
 import { stateRoutes } from "./routes/state/index.js";
 import { deadLetterRoutes } from "./routes/dead-letters.js";
@@ -26,7 +26,7 @@ import { unicodeBodiesPlugin } from "./plugins/unicode-bodies.js";
 import { projectRoutes } from "./routes/projects.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { auditRoutes } from "./routes/audit.js";
-import { ingestionRoutes } from "./routes/ingestion.js";
+import { IngestionRecordSchema, ingestionRoutes } from "./routes/ingestion.js";
 import { sdkConfigRoutes } from "./routes/sdk-config.js";
 
 export interface AppOptions {
@@ -115,11 +115,15 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     else {
       const refused = bodyShapeError(body as string);
       if (refused) done(refused, undefined);
-      else parseJson(req, body as string, done);
+      else void parseJson(req, body as string, done);
     }
   });
   app.addSchema(ErrorBodySchema);
   app.addSchema(PatientSchema);
+  // Published for clients only: the batch route checks each log itself (src/logs/envelope.ts),
+  // a job each inline record.
+  app.addSchema(LogInputSchema);
+  app.addSchema(IngestionRecordSchema);
   app.setValidatorCompiler(createValidatorCompiler([ErrorBodySchema, PatientSchema]));
   await app.register(swagger, {
     openapi: {

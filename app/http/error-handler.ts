@@ -62,7 +62,7 @@ function oneOfConstants(issues: AjvIssue[]): AjvIssue[] {
  * the error body lists are located and echoed; the last says how many were left out.
  */
 function schemaDetails(req: FastifyRequest, err: FastifyError): ErrorDetail[] {
-  const context = (err.validationContext ?? "body") as "body" | "querystring" | "params" | "headers";
+  const context = (err.validationContext ?? "body");
   const root = context === "body" ? req.body : context === "querystring" ? req.query : context === "params" ? req.params : req.headers;
   const where = context === "querystring" ? "query" : context === "params" ? "path" : context;
   const all = (err.validation ?? []) as AjvIssue[];

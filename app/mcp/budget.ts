@@ -95,7 +95,10 @@ function longestString(root: unknown): { holder: Record<string, unknown> | unkno
   const walk = (v: unknown) => {
     if (Array.isArray(v)) v.forEach((x, i) => (typeof x === "string" ? consider(v, i, x) : walk(x)));
     else if (v !== null && typeof v === "object") {
-      for (const [k, x] of Object.entries(v)) typeof x === "string" ? consider(v as Record<string, unknown>, k, x) : walk(x);
+      for (const [k, x] of Object.entries(v)) {
+        if (typeof x === "string") consider(v as Record<string, unknown>, k, x);
+        else walk(x);
+      }
     }
   };
   const consider = (holder: Record<string, unknown> | unknown[], key: string | number, text: string) => {

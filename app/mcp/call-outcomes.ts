@@ -18,15 +18,18 @@ export function recordOutcome(req: object, id: RequestId, status: number): void 
   byRequest.set(req, new Map([[id, status]]));
 }
 
-/** JSON-RPC error codes as the REST status of the same failure. */
-function statusOfCode(code: number): number {
-  if (code === ErrorCode.InvalidParams || code === ErrorCode.InvalidRequest || code === ErrorCode.ParseError) return 422;
-  if (code === ErrorCode.MethodNotFound || code === RESOURCE_NOT_FOUND) return 404;
-  return 500;
-}
-
 /** JSON-RPC code the MCP spec gives "resource not found". */
 export const RESOURCE_NOT_FOUND = -32002;
+
+const UNPROCESSABLE_CODES = new Set<number>([ErrorCode.InvalidParams, ErrorCode.InvalidRequest, ErrorCode.ParseError]);
+const NOT_FOUND_CODES = new Set<number>([ErrorCode.MethodNotFound, RESOURCE_NOT_FOUND]);
+
+/** JSON-RPC error codes as the REST status of the same failure. */
+function statusOfCode(code: number): number {
+  if (UNPROCESSABLE_CODES.has(code)) return 422;
+  if (NOT_FOUND_CODES.has(code)) return 404;
+  return 500;
+}
 
 /**
  * Records, for `req`, the outcome of every answer the transport sends. A handler that

@@ -70,8 +70,9 @@ function freshness(snap: Snapshot): Record<string, unknown> {
  * (clients add their own prefix).
  */
 export class ProtocolError extends Error {
-  constructor(readonly code: number, message: string) {
-    super(message);
+  override name = "ProtocolError";
+  constructor(readonly code: number, message: string, options?: { cause?: unknown }) {
+    super(message, options);
   }
 }
 

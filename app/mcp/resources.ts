@@ -27,7 +27,7 @@ const prefixed = (all: readonly string[]) => (value: string) => all.filter((x) =
 /** Reads through the same checks as the tools; a patient or module that is not there is "resource not found". */
 function guarded(ctx: McpContext, callId: RequestId, read: () => Promise<ReadResourceResult>): Promise<ReadResourceResult> {
   return failedAs(ctx, callId, read, (err) => {
-    throw new ProtocolError(RESOURCE_NOT_FOUND, describeFailure(err, ctx.principal));
+    throw new ProtocolError(RESOURCE_NOT_FOUND, describeFailure(err, ctx.principal), { cause: err });
   });
 }
 
@@ -42,10 +42,10 @@ export function registerResources(server: McpServer, ctx: McpContext): void {
   const bound = ctx.principal.patient_id;
   // resources/list calls each template's list; one snapshot serves them all.
   let snap: Promise<Snapshot | null> | undefined;
-  const boundSnapshot = () => (snap ??= ctx.services.stateReader.snapshot(ctx.principal, bound!).catch(() => null));
+  const boundSnapshot = (pid: string) => (snap ??= ctx.services.stateReader.snapshot(ctx.principal, pid).catch(() => null));
   const lister = (make: (pid: string, s: Snapshot) => Resource[]) =>
     bound === undefined ? undefined : async () => {
-      const s = await boundSnapshot();
+      const s = await boundSnapshot(bound);
       return { resources: s ? make(bound, s) : [] };
     };
   const patientIds = () => (bound === undefined ? [] : [bound]);

@@ -1,4 +1,4 @@
-import { Type, type TSchema, type TLiteral, type TUnion, type TObject, type TProperties, type ObjectOptions } from "@sinclair/typebox";
+import { Optional, Type, type TSchema, type TLiteral, type TUnion, type TObject, type TProperties, type ObjectOptions } from "@sinclair/typebox";
 
 // Patterns stay anchored and backtracking-free: they run on every log on the hot path.
 // Dates are checked by pattern rather than a format so the published JSON Schema refuses
@@ -40,7 +40,8 @@ export const PATTERN_MEANING: Readonly<Record<string, string>> = {
 
 type Opts = { description?: string; [k: string]: unknown };
 
-export const Opt = Type.Optional;
+// The function Type.Optional calls, which does not need Type as `this`.
+export const Opt = Optional;
 export const Str = (o: Opts = {}) => Type.String(o);
 /** A required label or identifier: an empty string carries nothing, so it is refused. */
 export const ReqStr = (o: Opts = {}) => Type.String({ minLength: 1, ...o });
@@ -55,7 +56,7 @@ export const Strings = (o: Opts = {}) => Type.Array(Type.String(), o);
 export const List = <S extends TSchema>(item: S, o: Opts = {}) => Type.Array(item, o);
 
 export function Enum<const V extends readonly string[]>(values: V, o: Opts = {}): TUnion<TLiteral<V[number]>[]> {
-  return Type.Union(values.map((v) => Type.Literal(v)), o) as never;
+  return Type.Union(values.map((v) => Type.Literal(v)), o);
 }
 export const Nullable = <S extends TSchema>(s: S, o: Opts = {}) => Type.Union([s, Type.Null()], o);
 

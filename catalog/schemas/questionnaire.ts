@@ -95,8 +95,9 @@ export function refineQuestionnaireResponse(p: Static<typeof QuestionnaireRespon
   const { total_score: total, total_score_max: max } = p.scores;
   if (total !== undefined) {
     const i = p.item_responses.findIndex((r) => typeof r.response_value !== "number");
-    if (i >= 0) {
-      const shown = JSON.stringify(p.item_responses[i].response_value);
+    const nonNumeric = p.item_responses[i];
+    if (nonNumeric !== undefined) {
+      const shown = JSON.stringify(nonNumeric.response_value);
       out.push(issue(["scores", "total_score"], `is only allowed when every response_value is numeric (item_responses[${i}] is ${shown})`, total));
     } else if (max !== undefined && total > max) {
       out.push(issue(["scores", "total_score"], `total_score ${total} is above total_score_max ${max}`, total));

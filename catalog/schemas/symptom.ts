@@ -52,8 +52,7 @@ export const SymptomReport = Obj({
 
 type Symptom = Static<typeof SymptomEntry>;
 
-function checkKnownInstrument(instrument: string, s: Symptom, path: (string | number)[]): PayloadIssue[] {
-  const [lo, hi] = SYMPTOM_INSTRUMENT_RANGES[instrument];
+function checkKnownInstrument(instrument: string, [lo, hi]: readonly [number, number], s: Symptom, path: (string | number)[]): PayloadIssue[] {
   const out: PayloadIssue[] = [];
   if (s.score < lo || s.score > hi) {
     out.push(issue([...path, "score"], `score ${s.score} is outside ${lo}-${hi} for instrument ${instrument}`, s.score));
@@ -87,7 +86,7 @@ function checkClinicInstrument(instrument: string, s: Symptom, path: (string | n
 }
 
 export function refineSymptomReport(p: Static<typeof SymptomReport>): PayloadIssue[] {
-  const known = SYMPTOM_INSTRUMENT_RANGES[p.instrument] !== undefined;
+  const range = SYMPTOM_INSTRUMENT_RANGES[p.instrument];
   const out: PayloadIssue[] = [];
   const recall = RECALL_DAYS[p.instrument];
   if (p.recall_period_days !== undefined && recall !== undefined && p.recall_period_days !== recall) {
@@ -95,7 +94,7 @@ export function refineSymptomReport(p: Static<typeof SymptomReport>): PayloadIss
   }
   out.push(
     ...eachItem(p.symptoms, ["symptoms"], (s, path) => {
-      const found = known ? checkKnownInstrument(p.instrument, s, path) : checkClinicInstrument(p.instrument, s, path);
+      const found = range !== undefined ? checkKnownInstrument(p.instrument, range, s, path) : checkClinicInstrument(p.instrument, s, path);
       for (const axis of ["frequency", "interference"] as const) {
         if (s[axis] !== undefined && p.instrument !== "pro_ctcae") {
           found.push(issue([...path, axis], `is a PRO-CTCAE axis; omit it for instrument ${p.instrument}`, s[axis]));

@@ -97,7 +97,7 @@ if it fails halfway, run it again to finish.`,
         const status = str(values.status);
         if (status !== undefined && status !== "active" && status !== "deprecated") throw new UsageError("--status must be active or deprecated");
         const ps = await c.projects.list(status ? { status } : {});
-        io.out(values.json ? `${json(ps)}\n` : `${table(ps as unknown as Record<string, unknown>[], PROJECT_COLUMNS)}\n`);
+        io.out(values.json ? `${json(ps)}\n` : `${table(ps, PROJECT_COLUMNS)}\n`);
         return 0;
       }
       case "create":

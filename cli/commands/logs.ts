@@ -20,7 +20,7 @@ export function parseLogs(text: string, source: string): LogInput[] {
     try {
       return [JSON.parse(line) as LogInput];
     } catch (err) {
-      throw new UsageError(`${source} line ${i + 1} is not JSON: ${(err as Error).message}`);
+      throw new UsageError(`${source} line ${i + 1} is not JSON: ${(err as Error).message}`, { cause: err });
     }
   });
 }
@@ -37,9 +37,10 @@ function shiftDetail<D extends Record<string, unknown>>(d: D, offset: number): D
   if (offset === 0 || !Array.isArray(loc) || loc[0] !== "body" || loc[1] !== "logs" || typeof loc[2] !== "number") return d;
   const from = loc[2];
   const to = from + offset;
+  const rest: unknown[] = loc.slice(3);
   return {
     ...d,
-    location: ["body", "logs", to, ...loc.slice(3)],
+    location: ["body", "logs", to, ...rest],
     ...(typeof d.field === "string" ? { field: renumber(d.field, from, to) } : {}),
     ...(typeof d.message === "string" ? { message: renumber(d.message, from, to) } : {}),
   };

@@ -11,7 +11,7 @@ const WHERE = /^\s*([A-Za-z_][\w.]*)\s*(>=|<=|!=|=|>|<|~|\s+in\s+|\s+nin\s+|\s+c
 function jsonArray(s: string): (string | number)[] | undefined {
   try {
     const v = JSON.parse(s) as unknown;
-    if (Array.isArray(v) && v.every((x) => typeof x === "string" || typeof x === "number")) return v as (string | number)[];
+    if (Array.isArray(v) && v.every((x): x is string | number => typeof x === "string" || typeof x === "number")) return v;
   } catch {
     // not JSON: comma-separated values
   }
@@ -40,13 +40,15 @@ export function parseWhere(expr: string): Condition {
     if (whole) return { field, op, value: whole };
     return { field, op, value: rawValue.split(",").map((v) => literal(v.trim()) as string | number) };
   }
-  if (op === "contains") return { field, op, value: literal(rawValue) as string };
+  if (op === "contains") return { field, op, value: literal(rawValue) };
   const value = literal(rawValue);
   if (value === null) {
     if (op === "=") return { field, op: "is", value: null };
     if (op === "!=") return { field, op: "is", value: "not_null" };
   }
-  return { field, op: OPS[op]!, value };
+  const filterOp = OPS[op];
+  if (filterOp === undefined) throw new UsageError(`cannot read --where ${JSON.stringify(expr)}: unknown operator ${op}`);
+  return { field, op: filterOp, value };
 }
 
 async function baseBody(values: Values): Promise<QueryBody> {
@@ -58,7 +60,7 @@ async function baseBody(values: Values): Promise<QueryBody> {
   try {
     return JSON.parse(text) as QueryBody;
   } catch (err) {
-    throw new UsageError(`the query body is not JSON: ${(err as Error).message}`);
+    throw new UsageError(`the query body is not JSON: ${(err as Error).message}`, { cause: err });
   }
 }
 
@@ -67,7 +69,8 @@ export async function queryBody(values: Values): Promise<QueryBody> {
   const b = await baseBody(values);
   const types = list(values.type);
   const filter = [...(b.filter ?? [])];
-  if (types.length === 1) filter.push({ field: "type", op: "eq", value: types[0]! });
+  const [onlyType] = types;
+  if (types.length === 1 && onlyType !== undefined) filter.push({ field: "type", op: "eq", value: onlyType });
   if (types.length > 1) filter.push({ field: "type", op: "in", value: types });
   const where = values.where === undefined ? [] : Array.isArray(values.where) ? values.where.map(String) : [String(values.where)];
   filter.push(...where.map(parseWhere));

@@ -154,7 +154,8 @@ Examples:
     warnIfStale(io, read);
     // A stable module the patient has no data in is absent from the answer: say so as null.
     for (const m of modules) if (!(m in out)) out[m] = null;
-    print(modules.length === 1 ? out[modules[0]!] : { patient_id: pid, modules: out });
+    const [only] = modules;
+    print(modules.length === 1 && only !== undefined ? out[only] : { patient_id: pid, modules: out });
     return 0;
   },
 };

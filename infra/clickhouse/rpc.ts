@@ -21,22 +21,22 @@ export interface QueryRequest {
 /** A ClickHouse error as it crosses processes: its code decides the HTTP answer. */
 export class ClickHouseQueryError extends Error {
   override name = "ClickHouseQueryError";
-  constructor(message: string, readonly code?: string) {
-    super(message);
+  constructor(message: string, readonly code?: string, options?: { cause?: unknown }) {
+    super(message, options);
   }
 }
 
 export async function runQuery(client: ClickHouseClient, q: QueryRequest): Promise<Record<string, unknown>[]> {
   try {
     if (q.command) {
-      await client.command({ query: q.sql, query_params: q.params, clickhouse_settings: q.settings as never });
+      await client.command({ query: q.sql, query_params: q.params, clickhouse_settings: q.settings });
       return [];
     }
-    const r = await client.query({ query: q.sql, query_params: q.params, format: "JSONEachRow", clickhouse_settings: q.settings as never });
+    const r = await client.query({ query: q.sql, query_params: q.params, format: "JSONEachRow", clickhouse_settings: q.settings });
     return await r.json<Record<string, unknown>>();
   } catch (err) {
     const e = err as { message?: string; code?: string };
-    throw new ClickHouseQueryError(e.message ?? String(err), e.code);
+    throw new ClickHouseQueryError(e.message ?? String(err), e.code, { cause: err });
   }
 }
 
@@ -78,7 +78,7 @@ export async function pingClickHouseRpc(nc: NatsConnection, ns: string): Promise
 
 export async function queryClickHouseRpc(nc: NatsConnection, ns: string, q: QueryRequest, timeoutMs: number): Promise<Record<string, unknown>[]> {
   const r = await nc.request(clickhouseRpcSubjects(ns).query, JSON.stringify(q), { timeout: timeoutMs });
-  const body = r.json<{ ok: boolean; rows?: Record<string, unknown>[]; error?: string; code?: string }>();
+  const body = r.json<{ ok: true; rows: Record<string, unknown>[] } | { ok: false; error?: string; code?: string }>();
   if (!body.ok) throw new ClickHouseQueryError(body.error ?? "query failed", body.code);
-  return body.rows!;
+  return body.rows;
 }

@@ -15,7 +15,8 @@ export async function ensureDurable(jsm: JetStreamManager, stream: string, confi
   });
   if (found) return;
   await jsm.consumers.add(stream, config).catch((err) => {
-    if (!String(err.message).includes("already in use") && !String(err.message).includes("exists")) throw err;
+    const message = String((err as Error).message);
+    if (!message.includes("already in use") && !message.includes("exists")) throw err;
   });
 }
 

@@ -17,8 +17,8 @@ export interface PublishOptions {
 /** A publish JetStream refused (for example a failed compare-and-set), or one that got no ack in time. */
 export class JetStreamPublishError extends Error {
   override name = "JetStreamPublishError";
-  constructor(message: string, readonly errCode?: number, readonly kind: "rejected" | "timeout" | "no_stream" | "closed" = "rejected") {
-    super(message);
+  constructor(message: string, readonly errCode?: number, readonly kind: "rejected" | "timeout" | "no_stream" | "closed" = "rejected", options?: { cause?: unknown }) {
+    super(message, options);
   }
 }
 
@@ -64,15 +64,17 @@ export function createJetStreamPublisher(nc: NatsConnection, opts: { timeoutMs: 
         p.reject(new JetStreamPublishError(`no stream listens on this subject`, undefined, "no_stream"));
         return;
       }
-      let ack: { stream?: string; seq?: number; duplicate?: boolean; error?: { err_code?: number; description?: string } };
+      // JetStream answers a publish with either an error or where the message was stored.
+      let ack: { error: { err_code?: number; description?: string } } | { error?: undefined; stream: string; seq: number; duplicate?: boolean };
       try {
-        ack = JSON.parse(decoder.decode(msg.data));
-      } catch {
-        p.reject(new JetStreamPublishError("unreadable JetStream ack"));
+        // The server's PubAck, read as its protocol defines it.
+        ack = JSON.parse(decoder.decode(msg.data)) as typeof ack;
+      } catch (err) {
+        p.reject(new JetStreamPublishError("unreadable JetStream ack", undefined, "rejected", { cause: err }));
         return;
       }
       if (ack.error) p.reject(new JetStreamPublishError(ack.error.description ?? "publish rejected", ack.error.err_code));
-      else p.resolve({ stream: ack.stream!, seq: ack.seq!, duplicate: ack.duplicate === true });
+      else p.resolve({ stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate === true });
     },
   });
 

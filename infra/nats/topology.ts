@@ -159,7 +159,9 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
     max_msgs: -1,
     max_bytes: -1,
     max_msg_size: 16 * 1024 * 1024,
-    duplicate_window: 120_000_000_000, // 2 min in ns: covers client retries of one batch
+    // JetStream's default (2 min in ns). Log publishes carry no Nats-Msg-Id: a client's
+    // re-send is caught by the idempotency and log_id ledgers, which last a day or more.
+    duplicate_window: 120_000_000_000,
     // A new patient actor asks "first message on this subject?" directly.
     allow_direct: true,
   };

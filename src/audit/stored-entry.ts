@@ -36,5 +36,5 @@ export function readAuditEntry(data: Uint8Array): AuditEntry | null {
   } catch {
     return null;
   }
-  return isStoredEntry.Check(body) && !Number.isNaN(Date.parse(body.at)) ? (body as AuditEntry) : null;
+  return isStoredEntry.Check(body) && !Number.isNaN(Date.parse(body.at)) ? (body) : null;
 }

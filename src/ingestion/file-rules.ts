@@ -48,7 +48,7 @@ export function checkPatient(data: Record<string, unknown>): { ok: true; input: 
     const field = first?.path ? first.path.slice(1).replace(/\//g, ".") : "patient";
     return { ok: false, message: `${field}: ${first?.message ?? "is invalid"}` };
   }
-  const input = data as PatientInput;
+  const input = data;
   const problem = patientFieldProblem(input);
   if (problem) return { ok: false, message: `${problem.field}: ${problem.message}` };
   return { ok: true, input, identifiers: uniqueIdentifiers(input.external_identifiers ?? []) };
@@ -119,10 +119,13 @@ export interface Holder {
   patient_id: string;
 }
 
+/** What a reference names: the patient id, "ambiguous" (several patients), or null when nothing matches. */
+export type Resolved = string | null;
+
 /** Existing patients a reference may name (the file does not declare it). */
 export interface ExistingPatients {
   /** The patient id, "ambiguous", or null when nothing matches. May answer synchronously. */
-  resolve(ref: string): string | "ambiguous" | null | Promise<string | "ambiguous" | null>;
+  resolve(ref: string): Resolved | Promise<Resolved>;
   /**
    * The existing patients holding `value`, under which system each (none known: empty).
    * A bare value the file declares may also name them; omitted offline.
@@ -188,12 +191,12 @@ export class FileChecker {
    */
   private oneHolder(identifiers: readonly ExternalIdentifier[], patient: LineOutcome): LineOutcome | Promise<LineOutcome> {
     const found = identifiers.map((e) => this.existing.resolve(`${e.system}|${e.value}`));
-    const judge = (ids: readonly (string | "ambiguous" | null)[]): LineOutcome => {
+    const judge = (ids: readonly Resolved[]): LineOutcome => {
       const held = identifiers.flatMap((e, i) => (ids[i] && ids[i] !== "ambiguous" ? [`${e.system}|${e.value} (${ids[i]})`] : []));
       const holders = new Set(ids.filter((x) => x && x !== "ambiguous"));
       return holders.size > 1 ? fail("ambiguous_patient", `the row's external identifiers belong to different existing patients: ${held.join(", ")}`) : patient;
     };
-    return found.some((f) => f instanceof Promise) ? Promise.all(found).then(judge) : judge(found as (string | "ambiguous" | null)[]);
+    return found.some((f) => f instanceof Promise) ? Promise.all(found.map((f) => Promise.resolve(f))).then(judge) : judge(found as Resolved[]);
   }
 
   private afterClashCheck(data: Record<string, unknown>, ref: string, declared: number, holders: readonly Holder[]): LineOutcome | Promise<LineOutcome> {
@@ -214,7 +217,7 @@ export class FileChecker {
     return this.logOutcome(data, PLACEHOLDER_PATIENT_ID, declared);
   }
 
-  private afterLookup(data: Record<string, unknown>, ref: string, found: string | "ambiguous" | null): LineOutcome {
+  private afterLookup(data: Record<string, unknown>, ref: string, found: Resolved): LineOutcome {
     if (found === "ambiguous") return fail("ambiguous_patient", `patient_id "${ref}" matches several existing patients; write it as system|value`);
     if (found === null) return fail("unknown_patient", `patient_id "${ref}" names no patient declared above this line nor an existing patient`);
     return this.logOutcome(data, found, found);

@@ -1,8 +1,6 @@
 import { hash } from "node:crypto";
 import type { PatientStore } from "../control/patients.js";
-import { splitRef, type ExistingPatients, type Holder } from "./file-rules.js";
-
-type Found = string | "ambiguous" | null;
+import { splitRef, type ExistingPatients, type Holder, type Resolved } from "./file-rules.js";
 
 const SERVICE_ID = /^pat_[0-9A-Za-z]{6,60}$/;
 const NONE: readonly Holder[] = [];
@@ -10,7 +8,7 @@ const NONE: readonly Holder[] = [];
 const SCAN_AT_ONCE = 64;
 
 interface ValueIndex {
-  found: Map<string, Found>;
+  found: Map<string, Resolved>;
   holders: Map<string, Holder[]>;
 }
 
@@ -21,8 +19,8 @@ interface ValueIndex {
  * needs a scan of the project's patients, is built once and only if a bare value needs it.
  */
 export class ExistingPatientResolver implements ExistingPatients {
-  private readonly known = new Map<string, Found>();
-  private readonly pending = new Map<string, Promise<Found>>();
+  private readonly known = new Map<string, Resolved>();
+  private readonly pending = new Map<string, Promise<Resolved>>();
   private byValue: Promise<ValueIndex> | null = null;
   private built: ValueIndex | null = null;
 
@@ -31,7 +29,7 @@ export class ExistingPatientResolver implements ExistingPatients {
     private readonly projectId: string,
   ) {}
 
-  resolve(ref: string): Found | Promise<Found> {
+  resolve(ref: string): Resolved | Promise<Resolved> {
     const hit = this.known.get(ref);
     if (hit !== undefined) return hit;
     let p = this.pending.get(ref);
@@ -46,7 +44,7 @@ export class ExistingPatientResolver implements ExistingPatients {
     return p;
   }
 
-  private async lookup(ref: string): Promise<Found> {
+  private async lookup(ref: string): Promise<Resolved> {
     if (SERVICE_ID.test(ref)) {
       const p = await this.patients.getActive(this.projectId, ref);
       if (p) return p.id;
@@ -72,7 +70,7 @@ export class ExistingPatientResolver implements ExistingPatients {
    */
   private valueIndex(): Promise<ValueIndex> {
     this.byValue ??= (async () => {
-      const found = new Map<string, Found>();
+      const found = new Map<string, Resolved>();
       const holders = new Map<string, Holder[]>();
       const ids = await this.patients.list(this.projectId);
       for (let i = 0; i < ids.length; i += SCAN_AT_ONCE) {

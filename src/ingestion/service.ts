@@ -112,13 +112,14 @@ export class IngestionService {
     const summary_types = viewTypesOf(body);
     const job_id = newId("job");
     let source: JobRecord["source"];
-    if (hasKey) {
+    const key = body.s3_key;
+    if (key !== undefined) {
       // The key names its project: another project's upload is "not found", like anything of theirs.
-      const info = UploadStore.isUploadOf(body.s3_key!, scope.project_id) ? await this.deps.uploads.info(body.s3_key!) : null;
+      const info = UploadStore.isUploadOf(key, scope.project_id) ? await this.deps.uploads.info(key) : null;
       if (!info) {
-        throw new AppError("not_found", `no file was uploaded under s3_key ${body.s3_key} (or its upload failed): PUT the file to the upload_url from POST /v1/ingestion/upload-url, then create the job`);
+        throw new AppError("not_found", `no file was uploaded under s3_key ${key} (or its upload failed): PUT the file to the upload_url from POST /v1/ingestion/upload-url, then create the job`);
       }
-      source = { object: body.s3_key!, inline: false, bytes: info.size };
+      source = { object: key, inline: false, bytes: info.size };
     } else {
       const text = body.records!.map((r) => JSON.stringify(r ?? null)).join("\n");
       const object = `inline/${scope.project_id}/${job_id}.jsonl`;

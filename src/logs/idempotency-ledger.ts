@@ -18,7 +18,10 @@ export type ClaimResult = { won: true } | { won: false; existing: Claim };
 /** One step of a ledger message: a claim (`c`) or a release (`r`) of a key. */
 export type LedgerEntry = { op: "c"; key: string; claim: Claim } | { op: "r"; key: string; logId: string };
 
-/** Claims, then releases: the first format of ledger messages, still read. */
+/**
+ * Claims, then releases, as JSON: the ledger's first message format. Its stream keeps
+ * every message for good (keys deduplicate forever), so its subjects may hold some.
+ */
 interface JsonLedgerMessage {
   c?: { k: string; l: string; p: string; t: number }[];
   r?: { k: string; l: string }[];
@@ -61,7 +64,7 @@ type Op =
  * A ledger message is text, one line per step of the group commit, in the order decided:
  * `c <key> <log_id> <patient_id> <claimed_at>` or `r <key> <log_id>`. The part after the
  * key of a claim is the index value (encodeClaim), built once for both. Ids and keys
- * hold no spaces. Messages of the first format (JSON, claims then releases) still decode.
+ * hold no spaces. Messages of the first format (JsonLedgerMessage) decode too.
  * A step the writer could not have written (a message some other NATS client published
  * on the subject) is left out, so a shard's readers never fail on it and its writes go on.
  */
@@ -199,10 +202,7 @@ export class IdempotencyLedger {
     if (items.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       const results = new Results<ClaimResult>(items.length, resolve, reject);
-      for (let i = 0; i < items.length; i++) {
-        const { key, claim } = items[i]!;
-        this.shard(project, key).enqueue({ kind: "claim", key, claim, results, index: i });
-      }
+      items.forEach(({ key, claim }, index) => this.shard(project, key).enqueue({ kind: "claim", key, claim, results, index }));
     });
   }
 
@@ -211,7 +211,7 @@ export class IdempotencyLedger {
     if (keys.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       const results = new Results<Claim | null>(keys.length, resolve, reject);
-      for (let i = 0; i < keys.length; i++) this.shard(space, keys[i]!).enqueue({ kind: "peek", key: keys[i]!, results, index: i });
+      keys.forEach((key, index) => this.shard(space, key).enqueue({ kind: "peek", key, results, index }));
     });
   }
 
@@ -236,7 +236,7 @@ export class IdempotencyLedger {
   async markStored(logIds: string[], claimedAt: number): Promise<void> {
     if (logIds.length === 0) return;
     const key = this.storedKey(claimedAt);
-    const fields: string[] = new Array(logIds.length * 2);
+    const fields = new Array<string>(logIds.length * 2);
     logIds.forEach((id, i) => {
       fields[2 * i] = id;
       fields[2 * i + 1] = "1";
@@ -300,17 +300,20 @@ class ShardCommitter {
     shard: number,
   ) {
     const { redisPrefix } = ledger.deps;
-    const { subject, indexKind } = ledger.store;
-    this.subject = subject(space, shard);
+    const { indexKind } = ledger.store;
+    this.subject = ledger.store.subject(space, shard);
     // One hash tag per shard keeps the index and its sequence in one Redis Cluster slot.
     this.hashKey = `${redisPrefix}:${indexKind}:{${space}:${shard}}`;
     this.seqKey = `${redisPrefix}:${indexKind}seq:{${space}:${shard}}`;
   }
 
   /** Keeps the index for as long as the store keeps its claims. */
-  private expire(m: ReturnType<Redis["multi"]>): void {
+  private expire(m: { expire(key: string, seconds: number): unknown }): void {
     const ttl = this.ledger.store.ttlSeconds;
-    if (ttl !== undefined) m.expire(this.hashKey, ttl).expire(this.seqKey, ttl);
+    if (ttl !== undefined) {
+      m.expire(this.hashKey, ttl);
+      m.expire(this.seqKey, ttl);
+    }
   }
 
   enqueue(op: Op): void {
@@ -351,7 +354,7 @@ class ShardCommitter {
     const lines: string[] = [];
     const indexSet: string[] = [];
     const indexDel: string[] = [];
-    const outcomes: Outcome[] = new Array(ops.length);
+    const outcomes = new Array<Outcome>(ops.length);
     const effects = new Map<string, Claim | null>();
     const claimed = (key: string, c: Claim) => {
       current.set(key, c);

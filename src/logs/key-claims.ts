@@ -34,6 +34,9 @@ export interface Pending {
   claim?: KeyClaim;
 }
 
+/** A pending log that has a key to claim. */
+type Keyed = Pending & { claim: KeyClaim };
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Prefix of generated keys in the ledger: no client key starts with NUL (the envelope refuses it). */
@@ -75,8 +78,8 @@ export class KeyClaims {
   }
 
   /** Gives a key back when its log could not be stored, so a retry can take it. */
-  release({ claim, log }: Pending): Promise<boolean> {
-    return claim!.ledger.release(claim!.space, claim!.key, log.id);
+  release(claim: KeyClaim, logId: string): Promise<boolean> {
+    return claim.ledger.release(claim.space, claim.key, logId);
   }
 
   /** Claims every idempotency key and client log id; logs whose key is already held become duplicates. */
@@ -107,7 +110,7 @@ export class KeyClaims {
       pending.push(p);
     }
     const now = Date.now();
-    const keyed = pending.filter((p) => p.claim !== undefined);
+    const keyed = pending.filter((p): p is Keyed => p.claim !== undefined);
     const results = await this.claimAll(scope, keyed, day, now);
     const toStore: Pending[] = pending.filter((p) => p.claim === undefined);
     // A batch retried after a crash finds many of its keys held by its own earlier attempt:
@@ -135,34 +138,35 @@ export class KeyClaims {
    * before (a re-send across midnight) is not claimed again: that claim decides, and the
    * log's claim moves to that day so an orphan is taken over there.
    */
-  private async claimAll(scope: WriteScope, keyed: Pending[], day: number, now: number): Promise<ClaimResult[]> {
-    const results: ClaimResult[] = new Array(keyed.length);
-    const ids = keyed.flatMap((p, i) => (p.claim!.ledger === this.deps.logIds ? [i] : []));
+  private async claimAll(scope: WriteScope, keyed: Keyed[], day: number, now: number): Promise<ClaimResult[]> {
+    const results = new Array<ClaimResult>(keyed.length);
+    const ids = keyed.flatMap((p, i) => (p.claim.ledger === this.deps.logIds ? [{ p, i }] : []));
     if (ids.length > 0) {
       const yesterday = `${scope.project_id}.${day - 1}`;
-      const held = await this.deps.logIds.peekMany(yesterday, ids.map((i) => keyed[i]!.claim!.key));
-      ids.forEach((i, j) => {
+      const held = await this.deps.logIds.peekMany(yesterday, ids.map(({ p }) => p.claim.key));
+      ids.forEach(({ p, i }, j) => {
         const existing = held[j];
         if (!existing) return;
         results[i] = { won: false, existing };
-        keyed[i]!.claim = { ...keyed[i]!.claim!, space: yesterday };
+        p.claim = { ...p.claim, space: yesterday };
       });
     }
     // At most two groups: the project's idempotency keys, and today's log ids.
-    const groups = new Map<string, number[]>();
+    const groups = new Map<string, { ledger: IdempotencyLedger; space: string; members: { p: Keyed; i: number }[] }>();
     keyed.forEach((p, i) => {
       if (results[i] !== undefined) return;
-      const g = `${p.claim!.ledger === this.deps.ledger ? "k" : "i"}:${p.claim!.space}`;
-      const list = groups.get(g);
-      if (list) list.push(i);
-      else groups.set(g, [i]);
+      const { ledger, space } = p.claim;
+      const g = `${ledger === this.deps.ledger ? "k" : "i"}:${space}`;
+      const group = groups.get(g);
+      if (group) group.members.push({ p, i });
+      else groups.set(g, { ledger, space, members: [{ p, i }] });
     });
     await Promise.all(
-      [...groups.values()].map(async (idx) => {
-        const { ledger, space } = keyed[idx[0]!]!.claim!;
-        const claims = idx.map((i) => ({ key: keyed[i]!.claim!.key, claim: { log_id: keyed[i]!.log.id, patient_id: keyed[i]!.log.patient_id, claimed_at: now } }));
+      [...groups.values()].map(async ({ ledger, space, members }) => {
+        const claims = members.map(({ p }) => ({ key: p.claim.key, claim: { log_id: p.log.id, patient_id: p.log.patient_id, claimed_at: now } }));
         const won = await ledger.claimMany(space, claims);
-        idx.forEach((i, j) => (results[i] = won[j]!));
+        // claimMany answers each claim in order.
+        members.forEach(({ i }, j) => (results[i] = won[j]!));
       }),
     );
     return results;
@@ -173,7 +177,7 @@ export class KeyClaims {
    * be publishing (inside the lease) we wait for it; after the lease, the patient's
    * history decides, and a claim whose log never landed is taken over.
    */
-  private async retakeIfOrphan(scope: WriteScope, p: Pending, existing: Claim, histories: Histories): Promise<boolean> {
+  private async retakeIfOrphan(scope: WriteScope, p: Keyed, existing: Claim, histories: Histories): Promise<boolean> {
     const marks = this.deps.ledger;
     const leaseEnd = existing.claimed_at + this.deps.claimLeaseMs;
     while (true) {
@@ -191,7 +195,7 @@ export class KeyClaims {
       await marks.markStored([existing.log_id], existing.claimed_at);
       return false;
     }
-    const { ledger, space, key } = p.claim!;
+    const { ledger, space, key } = p.claim;
     return ledger.replace(space, key, existing.log_id, { log_id: p.log.id, patient_id: p.log.patient_id, claimed_at: Date.now() });
   }
 

@@ -8,7 +8,7 @@ import { AppError, type ErrorDetail, fieldIssue } from "../errors.js";
 import { newId } from "../ids.js";
 import { validateEnvelope, type ValidLogInput } from "./envelope.js";
 import type { IdempotencyLedger } from "./idempotency-ledger.js";
-import { KeyClaims, type Pending, type Valid } from "./key-claims.js";
+import { KeyClaims, type KeyClaim, type Pending, type Valid } from "./key-claims.js";
 
 export interface WriteScope {
   organization_id: string;
@@ -115,7 +115,7 @@ export class LogWriter {
   ): Promise<BatchAnswer> {
     const at = opts.at;
     const pathOf = typeof at === "function" ? at : (i: number) => [...at, i];
-    const answer: BatchAnswer = { accepted: 0, failed: 0, duplicates: 0, errors: [], results: new Array(raw.length) };
+    const answer: BatchAnswer = { accepted: 0, failed: 0, duplicates: 0, errors: [], results: new Array<BatchAnswer["results"][number]>(raw.length) };
     const valid: Valid[] = [];
     const fail = (index: number, code: string, message: string, details: ErrorDetail[]) => {
       answer.errors.push({ index, code, message, details });
@@ -236,7 +236,7 @@ export class LogWriter {
       else byPatient.set(p.log.patient_id, [p]);
     }
     const stored: string[] = [];
-    const released: Pending[] = [];
+    const released: { claim: KeyClaim; logId: string }[] = [];
     const highest = new Map<string, number>();
     await Promise.all(
       [...byPatient].flatMap(([patientId, group]) => {
@@ -258,7 +258,7 @@ export class LogWriter {
               answer.errors.push({ index: g.index, code: "storage_error", message, details: [{ type: "storage_error", message }] });
               answer.results[g.index] = { index: g.index, id: null, status: "failed" };
               answer.failed++;
-              if (g.claim) released.push(g);
+              if (g.claim) released.push({ claim: g.claim, logId: g.log.id });
             }
           }
         });
@@ -272,6 +272,6 @@ export class LogWriter {
     }
     // Not awaited: a retry racing this mark waits for it (see retakeIfOrphan).
     void this.claims.markStored(stored, claimedAt).catch(() => undefined);
-    await Promise.all(released.map((g) => this.claims.release(g).catch(() => false)));
+    await Promise.all(released.map(({ claim, logId }) => this.claims.release(claim, logId).catch(() => false)));
   }
 }

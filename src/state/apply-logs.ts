@@ -49,7 +49,8 @@ export function applyInOrder(stored: StoredPatientState, messages: readonly Sequ
   for (const m of messages) {
     if (m.seq <= s.applied_seq) continue;
     const logs = [...m.logs].sort(compareLogs);
-    if (logs.length > 0 && isLate(s.last ?? undefined, logs[0]!)) return { stored: s, events, changed, late: true };
+    const first = logs[0];
+    if (first !== undefined && isLate(s.last ?? undefined, first)) return { stored: s, events, changed, late: true };
     let state = s.state;
     let total = s.events_total;
     const moduleSeq = { ...s.module_seq };
@@ -62,7 +63,8 @@ export function applyInOrder(stored: StoredPatientState, messages: readonly Sequ
       }
       events.push(event(log, r.changes, ++total, completedAt));
     }
-    const last = logs.length > 0 ? { timestamp: logs.at(-1)!.timestamp, id: logs.at(-1)!.id } : s.last;
+    const tail = logs.at(-1);
+    const last = tail ? { timestamp: tail.timestamp, id: tail.id } : s.last;
     s = { ...s, state, applied_seq: m.seq, last, events_total: total, module_seq: moduleSeq };
   }
   return { stored: s, events, changed, late: false };

@@ -71,8 +71,9 @@ function decode(c: string, location: (string | number)[]): EventsCursor {
   // A bare row number: the cursors this service gave out before.
   if (/^\d+$/.test(c)) return { score: Number(c), timestamp: "", id: "" };
   try {
-    const k = JSON.parse(Buffer.from(c, "base64url").toString("utf8"));
-    if (Array.isArray(k) && Number.isSafeInteger(k[0]) && typeof k[1] === "string" && typeof k[2] === "string") return { score: k[0], timestamp: k[1], id: k[2] };
+    const k: unknown = JSON.parse(Buffer.from(c, "base64url").toString("utf8"));
+    const [score, timestamp, id] = Array.isArray(k) ? (k as unknown[]) : [];
+    if (typeof score === "number" && Number.isSafeInteger(score) && typeof timestamp === "string" && typeof id === "string") return { score, timestamp, id };
   } catch {
     // fall through
   }

@@ -56,8 +56,9 @@ const encodeCursor = (k: Key) => Buffer.from(JSON.stringify(k)).toString("base64
 
 function decodeCursor(c: string): Key {
   try {
-    const k = JSON.parse(Buffer.from(c, "base64url").toString("utf8"));
-    if (Array.isArray(k) && typeof k[0] === "string" && typeof k[1] === "string") return [k[0], k[1]];
+    const k: unknown = JSON.parse(Buffer.from(c, "base64url").toString("utf8"));
+    const [timestamp, id] = Array.isArray(k) ? (k as unknown[]) : [];
+    if (typeof timestamp === "string" && typeof id === "string") return [timestamp, id];
   } catch {
     // fall through
   }

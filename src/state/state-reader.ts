@@ -199,8 +199,7 @@ export class StateReader {
   private renderAndKeep(s: StoredPatientState, viewType: ViewType): View {
     const view = renderView(viewType, s.state);
     // Only a state that includes every module the view reads is worth keeping.
-    const seqs = s.module_seq;
-    if (seqs && s.fingerprint === MODEL_FINGERPRINT && VIEW_INPUTS[viewType].every((k) => seqs[k] === undefined || moduleEntry(s.state, k))) {
+    if (s.fingerprint === MODEL_FINGERPRINT && VIEW_INPUTS[viewType].every((k) => s.module_seq[k] === undefined || moduleEntry(s.state, k))) {
       this.deps.store.saveViews(s.state.patient_id, { [viewType]: encodeCachedView(s, view) }).catch(() => undefined);
     }
     return view;

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -40,7 +40,7 @@ const body = async (req: IncomingMessage) => {
 /** A stand-in in front of the service: `script` answers the first requests, the rest go through to the service. */
 async function frontServer(script: ((res: import("node:http").ServerResponse) => void)[]): Promise<{ url: string; hits: () => number; close: () => Promise<void> }> {
   let hits = 0;
-  const server: Server = createServer(async (req, res) => {
+  const answer = async (req: IncomingMessage, res: ServerResponse) => {
     const step = script[hits++];
     const payload = await body(req);
     if (step) return step(res);
@@ -48,7 +48,8 @@ async function frontServer(script: ((res: import("node:http").ServerResponse) =>
     const up = await fetch(base + req.url, { method: req.method, headers, body: payload.length > 0 ? payload : undefined });
     res.writeHead(up.status, { "content-type": up.headers.get("content-type") ?? "application/json" });
     res.end(Buffer.from(await up.arrayBuffer()));
-  });
+  };
+  const server: Server = createServer((req, res) => void answer(req, res));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as { port: number };
   return { url: `http://127.0.0.1:${port}`, hits: () => hits, close: () => new Promise((r) => server.close(() => r())) };

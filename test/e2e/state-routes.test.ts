@@ -49,7 +49,7 @@ describe("state reads over REST", () => {
       expect(r.body).not.toContain('"clocks"');
     }
     const stable = (await get(`/v1/state/${pid}/stable`)).json();
-    for (const m of Object.values(stable.modules) as Record<string, unknown>[]) expect(Object.keys(m)).toEqual(["module_type", "payload", "created_at", "updated_at"]);
+    for (const m of Object.values<Record<string, unknown>>(stable.modules)) expect(Object.keys(m)).toEqual(["module_type", "payload", "created_at", "updated_at"]);
     expect(Object.keys((await get(`/v1/state/${pid}/event-modules/lab_results`)).json())).toEqual(["patient_id", "module_type", "payload", "created_at", "updated_at"]);
   });
 

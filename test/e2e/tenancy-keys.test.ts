@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SCOPES } from "../../src/auth/scopes.js";
 import { JsonKv } from "../../infra/nats/json-kv.js";
 import type { ApiKey } from "../../src/control/api-keys.js";
 import { startStack, type TestStack } from "../support/stack.js";

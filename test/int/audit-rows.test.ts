@@ -5,7 +5,7 @@ import { emptyStored } from "../../src/state/apply-logs.js";
 import { EVENTS_KEPT, PatientStateStore, ROWS_PER_MEMBER, type StateEvent, type StoredPatientState } from "../../infra/redis/state-store.js";
 
 // The audit as stored in real Redis: a save's rows go in grouped members, and reads page
-// through them row by row whatever the grouping (and through rows of the older layout).
+// through them row by row whatever the grouping.
 const prefix = `audit${randomBytes(4).toString("hex")}`;
 let redis: Redis;
 let store: PatientStateStore;
@@ -49,7 +49,7 @@ describe("the event audit in Redis", () => {
   it("stores a save's rows as members of at most ROWS_PER_MEMBER, scored by their last row", async () => {
     let s = emptyStored("pat_a", "UTC", "org", "prj");
     s = await saveRows(s, 250);
-    s = await saveRows(s, 3);
+    await saveRows(s, 3);
     const members = await redis.zRangeWithScores(store.keys("pat_a").events, 0, -1);
     expect(members.map((m) => [m.score, (JSON.parse(m.value) as unknown[]).length])).toEqual([[100, ROWS_PER_MEMBER], [200, 100], [250, 50], [253, 3]]);
   });
@@ -62,14 +62,6 @@ describe("the event audit in Redis", () => {
     for (const after of [0, 5, 8, 100, 127, 128, 169, 170]) {
       expect((await store.events("pat_b", after, 10)).map((r) => r.score)).toEqual(all.filter((n) => n > after).slice(0, 10));
     }
-  });
-
-  it("reads rows stored one per member by earlier builds, beside grouped ones", async () => {
-    const key = store.keys("pat_c").events;
-    await redis.zAdd(key, [1, 2, 3].map((n) => ({ score: n, value: JSON.stringify(row(n)) })));
-    await redis.zAdd(key, { score: 6, value: JSON.stringify(rows(4, 6)) });
-    expect(await readAll("pat_c", 2)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect((await store.events("pat_c", 2, 3)).map((r) => r.event.id)).toEqual(["evt_3", "evt_4", "evt_5"]);
   });
 
   it("replaces the state, its audit and its views on a full save (a rebuild), in one step", async () => {

@@ -104,7 +104,7 @@ describe("the ClickHouse projector and logs ClickHouse refuses", () => {
     expect(letters[0].errors[0].message).toMatch(/is stored and in its patient's state, but the log query cannot hold it \(CANNOT_PARSE_ESCAPE_SEQUENCE\)/);
     // The log lines name our own ids and the error class, never patient ids, keys or payload text.
     const text = JSON.stringify(x.lines);
-    expect(text).toContain(bad[0].id);
+    expect(text).toContain(bad[0]!.id);
     for (const phi of [pid, SECRET, "key-", "visit"]) expect(text).not.toContain(phi);
   });
 

@@ -77,7 +77,7 @@ describe("a patient's log subject with messages the service did not write", () =
     );
     expect(parked).toHaveLength(forgedLogMessages(pid).length);
     expect(parked[0]).toMatchObject({ subject: t.services.topology.names.logSubject(ORG, PRJ, pid), message: "{not json" });
-    expect(parked[0].errors[0].message).toMatch(/not JSON/);
+    expect(parked[0]?.errors[0]?.message).toMatch(/not JSON/);
     // Parked once: nothing is redelivered and parked again, nothing fails.
     await new Promise((r) => setTimeout(r, 2_500));
     const again = (await get("/v1/dead-letters?limit=500")).json().dead_letters.filter((d: { reason: string }) => d.reason === "unreadable_log_message");

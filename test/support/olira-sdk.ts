@@ -93,7 +93,7 @@ export function sdkParseProblems(value: unknown, shape: Shape, path = "$"): stri
     if (r.oneOf && !r.oneOf.includes(v as string)) out.push(`${at}: ${JSON.stringify(v)} is not one of the SDK's values`);
     if (r.shape) out.push(...sdkParseProblems(v, r.shape, at));
     if (r.of) {
-      const items = Array.isArray(v) ? v.map((x, i) => [String(i), x] as const) : Object.entries(v as object);
+      const items = Array.isArray(v) ? v.map((x, i) => [String(i), x] as const) : Object.entries(v);
       for (const [k, x] of items) {
         if (typeof r.of === "string") {
           if (!kindOk(r.of, x)) out.push(`${at}[${k}]: expected ${r.of}, got ${JSON.stringify(x)?.slice(0, 80)}`);

@@ -282,7 +282,7 @@ describe("questionnaire group rules", () => {
     expect(issues("questionnaire_response", response({ instrument: custom, item_responses: items }))).toEqual(
       one(["item_responses", 1, "item_text"], "is required on every item of a custom instrument"),
     );
-    items[1] = { ...items[1], item_text: "Appetite?" };
+    items[1] = { ...items[1]!, item_text: "Appetite?" };
     expect(issues("questionnaire_response", response({ instrument: custom, item_responses: items }))).toEqual([]);
   });
 

@@ -73,7 +73,7 @@ describe("PublishedMessages", () => {
     p.put(1, msg(1), 10);
     const m = r.take(1)!;
     expect(() => {
-      (m.logs[0]!.payload.nested.list as number[]).push(2);
+      (m.logs[0]!.payload.nested.list).push(2);
     }).toThrow(TypeError);
     expect(() => {
       (m.logs[0]!.payload as { score: number }).score = 9;

@@ -51,7 +51,7 @@ export const backfillStage: StageFn<StageInput & { summary_types: string[] | nul
 /** Waits until the engine has applied the patient's logs, then stores the chosen views it has not rendered. */
 async function ensureViews(deps: StageDeps, projectId: string, patientId: string, types: ViewType[], signal: AbortSignal, pace: { last: number }): Promise<void> {
   const stallMs = deps.backfillStallMs ?? 300_000;
-  let applied: StoredPatientState | null = null;
+  let applied: StoredPatientState;
   let lastSeq = -1;
   let since = Date.now();
   for (let delay = 10; ; delay = Math.min(delay * 2, 500)) {

@@ -76,8 +76,8 @@ export const replayStage: StageFn<StageInput, void> = async (deps, job, input, s
       return replayBucket(deps, job, input, i, i < suspectTo || failures > 0, signal, progress, errorLines);
     });
     finished.set(i, counts);
-    while (finished.has(cursor.done_below)) {
-      add(cursor, finished.get(cursor.done_below)!);
+    for (let next = finished.get(cursor.done_below); next !== undefined; next = finished.get(cursor.done_below)) {
+      add(cursor, next);
       finished.delete(cursor.done_below++);
     }
   });
@@ -153,7 +153,8 @@ async function writeGroup(deps: StageDeps, job: LiveJob, input: StageInput, grou
   if (unit.length > 0) tasks.push(unit);
   const scope = { organization_id: input.organization_id, project_id: input.project_id };
   await forEachLimited(tasks, WRITES_AT_ONCE, signal, async (patients) => {
-    const beforeChunk = deps.beforeReplayChunk ? () => deps.beforeReplayChunk!(input.job_id) : undefined;
+    const hook = deps.beforeReplayChunk;
+    const beforeChunk = hook ? () => hook(input.job_id) : undefined;
     const failedPatients = new Set<string>();
     await replayWrites(deps).write({ scope, jobId: input.job_id, patients }, signal, (o) => {
       for (const e of o.errors) {

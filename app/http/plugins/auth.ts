@@ -132,10 +132,11 @@ function ruleOf(route: RouteOptions): RouteRule {
   }
   const scope = config.scope;
   if (scope !== false && scope !== undefined && !(typeof scope === "string" && isScope(scope))) {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- config.scope is typed Scope | false: another value comes only through a cast, and is named as String() writes it
     throw new Error(`route ${where} names an unknown scope ${String(scope)}`);
   }
   if (scope === false && config.orgWide === true) throw new Error(`route ${where} is orgWide but takes no credential`);
-  return { method: String(route.method), url: route.url, scope: scope as RouteRule["scope"], orgWide: config.orgWide === true };
+  return { method: String(route.method), url: route.url, scope: scope, orgWide: config.orgWide === true };
 }
 
 export const authPlugin = fp(

@@ -8,6 +8,16 @@ import { JobSchema, publicJob, STATUS_FILTERS } from "../../../src/ingestion/job
 import { MAX_INLINE_RECORDS, viewTypesOf } from "../../../src/ingestion/service.js";
 import { responses } from "../schemas.js";
 
+/**
+ * A row of a job's inline records, published as a named schema for the OpenAPI document
+ * and the client's types. The route does not apply it: the job checks each row as a line
+ * of a file, so a bad row is that line's error rather than the request's.
+ */
+export const IngestionRecordSchema = Type.Object(
+  { type: Type.Union([Type.Literal("patient"), Type.Literal("log")]), data: Type.Object({}, { additionalProperties: true, description: "A patient's fields, or a log" }) },
+  { $id: "IngestionRecord" },
+);
+
 const JobParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 const JobPatientParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), patient_id: Type.String({ minLength: 1, maxLength: 128 }) });
 const ViewTypes = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50, description: "View types to backfill; all when absent or empty" });

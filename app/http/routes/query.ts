@@ -41,8 +41,8 @@ export const queryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       // as on every other route it reaches, so existence does not leak.
       const named = (req.body as { patient_ids?: unknown }).patient_ids;
       if (patient_id !== undefined && Array.isArray(named)) {
-        const other = named.find((id) => id !== patient_id);
-        if (other !== undefined) throw notFound("patient", String(other));
+        const other = named.findIndex((id) => id !== patient_id);
+        if (other >= 0) throw notFound("patient", String(named[other]));
       }
       const r = await s.logQuery.run(req.body, { organization_id, project_id, ...(patient_id !== undefined ? { patient_id } : {}) });
       if (!r.current) reply.header("x-pss-stale", "true");

@@ -5,7 +5,7 @@ import type { ModuleKey } from "../../../readmodels/module.js";
 import { moduleEntry, type PatientState } from "../../../readmodels/patient-state.js";
 import { MODELS } from "../../../readmodels/registry.js";
 import { doc } from "../../../readmodels/views/lib.js";
-import { VIEW_INPUTS, VIEW_TYPES, viewTitle, type ViewBlock, type ViewType } from "../../../readmodels/views/index.js";
+import { VIEW_INPUTS, VIEW_TYPES, viewTitle, type ViewBlock } from "../../../readmodels/views/index.js";
 import { patientIdArg, type McpContext } from "../context.js";
 import { cite, promptPatient, resolvePrompt, userMessage } from "./shared.js";
 
@@ -107,12 +107,14 @@ export function registerMissingDataElicitation(server: McpServer, ctx: McpContex
       const reader = ctx.services.stateReader;
       const snap = await reader.snapshot(ctx.principal, pid);
       const view = await reader.view(snap.stored, view_type);
-      const empty = VIEW_INPUTS[view_type as ViewType].filter((k) => moduleEntry(snap.stored.state, k) === undefined);
+      const empty = VIEW_INPUTS[view_type].filter((k) => moduleEntry(snap.stored.state, k) === undefined);
       const first = templateAsks(view.temp, snap.stored.state);
-      const rest: Ask[] = empty.flatMap((k) =>
-        QUESTIONS[k] && !first.covered.has(k) ? [{ question: QUESTIONS[k]!, why: `nothing recorded for ${k}`, log_types: MODELS[k].handles, refs: [] }] : []);
+      const rest: Ask[] = empty.flatMap((k) => {
+        const question = QUESTIONS[k];
+        return question && !first.covered.has(k) ? [{ question, why: `nothing recorded for ${k}`, log_types: MODELS[k].handles, refs: [] }] : [];
+      });
       const asks = [...first.asks, ...rest];
-      const title = viewTitle(view_type as ViewType);
+      const title = viewTitle(view_type);
       if (asks.length === 0) {
         return userMessage(`Nothing missing for the ${title}`, `The ${title} of patient ${pid} has data for every part of its template. Ask the patient only whether anything has changed since ${view.valid_from ?? "the last update"}.`);
       }

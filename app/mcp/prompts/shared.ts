@@ -15,7 +15,7 @@ export function promptPatient(ctx: McpContext, patientId: string | undefined): s
  */
 export function resolvePrompt(ctx: McpContext, callId: RequestId, build: () => Promise<GetPromptResult>): Promise<GetPromptResult> {
   return failedAs(ctx, callId, build, (err) => {
-    throw new ProtocolError(ErrorCode.InvalidParams, describeFailure(err, ctx.principal));
+    throw new ProtocolError(ErrorCode.InvalidParams, describeFailure(err, ctx.principal), { cause: err });
   });
 }
 

@@ -31,8 +31,9 @@ export const getEvents = defineTool({
     const events = rows.map(({ event: { log_timestamp: _, ...e } }) => e);
     const wrap = (page: readonly unknown[], cursor: string | null) => ({ patient_id: pid, count: page.length, events: page, next_cursor: cursor });
     // Measured with a cursor as long as the one the answer will carry.
-    const n = fitCount(events, (p) => wrap(p, rows.length > 0 ? eventsCursorAfter(rows.at(-1)!) : null));
-    if (n === events.length) return jsonResult(wrap(events, more ? eventsCursorAfter(rows.at(-1)!) : null), snap);
+    const last = rows.at(-1);
+    const n = fitCount(events, (p) => wrap(p, last ? eventsCursorAfter(last) : null));
+    if (n === events.length) return jsonResult(wrap(events, more && last ? eventsCursorAfter(last) : null), snap);
     return jsonResult({ ...wrap(events.slice(0, n), eventsCursorAfter(rows[n - 1]!)), truncated: true, note: "Cut to stay under 20 kB; continue with next_cursor." }, snap);
   },
 });

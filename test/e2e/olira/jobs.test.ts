@@ -106,7 +106,7 @@ describe("list_ingestion_jobs(): page, camelCase pageSize, idempotency_key", () 
       expect(r.statusCode, r.body).toBe(200);
       expectSdkParses(r.json(), JOB_LIST);
       for (const j of r.json().jobs) expectJob(j);
-      return r.json() as { total: number; jobs: { job_id: string; idempotency_key: string }[] };
+      return r.json<{ total: number; jobs: { job_id: string; idempotency_key: string }[] }>();
     };
     const first = await list({ page: 1, pageSize: 2 });
     expect(first.total).toBe(3);

@@ -80,7 +80,7 @@ async function list(query: Record<string, string | number>) {
   const r = await sdk.get("/v1/patients", { limit: 100, offset: 0, ...query });
   expect(r.statusCode, r.body).toBe(200);
   expectSdkParses(r.json(), PatientList);
-  return r.json() as { patients: { id: string }[]; total: number; has_more: boolean };
+  return r.json<{ patients: { id: string }[]; total: number; has_more: boolean }>();
 }
 const idsOf = (l: { patients: { id: string }[] }) => l.patients.map((p) => p.id).sort();
 

@@ -25,20 +25,20 @@ const textCond = fc.record({
   field: fc.constantFrom("type", "trace"),
   op: fc.constantFrom("eq", "neq", "gt", "gte", "lt", "lte", "like", "ilike", "contains", "in", "nin"),
   value,
-}).chain((c) =>
-  c.op === "in" || c.op === "nin" ? list(value).map((v) => ({ ...c, value: v as unknown })) : fc.constant(c.op === "like" || c.op === "ilike" ? { ...c, value: likePattern(c.value) } : c),
+}).chain((c): fc.Arbitrary<{ field: string; op: string; value: unknown }> =>
+  c.op === "in" || c.op === "nin" ? list(value).map((v) => ({ ...c, value: v })) : fc.constant(c.op === "like" || c.op === "ilike" ? { ...c, value: likePattern(c.value) } : c),
 );
 const traceIs = fc.record({ field: fc.constant("trace"), op: fc.constant("is"), value: fc.constantFrom(null, "not_null") });
 const timeCond = fc.oneof(
-  fc.record({ field: fc.constant("timestamp"), op: cmp, value: iso as fc.Arbitrary<unknown> }),
+  fc.record({ field: fc.constant("timestamp"), op: cmp, value: iso }),
   fc.record({ field: fc.constant("timestamp"), op: fc.constantFrom("in", "nin"), value: list(iso) }),
 );
 const condOn = (field: fc.Arbitrary<string>) => fc.oneof(
-  fc.record({ field, op: cmp, value: fc.oneof(value, num) as fc.Arbitrary<unknown> }),
+  fc.record({ field, op: cmp, value: fc.oneof(value, num) }),
   fc.record({ field, op: fc.constantFrom("eq", "neq"), value: fc.boolean() }),
-  fc.record({ field, op: fc.constantFrom("in", "nin"), value: fc.oneof(list(value), list(num)) as fc.Arbitrary<unknown> }),
+  fc.record({ field, op: fc.constantFrom("in", "nin"), value: fc.oneof(list(value), list(num)) }),
   fc.record({ field, op: fc.constantFrom("like", "ilike"), value: value.map(likePattern) }),
-  fc.record({ field, op: fc.constant("contains"), value: fc.oneof(value, num, fc.boolean()) as fc.Arbitrary<unknown> }),
+  fc.record({ field, op: fc.constant("contains"), value: fc.oneof(value, num, fc.boolean()) }),
   fc.record({ field, op: fc.constant("is"), value: fc.constantFrom(null, "not_null") }),
   fc.record({ field, op: fc.constant("exists"), value: fc.boolean() }),
 );
@@ -62,7 +62,7 @@ const arraySelect = (a: string) => fc.record({
 const common = { patient_ids: fc.uniqueArray(id, { minLength: 1, maxLength: 5 }), filter: fc.array(node, { maxLength: 4 }), limit: fc.integer({ min: 1, max: 1000 }), offset: fc.integer({ min: 0, max: 100_000 }), include_total: fc.boolean() };
 const rowsBody = fc.record({
   ...common,
-  select: fc.uniqueArray(alias, { minLength: 1, maxLength: 4 }).chain((as) => fc.tuple(...as.map((a) => fc.oneof(anyField.map((p) => ({ path: p, alias: a }) as object), arraySelect(a))))),
+  select: fc.uniqueArray(alias, { minLength: 1, maxLength: 4 }).chain((as) => fc.tuple(...as.map((a) => fc.oneof(anyField.map((p) => ({ path: p, alias: a })), arraySelect(a))))),
   order: fc.array(fc.record({ field: anyField, desc: fc.boolean() }, { requiredKeys: ["field"] }), { minLength: 1, maxLength: 3 }),
   single: fc.boolean(),
   typed: fc.boolean(),
@@ -97,7 +97,7 @@ function userStrings(body: unknown, out: Set<string> = new Set()): Set<string> {
   else if (body && typeof body === "object") Object.values(body).forEach((x) => userStrings(x, out));
   return out;
 }
-const placeholders = (sql: string) => [...sql.matchAll(/\{(\w+):([^{}]+)\}/g)].map((m) => m[1]);
+const placeholders = (sql: string) => [...sql.matchAll(/\{(\w+):([^{}]+)\}/g)].map((m) => m[1]!);
 /** The compiler's strict key pattern: the only text a body can get into SQL, as an identifier. */
 const KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 /** A JSON column path as the compiler writes it: backquoted keys after payload_json. */

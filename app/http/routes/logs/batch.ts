@@ -2,7 +2,9 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { AppError } from "../../../../src/errors.js";
 import type { Services } from "../../../services.js";
-import { responses } from "../../schemas.js";
+import { Nullable, OpenObject, responses } from "../../schemas.js";
+
+const described = (description: string) => Type.Object({}, { additionalProperties: true, description });
 
 const Detail = Type.Object(
   {
@@ -13,6 +15,28 @@ const Detail = Type.Object(
     input_value: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: true },
+);
+
+/**
+ * A log as a client sends it, published as a named schema for the OpenAPI document and
+ * the client's types. The route does not apply it: each log is checked on its own
+ * (src/logs/envelope.ts), so a bad log is that log's error rather than the batch's.
+ */
+export const LogInputSchema = Type.Object(
+  {
+    log_type: Type.String({ description: "A catalog log type (GET /v1/log-types) or a legacy alias" }),
+    patient_id: Type.String(),
+    timestamp: Type.Optional(
+      Nullable(Type.String(), { description: "ISO 8601 with an offset, e.g. 2026-03-01T10:00:00Z; left out (or null), the time the service accepts the log" }),
+    ),
+    payload: described("The log type's payload, as its JSON Schema in GET /v1/log-types says"),
+    idempotency_key: Type.Optional(Type.String({ description: "Deduplicates within the project, forever" })),
+    log_id: Type.Optional(Type.String({ description: "The sender's own id of the log: without an idempotency key, a re-send of it the same or the next day is a duplicate" })),
+    trace: Type.Optional(Type.Union([Type.String(), Type.Object({ object_type: Type.String(), object_id: Type.String() })])),
+    metadata: Type.Optional(OpenObject),
+    context: Type.Optional(described("Which client sent the log; kept in the log's metadata as context")),
+  },
+  { $id: "LogInput" },
 );
 
 export const BatchAnswerSchema = Type.Object({
@@ -41,9 +65,7 @@ export const logBatchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         tags: ["logs"],
         body: Type.Object({
           logs: Type.Array(Type.Unknown({
-            description:
-              "A log: log_type, patient_id, payload, timestamp? (absent or null: the acceptance time, as ingested_at), idempotency_key?, trace?, metadata?, " +
-              "log_id? (the sender's id: without an idempotency key, a re-send the same or the next day is a duplicate), context? (kept in metadata), write_back? (ignored)",
+            description: "A log as the LogInput schema states it (write_back is taken and ignored), checked on its own: an invalid log is that log's error",
           }), {
             maxItems: s.config.maxBatchLogs,
           }),

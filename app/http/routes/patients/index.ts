@@ -187,7 +187,7 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       const where = first ? `${first.path || "patient"}: ${first.message}` : "invalid patient";
       throw new AppError("validation", `patients[${index}] ${where}`);
     }
-    const input = raw as typeof PatientCreateSchema.static;
+    const input = raw;
     assertPatientFields(input, ["body", "patients", index]);
     return { ...input, external_identifiers: uniqueIdentifiers(input.external_identifiers ?? []) };
   }

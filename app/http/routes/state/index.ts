@@ -160,7 +160,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
           status: Type.Optional(
             Type.Union(
               (Object.keys(EVENT_STATUS_FILTERS) as EventStatusFilter[]).map((k) => Type.Literal(k)),
-              { description: "complete: every event (applied or no_change); applied, no_change: those; pending, failed: none, see the README" },
+              { description: "complete: every event (applied or no_change); applied, no_change: those; pending, failed: none, as a log is applied once stored (docs/api.md)" },
             ),
           ),
         }),

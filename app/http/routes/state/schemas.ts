@@ -104,5 +104,5 @@ export function logTypesParam(v: string | readonly string[] | undefined, name = 
     const message = `unknown log type ${unknown.join(", ")} in ${name}; GET /v1/log-types lists the catalog and the legacy names it takes`;
     throw new AppError("validation", message, [fieldIssue(["query", name], message, v)]);
   }
-  return types && [...new Set(types.map((t) => resolveLogType(t)!))];
+  return types && [...new Set(types.flatMap((t) => resolveLogType(t) ?? []))];
 }
