@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   if (cluster.isWorker) return serve(config, "api");
   // The primary owns what must have one owner (embedded ClickHouse, background work)
   // before the workers start asking it.
-  const engine = await createServices(config, "engine", { log: processLogger(config) });
+  const background = await createServices(config, "worker", { log: processLogger(config) });
   for (let i = 0; i < config.workers; i++) cluster.fork();
   let stopping = false;
   cluster.on("exit", (worker, code) => {
@@ -90,7 +90,7 @@ async function main(): Promise<void> {
   });
   const stop = () => {
     stopping = true;
-    void engine.close();
+    void background.close();
     for (const w of Object.values(cluster.workers ?? {})) w?.kill("SIGTERM");
     setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
     cluster.on("exit", () => {
