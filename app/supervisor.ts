@@ -104,7 +104,7 @@ export async function supervise(plan: Plan, log: Logger): Promise<void> {
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, "stopping: the api processes, then the worker");
+    log.info({ signal }, plan.worker ? "stopping: the api processes, then the worker" : "stopping the api processes");
     workerReady();
     const deadline = Date.now() + SHUTDOWN_GRACE_MS;
     await stopSlots("api", plan.worker ? deadline - WORKER_STOP_SHARE_MS : deadline);
