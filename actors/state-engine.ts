@@ -170,7 +170,7 @@ export class StateEngine {
     this.actorFor(input).send({ type: "RELOAD" });
   }
 
-  /** Serves touch requests from other processes (the HTTP workers of a cluster). */
+  /** Serves touch requests from other processes (the api processes). */
   serveTouch(nc: NatsConnection, subject: string): Subscription {
     return nc.subscribe(subject, {
       queue: "state-engine",

@@ -1,11 +1,25 @@
 import cluster from "node:cluster";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import type { Logger } from "pino";
 import { ConfigError, loadConfig, type Config } from "../src/config.js";
-import { createServices, type ProcessRole } from "./services.js";
-import { pino } from "pino";
-import { buildApp, loggerOptions } from "./http/app.js";
+import { processLogger, type ProcessKind } from "./logger.js";
+import { supervise } from "./supervisor.js";
+
+/*
+ * The entry of `npm start`. What this process does follows PSS_ROLE:
+ *
+ * - `all` (the default): the supervisor (app/supervisor.ts). It forks the background
+ *   worker, which lowers its own priority, then PSS_WORKERS api processes, so a busy fold
+ *   never delays an answer; it restarts a child that dies and stops them in order.
+ * - `api`: HTTP and MCP only, in this process, or in PSS_WORKERS processes sharing the port
+ *   under a supervisor. The background work runs in a `worker` elsewhere.
+ * - `worker`: the background work only, in this process, at the priority it was given.
+ *
+ * The supervisor gives each child its role in PSS_ROLE; a child never supervises. Only the
+ * supervisor's path avoids loading Fastify and the backends' clients: it stays small.
+ */
 
 function configOrExit(): Config {
   try {
@@ -19,86 +33,47 @@ function configOrExit(): Config {
   }
 }
 
-/** Longest a stop (SIGTERM, SIGINT) waits for requests and backends to close, as a cluster's primary waits for its workers. */
-const SHUTDOWN_GRACE_MS = 10_000;
-
-/**
- * The process's logger: the HTTP app's and its background work's (state engine, projector,
- * device feed, ingestion jobs), so every line is JSON at LOG_LEVEL with the same redaction.
- */
-const processLogger = (config: Config) => pino(loggerOptions({}, config.logLevel) as Parameters<typeof pino>[0] & object);
-
-/** One HTTP server with its own connections to the backends. */
-async function serve(config: Config, role: ProcessRole): Promise<void> {
-  const log = processLogger(config);
-  const services = await createServices(config, role, { log });
-  const app = await buildApp(services, { loggerInstance: log });
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    app.log.info({ signal }, "shutting down");
-    // A backend that stopped answering (Redis gone, NATS reconnecting) must not hold the
-    // process: what was not acknowledged is delivered again after the restart.
-    setTimeout(() => {
-      app.log.warn({ signal, after_ms: SHUTDOWN_GRACE_MS }, "shutdown did not finish in time; exiting");
-      process.exit(1);
-    }, SHUTDOWN_GRACE_MS).unref();
-    await app.close();
-    await services.close();
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void shutdown("SIGINT"));
-  process.on("SIGTERM", () => void shutdown("SIGTERM"));
-  await app.listen({ port: config.port, host: config.host });
-}
-
 /**
  * Without PSS_ADMIN_KEY, a first start makes one and keeps it in DATA_DIR/admin-key
- * (mode 0600), so `npm start` alone gives a newcomer a working key. The key itself
- * is never logged; only where to find it.
+ * (mode 0600), so `npm start` alone gives a newcomer a working key. The key itself is never
+ * logged; only where to find it. Written whole under another name, then linked in place:
+ * of processes starting together on one DATA_DIR, one key wins and each reads it whole.
  */
-function ensureLocalAdminKey(config: Config): Config {
+function ensureLocalAdminKey(config: Config, log: Logger): Config {
   if (config.adminKey) return config;
   const file = resolve(config.dataDir, "admin-key");
   if (!existsSync(file)) {
     mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, `pss_admin_${randomBytes(24).toString("base64url")}\n`, { mode: 0o600 });
-    console.error(`created a bootstrap admin key in ${file} (set PSS_ADMIN_KEY to choose your own)`);
+    const draft = `${file}.${process.pid}.draft`;
+    writeFileSync(draft, `pss_admin_${randomBytes(24).toString("base64url")}\n`, { mode: 0o600 });
+    try {
+      linkSync(draft, file);
+      log.info({ file }, "created a bootstrap admin key (set PSS_ADMIN_KEY to choose your own)");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    } finally {
+      rmSync(draft, { force: true });
+    }
   }
   return { ...config, adminKey: readFileSync(file, "utf8").trim() };
 }
 
-/**
- * With PSS_WORKERS > 1 the primary only supervises: each worker is a full server, and
- * they share the port. Node runs JavaScript on one thread, so this is how one machine's
- * cores serve HTTP; all shared state lives in NATS and Redis, never in a worker.
- */
 async function main(): Promise<void> {
-  const config = ensureLocalAdminKey(configOrExit());
-  if (config.workers <= 1) return serve(config, "all");
-  if (cluster.isWorker) return serve(config, "api");
-  // The primary owns what must have one owner (embedded ClickHouse, background work)
-  // before the workers start asking it.
-  const engine = await createServices(config, "engine", { log: processLogger(config) });
-  for (let i = 0; i < config.workers; i++) cluster.fork();
-  let stopping = false;
-  cluster.on("exit", (worker, code) => {
-    if (stopping) return;
-    console.error(`worker ${worker.process.pid} exited with ${code}; starting another`);
-    cluster.fork();
-  });
-  const stop = () => {
-    stopping = true;
-    void engine.close();
-    for (const w of Object.values(cluster.workers ?? {})) w?.kill("SIGTERM");
-    setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
-    cluster.on("exit", () => {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
-    });
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+  const loaded = configOrExit();
+  const supervising = cluster.isPrimary && (loaded.role === "all" || (loaded.role === "api" && loaded.workers > 1));
+  const kind: ProcessKind = supervising ? "supervisor" : loaded.role === "worker" ? "worker" : "api";
+  const log = processLogger(loaded.logLevel, kind);
+  const config = ensureLocalAdminKey(loaded, log);
+  try {
+    if (supervising) return await supervise({ worker: config.role === "all", api: config.workers }, log);
+    // Loaded here, not above: the supervisor has no use for them.
+    const { runApi, runWorker } = await import("./member.js");
+    if (kind === "worker") return await runWorker(config, log, { supervised: cluster.isWorker });
+    return await runApi(config, log);
+  } catch (err) {
+    log.fatal({ err }, "failed to start");
+    process.exit(1);
+  }
 }
 
 main().catch((err) => {

@@ -9,7 +9,9 @@ import { entryValue, watchKeys } from "../infra/nats/kv-invalidation.js";
 import { connectRedis, type Redis } from "../infra/redis/connection.js";
 import { createClickHouse, type InsertEncodedRows } from "../infra/clickhouse/client.js";
 import { pingClickHouseRpc, serveClickHouseRpc } from "../infra/clickhouse/rpc.js";
-import type { Config } from "../src/config.js";
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import type { Config, Role } from "../src/config.js";
 import { OrganizationStore } from "../src/control/organizations.js";
 import { ProjectStore, type Project } from "../src/control/projects.js";
 import { ApiKeyStore, type ApiKey } from "../src/control/api-keys.js";
@@ -36,14 +38,14 @@ import { JobStore } from "../src/ingestion/job-store.js";
 import { UploadStore } from "../src/ingestion/uploads.js";
 import { IngestionService } from "../src/ingestion/service.js";
 
-/** Everything the HTTP app and the workers need, built once and passed in (no singletons). */
+/** Everything the HTTP app and the background work need, built once and passed in (no singletons). */
 export interface Services {
   config: Config;
   nc: NatsConnection;
   topology: Topology;
   publisher: JetStreamPublisher;
   redis: Redis;
-  /** Null client: embedded ClickHouse is owned by another process of this service (the engine). */
+  /** Null client: embedded ClickHouse is owned by another process of this service (the worker). */
   clickhouse: { client: ClickHouseClient | null; embedded: boolean; insertRows?: InsertEncodedRows; ping(): Promise<void> };
   orgs: OrganizationStore;
   projects: ProjectStore;
@@ -59,36 +61,48 @@ export interface Services {
   stateStore: PatientStateStore;
   stateReader: StateReader;
   logQuery: LogQueryService;
-  /** Present in the process that applies logs to state (role "all" or "engine"). */
+  /** This process, as /healthz reports it. */
+  instance: Instance;
+  /** Present in the process that applies logs to state (role "all" or "worker"). */
   engine: StateEngine | null;
-  /** Present in the process that owns ClickHouse writes (role "all" or "engine"). */
+  /** Present in the process that owns ClickHouse writes (role "all" or "worker"). */
   projector: ClickHouseProjector | null;
-  /** The device feed's consumer (engine process only). */
+  /** The device feed's consumer (role "all" or "worker"). */
   deviceFeed: DeviceFeed | null;
-  /** What the write path hands this process's engine and projector (roles "all" and "engine"). */
+  /**
+   * What the write path hands this process's engine and projector (roles "all" and
+   * "worker", whose device feed and jobs write): an optimization only, as they read every
+   * message from the stream too.
+   */
   published: PublishedMessages<PatientLogMessage> | null;
   /** Ingestion jobs: uploads, creation, reads, control (the routes' side). */
   ingestion: IngestionService;
-  /** Present in the process that runs ingestion jobs (role "all" or "engine"). */
+  /** Present in the process that runs ingestion jobs (role "all" or "worker"). */
   jobRunner: JobRunner | null;
   close(): Promise<void>;
 }
 
 /**
- * What a process does: "all" (one process does everything), "api" (HTTP only; a cluster
- * worker) or "engine" (background work and the embedded ClickHouse; the cluster primary).
+ * What this process does: "api" (HTTP and MCP, no background work), "worker" (the
+ * background work and the embedded ClickHouse, no HTTP), or "all" (both in one process:
+ * tests and benches that build the service in-process; `npm start` runs "all" as separate
+ * api and worker processes, app/supervisor.ts).
  */
-export type ProcessRole = "all" | "api" | "engine";
+export type ProcessRole = Role;
 
-function openClickHouse(config: Config, nc: NatsConnection, role: ProcessRole, stops: (() => void)[]): Services["clickhouse"] {
+/** One process of the service; an object, so what a member holds can be added beside. */
+export interface Instance {
+  /** Stable for the life of the process, unique across restarts and machines. */
+  id: string;
+  role: ProcessRole;
+  pid: number;
+}
+
+function openClickHouse(config: Config, nc: NatsConnection, role: ProcessRole): Services["clickhouse"] {
   if (role === "api" && !config.clickhouseUrl) {
     return { client: null, embedded: true, ping: () => pingClickHouseRpc(nc, config.namespace) };
   }
   const { client, embedded, insertRows } = createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
-  if (embedded && role === "engine") {
-    const subs = serveClickHouseRpc(nc, config.namespace, client);
-    stops.push(() => subs.forEach((s) => s.unsubscribe()));
-  }
   return {
     client,
     embedded,
@@ -113,7 +127,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     const topology = await ensureTopology(nc, config.namespace);
     const publisher = createJetStreamPublisher(nc, { timeoutMs: config.publishTimeoutMs });
     const redis = await connectRedis(config.redisUrl, config.redisCommandTimeoutMs);
-    const clickhouse = openClickHouse(config, nc, role, stops);
+    const clickhouse = openClickHouse(config, nc, role);
     const kv = topology.kv;
     const orgs = new OrganizationStore(new JsonKv(kv.orgs));
     const projects = new ProjectStore(new JsonKv(kv.projects), new JsonKv(kv.slugs));
@@ -159,6 +173,11 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       stops.push(() => sub.unsubscribe());
       if (clickhouse.client && clickhouse.insertRows) {
         await migrate(clickhouse.client, config.namespace);
+        // Served once the schema exists, so an api process never reaches a half-made store.
+        if (clickhouse.embedded && role === "worker") {
+          const subs = serveClickHouseRpc(nc, config.namespace, clickhouse.client);
+          stops.push(() => subs.forEach((s) => s.unsubscribe()));
+        }
         projector = new ClickHouseProjector(
           { js: topology.js, jsm: topology.jsm, names: topology.names, insertRows: clickhouse.insertRows, database: config.namespace, redis, redisPrefix: config.namespace, log: options.log ?? console, ...(published ? { published } : {}) },
           `${config.namespace}_clickhouse`,
@@ -208,8 +227,9 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       projector: () => projector,
       options: { timeoutMs: config.queryTimeoutMs, maxRowsToRead: config.queryMaxRowsToRead, maxWaitMs: config.readWaitMs },
     });
+    const instance: Instance = { id: `${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`, role, pid: process.pid };
     return {
-      config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logIds, logWriter,
+      instance, config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logIds, logWriter,
       stateStore, stateReader, engine, projector, deviceFeed, published: published ?? null, logQuery, ingestion, jobRunner,
       async close() {
         await jobRunner?.stop();

@@ -1,5 +1,5 @@
 import { execSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -16,15 +16,42 @@ export interface ServiceUnderTest {
   stop(): Promise<void>;
 }
 
+/** A process and its descendants: `npm start` is a supervisor with a worker and api processes. */
+function processTree(pid: number): number[] {
+  const out = [pid];
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const kids = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim();
+      if (kids) for (const k of kids.split(/\s+/)) out.push(...processTree(Number(k)));
+    }
+  } catch {
+    // exited meanwhile
+  }
+  return out;
+}
+
 /**
- * Peak and current RSS of a process, in MB (VmHWM, VmRSS), and the current split into
- * anonymous memory and file-backed pages (RssAnon, RssFile): embedded ClickHouse's
- * library alone maps 150-250 MB of code into the service's RSS.
+ * Peak and current RSS of a process with its descendants, in MB (VmHWM, VmRSS), and the
+ * current split into anonymous memory and file-backed pages (RssAnon, RssFile): embedded
+ * ClickHouse's library alone maps 150-250 MB of code into the worker's RSS. Summed over
+ * the processes: the peak is the sum of each one's peak, so at most that at any moment.
  */
 export function rss(pid: number): { peak: number; now: number; anon: number; file: number } {
-  const s = readFileSync(`/proc/${pid}/status`, "utf8");
-  const mb = (k: string) => Math.round(Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)?.[1] ?? 0) / 1024);
-  return { peak: mb("VmHWM"), now: mb("VmRSS"), anon: mb("RssAnon"), file: mb("RssFile") };
+  const total = { peak: 0, now: 0, anon: 0, file: 0 };
+  for (const p of processTree(pid)) {
+    let s: string;
+    try {
+      s = readFileSync(`/proc/${p}/status`, "utf8");
+    } catch {
+      continue;
+    }
+    const mb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)?.[1] ?? 0) / 1024;
+    total.peak += mb("VmHWM");
+    total.now += mb("VmRSS");
+    total.anon += mb("RssAnon");
+    total.file += mb("RssFile");
+  }
+  return { peak: Math.round(total.peak), now: Math.round(total.now), anon: Math.round(total.anon), file: Math.round(total.file) };
 }
 
 /** What `npm start` runs; the `bench:*` scripts build it (tsconfig.bench.json) first. */
@@ -73,7 +100,7 @@ export async function startService(env: Record<string, string> = {}, connections
     pool,
     proc,
     cpuSeconds() {
-      const pids = [String(proc.pid), ...execSync(`pgrep -P ${proc.pid} || true`).toString().split("\n").filter(Boolean)];
+      const pids = processTree(proc.pid!);
       let total = 0;
       for (const pid of pids) {
         try {
@@ -87,9 +114,9 @@ export async function startService(env: Record<string, string> = {}, connections
     },
     async stop() {
       await pool.close();
-      // HTTP workers (PSS_WORKERS / --workers) may still write their last Redis keys after
-      // the primary exits: wait for them too, or the cleanup below runs before they do.
-      const workers = execSync(`pgrep -P ${proc.pid} || true`).toString().split("\n").filter(Boolean);
+      // The supervisor's children (the worker, the api processes) may still write their last
+      // Redis keys after it exits: wait for them too, or the cleanup below runs before they do.
+      const workers = processTree(proc.pid!).slice(1);
       proc.kill("SIGTERM");
       await new Promise((r) => proc.once("exit", r));
       for (let i = 0; i < 100 && workers.some((pid) => existsSync(`/proc/${pid}`)); i++) await new Promise((r) => setTimeout(r, 100));

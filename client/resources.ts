@@ -181,7 +181,7 @@ export class AdminApi {
   deadLetters(o: { limit?: number; cursor?: string } = {}): Promise<DeadLetterPage> {
     return this.t.request("GET", "/v1/dead-letters", { query: o });
   }
-  /** GET /healthz: each backend's status (no credential). A down backend is a ServerError (503) after retries. */
+  /** GET /healthz: each backend's status and the process that answered (no credential). A down backend is a ServerError (503) after retries. */
   health(): Promise<Health> {
     return this.t.request("GET", "/healthz", { auth: false });
   }

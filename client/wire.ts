@@ -42,6 +42,13 @@ export interface paths {
                                 status: "up" | "down";
                                 error?: string;
                             };
+                            instance: {
+                                /** @description Stable for the life of the process: host, pid and a random part */
+                                id: string;
+                                /** @description What the process does (PSS_ROLE; an api process of PSS_ROLE=all says api) */
+                                role: "all" | "api" | "worker";
+                                pid: number;
+                            };
                         };
                     };
                 };
@@ -64,6 +71,13 @@ export interface paths {
                             clickhouse: {
                                 status: "up" | "down";
                                 error?: string;
+                            };
+                            instance: {
+                                /** @description Stable for the life of the process: host, pid and a random part */
+                                id: string;
+                                /** @description What the process does (PSS_ROLE; an api process of PSS_ROLE=all says api) */
+                                role: "all" | "api" | "worker";
+                                pid: number;
                             };
                         };
                     };

@@ -1,6 +1,14 @@
 import { availableParallelism } from "node:os";
 
 /**
+ * What a process of the service does (PSS_ROLE): "api" serves HTTP and MCP only, "worker"
+ * runs the background work only (state engine, ClickHouse projector and embedded
+ * ClickHouse, device feed, ingestion jobs), "all" both, as separate processes.
+ */
+export type Role = "all" | "api" | "worker";
+export const ROLES: readonly Role[] = ["all", "api", "worker"];
+
+/**
  * Configuration from the environment, validated once at start. Names and defaults
  * follow the contract's "Start and configuration"; the PSS_* tuning knobs are this
  * service's own and documented in docs/configuration.md.
@@ -45,8 +53,16 @@ export interface Config {
   publishTimeoutMs: number;
   /** Pino level. @default "info" */
   logLevel: string;
-  /** HTTP worker processes sharing the port (node:cluster); "auto" = one per core. @default 1 */
+  /** What this `npm start` runs (PSS_ROLE): see Role. @default "all" */
+  role: Role;
+  /** HTTP (api) processes sharing the port (node:cluster); "auto" = one per core. @default 1 */
   workers: number;
+  /**
+   * Niceness the background worker of PSS_ROLE=all adds to its own (PSS_WORKER_NICENESS),
+   * so the HTTP processes win the CPU when both want it; a dedicated PSS_ROLE=worker keeps
+   * its priority. 0 to 19. @default 10
+   */
+  workerNiceness: number;
   /** Longest a state read waits for the patient's accepted logs to be applied. @default 2_000 ms */
   readWaitMs: number;
   /** Longest one Redis command may take, its time queued while Redis reconnects included. */
@@ -86,7 +102,7 @@ export interface Config {
   jobConfirmTimeoutMs: number;
   /** Largest file one upload URL takes, in bytes. @default 5_368_709_120 (5 GiB) */
   maxUploadBytes: number;
-  /** Ingestion jobs running at once per engine process; more wait in QUEUED. @default 2 */
+  /** Ingestion jobs running at once per worker process; more wait in QUEUED. @default 2 */
   maxRunningJobs: number;
   /**
    * REPLAYING writes on a worker thread of its own (actors/ingestion/replay-thread.ts):
@@ -157,6 +173,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel)) {
     throw new ConfigError("LOG_LEVEL", `must be one of fatal, error, warn, info, debug, trace, silent`);
   }
+  const role = (env.PSS_ROLE || "all") as Role;
+  if (!ROLES.includes(role)) {
+    throw new ConfigError("PSS_ROLE", `must be one of ${ROLES.join(", ")}, got "${env.PSS_ROLE}"`);
+  }
   return {
     port: int(env, "PORT", 8080, 0, 65535),
     host: env.HOST || "127.0.0.1",
@@ -190,6 +210,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxUploadBytes: int(env, "PSS_MAX_UPLOAD_BYTES", 5 * 1024 ** 3, 1024, 1024 ** 4),
     maxRunningJobs: int(env, "PSS_MAX_RUNNING_JOBS", 2, 1, 64),
     jobHeapGrowthPercent: int(env, "PSS_JOB_HEAP_GROWTH_PERCENT", 80, 0, 1_000),
+    role,
+    workerNiceness: int(env, "PSS_WORKER_NICENESS", 10, 0, 19),
     workers: env.PSS_WORKERS === "auto" ? availableParallelism() : int(env, "PSS_WORKERS", 1, 1, 64),
   };
 }

@@ -72,7 +72,7 @@ export class JobRunner {
     return this.options.heapCap?.active ?? false;
   }
 
-  /** Serves control requests from HTTP workers that do not run jobs themselves. */
+  /** Serves control requests from api processes, which do not run jobs themselves. */
   serve(nc: NatsConnection, subject: string): void {
     this.sub = nc.subscribe(subject, {
       queue: "ingestion-runner",

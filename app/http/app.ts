@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from "fastify";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Services } from "../services.js";
@@ -28,51 +28,13 @@ import { apiKeyRoutes } from "./routes/api-keys.js";
 import { auditRoutes } from "./routes/audit.js";
 import { IngestionRecordSchema, ingestionRoutes } from "./routes/ingestion.js";
 import { sdkConfigRoutes } from "./routes/sdk-config.js";
+import { loggerOptions, type LoggerSetting } from "../logger.js";
 
 export interface AppOptions {
   /** Pino options; false silences logs (tests). `stream` sends the lines elsewhere than stdout. */
-  logger?: boolean | { level: string; stream?: { write(line: string): void } };
+  logger?: LoggerSetting;
   /** A pino logger made with loggerOptions (the process's, shared with its background work); wins over `logger`. */
   loggerInstance?: FastifyBaseLogger;
-}
-
-/**
- * Never logged, whatever the level: bearer credentials and secrets in bodies (the
- * /auth/token key, a created key, a minted token). Fastify's request serializer does not
- * log headers or bodies today; this holds if someone logs them later.
- */
-export const REDACT_PATHS = [
-  "req.headers.authorization",
-  "headers.authorization",
-  "authorization",
-  "api_key",
-  "key",
-  "access_token",
-  "*.api_key",
-  "*.key",
-  "*.access_token",
-  "*.authorization",
-];
-
-/** The options of the service's pino loggers: the level, redaction, and a request serializer without the query string. */
-export function loggerOptions(opts: AppOptions, level: string) {
-  if (opts.logger === false) return false;
-  const base = opts.logger === undefined || opts.logger === true ? { level } : opts.logger;
-  return {
-    ...base,
-    redact: { paths: REDACT_PATHS, censor: "[redacted]" },
-    serializers: {
-      // Fastify's own, minus the query string: it may carry identifiers of patients (or a
-      // credential a client put there by mistake), and logs are not the place for either.
-      req: (req: Partial<FastifyRequest>) => ({
-        method: req.method,
-        url: typeof req.url === "string" ? req.url.split("?")[0] : undefined,
-        host: req.host,
-        remoteAddress: req.ip,
-        remotePort: req.socket?.remotePort,
-      }),
-    },
-  };
 }
 
 /**
@@ -85,7 +47,7 @@ const POISONING = "ignore" as const;
 /** Builds the HTTP app without listening, so tests drive it with inject() or a real socket. */
 export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : { logger: loggerOptions(opts, services.config.logLevel) }),
+    ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : { logger: loggerOptions(opts.logger, services.config.logLevel) }),
     bodyLimit: services.config.maxBodyBytes,
     // Keep-alive clients (SDKs, gateways) reuse sockets across batches.
     keepAliveTimeout: 65_000,

@@ -14,7 +14,7 @@ import { createMcpServer, featuresFor } from "./server.js";
  *
  * Why stateless: every tool reads the state afresh (nothing is kept between calls), so a
  * session would only add a per-session server held in one process's memory. Without
- * sessions any instance or cluster worker can answer any request, a restart loses
+ * sessions any instance or api process can answer any request, a restart loses
  * nothing, and each request is authenticated on its own (a revoked key or an expired
  * patient token stops working at the next call, not at the next session). The cost is
  * that the server cannot push notifications or requests to the client outside a call,

@@ -1,4 +1,4 @@
-import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import { RequestError, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import type { ClickHouseClient } from "@clickhouse/client";
 
 /**
@@ -23,6 +23,29 @@ export class ClickHouseQueryError extends Error {
   override name = "ClickHouseQueryError";
   constructor(message: string, readonly code?: string, options?: { cause?: unknown }) {
     super(message, options);
+  }
+}
+
+/**
+ * No process answers for embedded ClickHouse: its owner (the worker) is starting or being
+ * restarted. Nothing was run, so the request may be sent again.
+ */
+export class ClickHouseOwnerAbsentError extends Error {
+  override name = "ClickHouseOwnerAbsentError";
+  constructor(options?: { cause?: unknown }) {
+    super("no process of this namespace owns the embedded ClickHouse yet (its worker is starting)", options);
+  }
+}
+
+export const isClickHouseOwnerAbsent = (err: unknown): err is ClickHouseOwnerAbsentError => err instanceof ClickHouseOwnerAbsentError;
+
+/** nc.request, with "nobody subscribes" told apart from other failures. */
+async function request(nc: NatsConnection, subject: string, data: string | undefined, timeoutMs: number) {
+  try {
+    return await nc.request(subject, data, { timeout: timeoutMs });
+  } catch (err) {
+    if (err instanceof RequestError && err.isNoResponders()) throw new ClickHouseOwnerAbsentError({ cause: err });
+    throw err;
   }
 }
 
@@ -71,13 +94,13 @@ export function serveClickHouseRpc(nc: NatsConnection, ns: string, client: Click
 }
 
 export async function pingClickHouseRpc(nc: NatsConnection, ns: string): Promise<void> {
-  const r = await nc.request(clickhouseRpcSubjects(ns).ping, undefined, { timeout: 2_000 });
+  const r = await request(nc, clickhouseRpcSubjects(ns).ping, undefined, 2_000);
   const body = r.json<{ ok: boolean; error?: string }>();
   if (!body.ok) throw new Error(body.error ?? "ClickHouse is down");
 }
 
 export async function queryClickHouseRpc(nc: NatsConnection, ns: string, q: QueryRequest, timeoutMs: number): Promise<Record<string, unknown>[]> {
-  const r = await nc.request(clickhouseRpcSubjects(ns).query, JSON.stringify(q), { timeout: timeoutMs });
+  const r = await request(nc, clickhouseRpcSubjects(ns).query, JSON.stringify(q), timeoutMs);
   const body = r.json<{ ok: true; rows: Record<string, unknown>[] } | { ok: false; error?: string; code?: string }>();
   if (!body.ok) throw new ClickHouseQueryError(body.error ?? "query failed", body.code);
   return body.rows;

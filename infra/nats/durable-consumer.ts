@@ -30,7 +30,7 @@ export async function ensureDurable(jsm: JetStreamManager, stream: string, confi
  * unacknowledged messages come first and in order; what was acknowledged after the floor
  * comes again too, which readers must (and do) take as already done.
  *
- * Only one process may read the durable (the engine process of a namespace): a reader
+ * Only one process may read the durable (the worker process of a namespace): a reader
  * still pulling from it would lose its pulls. Returns the number of deliveries that were
  * pending (0: nothing was changed).
  */

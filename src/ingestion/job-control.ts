@@ -1,6 +1,6 @@
 import type { JobRecord } from "./job-record.js";
 
-/** What the routes ask of the runner (locally, or over NATS from an HTTP worker). */
+/** What the routes ask of the runner (locally, or over NATS from an api process). */
 export type JobControl =
   | { op: "wake"; project_id: string; job_id: string }
   | { op: "confirm"; project_id: string; job_id: string; summary_types?: string[] }

@@ -54,7 +54,7 @@ export function viewTypesOf(body: { summary_types?: string[]; view_types?: strin
 /**
  * What the ingestion routes do: upload URLs and uploads, job creation (with job-level
  * idempotency), reads, and control. Control goes to the job runner: in this process
- * when it runs jobs, else over NATS to the process that does (an HTTP worker of a cluster).
+ * when it runs jobs, else over NATS to the process that does (from an api process).
  */
 export class IngestionService {
   constructor(

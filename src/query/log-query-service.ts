@@ -1,6 +1,6 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { ClickHouseClient } from "@clickhouse/client";
-import { ClickHouseQueryError, queryClickHouseRpc, runQuery, type QueryRequest } from "../../infra/clickhouse/rpc.js";
+import { ClickHouseQueryError, isClickHouseOwnerAbsent, queryClickHouseRpc, runQuery, type QueryRequest } from "../../infra/clickhouse/rpc.js";
 import { assertIdentifier, projectedSeqKey } from "../../infra/clickhouse/schema.js";
 import type { Redis } from "../../infra/redis/connection.js";
 import { compileLogQuery, countOf, DEFAULT_LIMITS, isQueryValidationError, pageRows, type CompileScope, type CompiledQuery } from "../../query/index.js";
@@ -34,8 +34,8 @@ const TOO_COSTLY = new Set(["158", "159", "160", "241", "396", "RESULT_TOO_LARGE
 
 /**
  * Runs compiled log queries: waits (bounded) until the projector has copied every log
- * accepted in the project before the query, then runs it on the embedded engine or the
- * configured server (through the engine process when this one does not own it).
+ * accepted in the project before the query, then runs it on the embedded ClickHouse or the
+ * configured server (through the worker process when this one does not own it).
  */
 export class LogQueryService {
   private readonly db: string;
@@ -97,15 +97,34 @@ export class LogQueryService {
     }
   }
 
-  /** Runs a request on the engine this process owns, else through the process that owns it. */
-  private send(q: QueryRequest, rpcTimeoutMs: number): Promise<Record<string, unknown>[]> {
-    return this.deps.client ? runQuery(this.deps.client, q) : queryClickHouseRpc(this.deps.nc, this.deps.namespace, q, rpcTimeoutMs);
+  /**
+   * Runs a request on the ClickHouse this process owns, else through the worker process
+   * that owns it. While no worker answers (it starts, or is being restarted), the request
+   * waits up to the read wait, then is a 503 with Retry-After: nothing ran.
+   */
+  private async send(q: QueryRequest, rpcTimeoutMs: number): Promise<Record<string, unknown>[]> {
+    if (this.deps.client) return runQuery(this.deps.client, q);
+    const deadline = Date.now() + this.deps.options.maxWaitMs;
+    for (let delay = 20; ; delay = Math.min(delay * 2, 250)) {
+      try {
+        return await queryClickHouseRpc(this.deps.nc, this.deps.namespace, q, rpcTimeoutMs);
+      } catch (err) {
+        if (!isClickHouseOwnerAbsent(err)) throw err;
+        if (Date.now() + delay > deadline) {
+          throw new AppError("unavailable", "the log query store is starting (its worker process does not answer yet); retry shortly", [{ type: "query_store_unavailable", message: err.message }], {
+            cause: err,
+            headers: { "retry-after": "1" },
+          });
+        }
+        await sleep(delay);
+      }
+    }
   }
 
   /**
    * Erases a patient's logs from the query store (permanent deletion), once the projector
    * has copied everything accepted in the project: a log still on its way would otherwise
-   * land after the delete. Runs where the query runs (through the engine process when
+   * land after the delete. Runs where the query runs (through the worker process when
    * this one does not own ClickHouse).
    */
   async erasePatient(scope: { organization_id: string; project_id: string }, patientId: string): Promise<void> {

@@ -14,6 +14,8 @@ describe("loadConfig", () => {
       adminKey: undefined,
       namespace: "pss",
       workers: 1,
+      role: "all",
+      workerNiceness: 10,
       jobHeapGrowthPercent: 80,
     });
   });
@@ -30,9 +32,15 @@ describe("loadConfig", () => {
       PSS_MAX_BODY_BYTES: "2048",
       PSS_MAX_BATCH_LOGS: "10",
       PSS_WORKERS: "2",
+      PSS_ROLE: "worker",
+      PSS_WORKER_NICENESS: "5",
       PSS_JOB_HEAP_GROWTH_PERCENT: "0",
     });
-    expect(c).toMatchObject({ port: 9000, host: "0.0.0.0", clickhouseUrl: "http://ch:8123", dataDir: "/var/pss", maxBodyBytes: 2048, maxBatchLogs: 10, workers: 2, jobHeapGrowthPercent: 0 });
+    expect(c).toMatchObject({ port: 9000, host: "0.0.0.0", clickhouseUrl: "http://ch:8123", dataDir: "/var/pss", maxBodyBytes: 2048, maxBatchLogs: 10, workers: 2, role: "worker", workerNiceness: 5, jobHeapGrowthPercent: 0 });
+  });
+
+  it("takes each of PSS_ROLE's values", () => {
+    for (const role of ["all", "api", "worker"]) expect(loadConfig({ PSS_ROLE: role }).role).toBe(role);
   });
 
   it("takes the service's NATS nkey from NATS_NKEY_SEED_FILE, or with PSS_SECURE_NATS=1 from DATA_DIR/nats", () => {
@@ -54,6 +62,9 @@ describe("loadConfig", () => {
     ["PSS_MAX_BATCH_LOGS", "0"],
     ["PSS_JOB_HEAP_GROWTH_PERCENT", "-5"],
     ["PSS_SECURE_NATS", "yes"],
+    ["PSS_ROLE", "engine"],
+    ["PSS_ROLE", "API"],
+    ["PSS_WORKER_NICENESS", "20"],
   ])("refuses a bad %s with a message naming it", (name, value) => {
     let err: unknown;
     try {

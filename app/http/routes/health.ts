@@ -4,6 +4,14 @@ import type { Services } from "../../services.js";
 
 const Status = Type.Object({ status: Type.Union([Type.Literal("up"), Type.Literal("down")]), error: Type.Optional(Type.String()) });
 
+/** The process that answered: members of a namespace are told apart by it. */
+const Instance = Type.Object({
+  id: Type.String({ description: "Stable for the life of the process: host, pid and a random part" }),
+  role: Type.Union([Type.Literal("all"), Type.Literal("api"), Type.Literal("worker")], { description: "What the process does (PSS_ROLE; an api process of PSS_ROLE=all says api)" }),
+  pid: Type.Integer(),
+});
+const Health = Type.Object({ status: Type.String(), nats: Status, redis: Status, clickhouse: Status, instance: Instance });
+
 async function probe(check: () => Promise<unknown>): Promise<{ status: "up" | "down"; error?: string }> {
   try {
     await Promise.race([check(), new Promise((_, reject) => setTimeout(() => reject(new Error("no answer within 2 s")), 2_000).unref())]);
@@ -22,8 +30,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         summary: "Liveness and backend status (no auth)",
         tags: ["health"],
         response: {
-          200: Type.Object({ status: Type.String(), nats: Status, redis: Status, clickhouse: Status }),
-          503: Type.Object({ status: Type.String(), nats: Status, redis: Status, clickhouse: Status }),
+          200: Health,
+          503: Health,
         },
       },
     },
@@ -34,7 +42,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         probe(() => s.clickhouse.ping()),
       ]);
       const ok = nats.status === "up" && redis.status === "up" && clickhouse.status === "up";
-      return reply.status(ok ? 200 : 503).send({ status: ok ? "ok" : "degraded", nats, redis, clickhouse });
+      return reply.status(ok ? 200 : 503).send({ status: ok ? "ok" : "degraded", nats, redis, clickhouse, instance: s.instance });
     },
   );
 };

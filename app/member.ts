@@ -1,0 +1,51 @@
+import type { Logger } from "pino";
+import type { Config } from "../src/config.js";
+import { createServices } from "./services.js";
+import { buildApp } from "./http/app.js";
+import { reportReady, stopOn } from "./lifecycle.js";
+import { lowerOwnPriority } from "./process-priority.js";
+
+/** How a process was started: alone (`PSS_ROLE=api` or `worker`), or as a child of app/supervisor.ts. */
+export interface MemberOptions {
+  supervised: boolean;
+}
+
+/**
+ * An api process: HTTP and MCP with its own connections, no background work. It reaches
+ * what the worker owns over NATS (log queries on embedded ClickHouse, job control,
+ * "rebuild this patient"), and reads what the worker wrote in Redis.
+ */
+export async function runApi(config: Config, log: Logger): Promise<void> {
+  const setClose = stopOn(log, ["SIGTERM", "SIGINT"]);
+  const services = await createServices(config, "api", { log });
+  const app = await buildApp(services, { loggerInstance: log });
+  // Requests in flight are finished (Fastify's close), then the connections closed.
+  setClose(async () => {
+    await app.close();
+    await services.close();
+  });
+  await app.listen({ port: config.port, host: config.host });
+  log.info({ instance: services.instance }, "api process serving");
+  reportReady();
+}
+
+/**
+ * A worker process: the state engine, the ClickHouse projector with embedded ClickHouse
+ * (served to api processes over NATS), the device feed and the ingestion job runner. No
+ * HTTP. Under the supervisor of `PSS_ROLE=all` it first lowers its own scheduling priority,
+ * so a busy fold yields the CPU to the api processes on the same machine: accepted logs then
+ * wait in JetStream, not in an api process's event loop. It stops on the supervisor's
+ * SIGTERM, after the api processes; the terminal's SIGINT (Ctrl-C reaches every process of
+ * the group) does not stop it before them.
+ */
+export async function runWorker(config: Config, log: Logger, opts: MemberOptions): Promise<void> {
+  const setClose = stopOn(log, opts.supervised ? ["SIGTERM"] : ["SIGTERM", "SIGINT"], opts.supervised ? ["SIGINT"] : []);
+  if (opts.supervised) {
+    const niceness = lowerOwnPriority(config.workerNiceness);
+    log.info({ niceness }, "background work runs at a lower scheduling priority than the api processes");
+  }
+  const services = await createServices(config, "worker", { log });
+  setClose(() => services.close());
+  log.info({ instance: services.instance }, "worker process running the background work");
+  reportReady();
+}

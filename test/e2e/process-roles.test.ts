@@ -1,0 +1,206 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectNats } from "../../infra/nats/connection.js";
+import { destroyTopology } from "../../infra/nats/topology.js";
+import { connectRedis, deleteKeys } from "../../infra/redis/connection.js";
+import { eventually } from "../support/stack.js";
+import { childrenOf, ensureBuilt, niceness, startServiceProcess, type LogLine, type ServiceProcess } from "../support/service-process.js";
+
+/**
+ * The service as `npm start` runs it, compiled, in processes of its own: PSS_ROLE=all (a
+ * supervisor, a background worker at a lower priority, an api process), and PSS_ROLE=api
+ * beside PSS_ROLE=worker on one namespace. Logs written through HTTP are applied by the
+ * other process, without the in-process hand-over, and none is lost or applied twice when
+ * the worker is killed.
+ */
+
+const BATCH = 25;
+
+interface Deployment {
+  ns: string;
+  dataDir: string;
+  adminKey: string;
+  port: number;
+  base: string;
+  env(role: string): Record<string, string>;
+}
+
+const made: Deployment[] = [];
+const started: ServiceProcess[] = [];
+
+function deployment(): Deployment {
+  const ns = `t${randomBytes(5).toString("hex")}`;
+  const dataDir = mkdtempSync(join(tmpdir(), "pss-roles-"));
+  const adminKey = `admin-${randomBytes(16).toString("hex")}`;
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const d: Deployment = {
+    ns,
+    dataDir,
+    adminKey,
+    port,
+    base: `http://127.0.0.1:${port}`,
+    env: (role) => ({ PORT: String(port), DATA_DIR: dataDir, PSS_NAMESPACE: ns, PSS_ADMIN_KEY: adminKey, PSS_ROLE: role, LOG_LEVEL: "info", PSS_VIEW_DEBOUNCE_MS: "50" }),
+  };
+  made.push(d);
+  return d;
+}
+
+function start(env: Record<string, string>): ServiceProcess {
+  const p = startServiceProcess(env);
+  started.push(p);
+  return p;
+}
+
+async function call(d: Deployment, method: string, path: string, body?: unknown): Promise<{ status: number; headers: Headers; json: any }> {
+  const r = await fetch(`${d.base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${d.adminKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  return { status: r.status, headers: r.headers, json: text ? JSON.parse(text) : undefined };
+}
+
+async function health(d: Deployment): Promise<{ status: number; json: any } | null> {
+  try {
+    const r = await fetch(`${d.base}/healthz`);
+    return { status: r.status, json: await r.json() };
+  } catch {
+    return null;
+  }
+}
+
+/** `BATCH` logins of one patient, each with its own idempotency key, from minute `from` on. */
+function logins(patient: string, from: number) {
+  return Array.from({ length: BATCH }, (_, i) => ({
+    log_type: "user_login",
+    patient_id: patient,
+    timestamp: new Date(Date.UTC(2026, 2, 1, 8, from + i)).toISOString(),
+    idempotency_key: `login-${from + i}`,
+    payload: {},
+  }));
+}
+
+async function post(d: Deployment, patient: string, from: number): Promise<void> {
+  const r = await call(d, "POST", "/v1/logs/batch", { logs: logins(patient, from) });
+  expect(r.status).toBe(200);
+  expect(r.json.accepted).toBe(BATCH);
+}
+
+/** The patient's login count as the state says it, and whether the read had to answer stale. */
+async function loginsApplied(d: Deployment, patient: string): Promise<{ total: number; stale: boolean }> {
+  const r = await call(d, "GET", `/v1/state/${patient}/event-modules/engagement`);
+  expect(r.status).toBe(200);
+  return { total: r.json.payload?.counts?.user_login?.total ?? 0, stale: r.headers.get("x-pss-stale") === "true" };
+}
+
+async function loginsQueried(d: Deployment, patient: string): Promise<{ total: number; stale: boolean }> {
+  const r = await call(d, "POST", `/v1/state/${patient}/logs/query`, { count: true });
+  expect(r.status).toBe(200);
+  return { total: r.json.count as number, stale: r.headers.get("x-pss-stale") === "true" };
+}
+
+/**
+ * Read-your-writes: an answer that is not marked stale holds every log written before it.
+ * A stale one is allowed (the wait is bounded, and the worker yields the CPU to the tests
+ * running beside), so the read is repeated until one is current.
+ */
+async function current(read: () => Promise<{ total: number; stale: boolean }>, expected: number): Promise<void> {
+  const answers: { total: number; stale: boolean }[] = [];
+  await eventually(read, (a) => (answers.push(a), !a.stale), 20_000);
+  for (const a of answers) if (!a.stale) expect(a.total).toBe(expected);
+  expect(answers.at(-1)).toEqual({ total: expected, stale: false });
+}
+
+const isWorkerReady = (l: LogLine) => l.role === "worker" && l.msg === "worker process running the background work";
+
+beforeAll(() => ensureBuilt(), 180_000);
+
+afterAll(async () => {
+  for (const p of started) if (p.proc.exitCode === null && p.proc.signalCode === null) p.proc.kill("SIGKILL");
+  const nc = await connectNats("nats://127.0.0.1:4222");
+  const redis = await connectRedis("redis://127.0.0.1:6379");
+  for (const d of made) {
+    await destroyTopology(nc, d.ns);
+    await deleteKeys(redis, `${d.ns}:*`);
+    rmSync(d.dataDir, { recursive: true, force: true });
+  }
+  await redis.quit();
+  await nc.drain();
+}, 60_000);
+
+describe("PSS_ROLE=all", () => {
+  it("serves HTTP from an api process and runs the background work in a worker process at a lower priority, surviving the worker's death", async () => {
+    const d = deployment();
+    const svc = start(d.env("all"));
+    const firstWorker = await svc.line(isWorkerReady, 60_000);
+    const up = await eventually(() => health(d), (h) => h?.status === 200, 60_000);
+    expect(up?.json.instance).toMatchObject({ role: "api", pid: expect.any(Number), id: expect.stringContaining(`-${up?.json.instance.pid}-`) });
+    const apiPid: number = up!.json.instance.pid;
+    const workerPid = firstWorker.pid!;
+    expect(childrenOf(svc.proc.pid!).sort()).toEqual([apiPid, workerPid].sort());
+    expect(niceness(workerPid)).toBe(Math.min(19, niceness(apiPid) + 10));
+    expect(niceness(apiPid)).toBe(niceness(svc.proc.pid!));
+
+    const patient = (await call(d, "POST", "/v1/patients", {})).json.id as string;
+    await post(d, patient, 0);
+    await current(() => loginsApplied(d, patient), BATCH);
+    await current(() => loginsQueried(d, patient), BATCH);
+
+    // Killed: what is accepted meanwhile waits in JetStream, and the supervisor starts another.
+    process.kill(workerPid, "SIGKILL");
+    await post(d, patient, BATCH);
+    const restarted = await svc.line((l) => l.role === "supervisor" && l.child === "worker" && l.signal === "SIGKILL");
+    expect(restarted).toMatchObject({ level: 40, restart_in_ms: expect.any(Number) });
+    const secondWorker = await svc.line((l) => isWorkerReady(l) && l.pid !== workerPid, 60_000);
+    expect(niceness(secondWorker.pid!)).toBe(Math.min(19, niceness(apiPid) + 10));
+    await post(d, patient, 2 * BATCH);
+    await current(() => loginsApplied(d, patient), 3 * BATCH);
+    await current(() => loginsQueried(d, patient), 3 * BATCH);
+    const logs = await call(d, "GET", `/v1/state/${patient}/logs?limit=500`);
+    expect(logs.json.logs).toHaveLength(3 * BATCH);
+
+    // Stopped: the api process first, then the worker; every line JSON and naming its process's role.
+    svc.proc.kill("SIGTERM");
+    expect(await svc.exited).toBe(0);
+    const stops = svc.lines.filter((l) => l.msg === "shutting down").map((l) => l.role);
+    expect(stops).toEqual(["api", "worker"]);
+    expect(svc.other).toEqual([]);
+    const pids: Record<string, number[]> = { supervisor: [svc.proc.pid!], api: [apiPid], worker: [workerPid, secondWorker.pid!] };
+    for (const l of svc.lines) expect(pids[l.role!], JSON.stringify(l)).toContain(l.pid);
+  }, 90_000);
+});
+
+describe("PSS_ROLE=api beside PSS_ROLE=worker", () => {
+  it("accepts logs before any worker runs, answers an early log query 503 with Retry-After, and applies them once a worker starts", async () => {
+    const d = deployment();
+    const api = start(d.env("api"));
+    const down = await eventually(() => health(d), (h) => h !== null, 60_000);
+    expect(down).toMatchObject({ status: 503, json: { clickhouse: { status: "down" }, instance: { role: "api", pid: api.proc.pid } } });
+    const early = await call(d, "POST", "/v1/state/logs/query", { count: true });
+    expect(early.status).toBe(503);
+    expect(early.headers.get("retry-after")).toBe("1");
+    expect(early.json.details[0].type).toBe("query_store_unavailable");
+
+    const patient = (await call(d, "POST", "/v1/patients", {})).json.id as string;
+    await post(d, patient, 0);
+    const worker = start(d.env("worker"));
+    await worker.line(isWorkerReady, 60_000);
+    // A dedicated worker keeps the priority it was started with.
+    expect(niceness(worker.proc.pid!)).toBe(niceness(process.pid));
+    await eventually(() => health(d), (h) => h?.status === 200, 10_000);
+    await post(d, patient, BATCH);
+    await current(() => loginsApplied(d, patient), 2 * BATCH);
+    await current(() => loginsQueried(d, patient), 2 * BATCH);
+
+    api.proc.kill("SIGTERM");
+    expect(await api.exited).toBe(0);
+    worker.proc.kill("SIGTERM");
+    expect(await worker.exited).toBe(0);
+    expect(worker.lines.every((l) => l.role === "worker" && l.pid === worker.proc.pid)).toBe(true);
+    expect(api.lines.every((l) => l.role === "api" && l.pid === api.proc.pid)).toBe(true);
+  }, 90_000);
+});
