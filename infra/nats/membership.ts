@@ -1,21 +1,8 @@
 import { hostname } from "node:os";
 import { KvWatchInclude, type KV, type KvWatchEntry } from "@nats-io/kv";
 import { assignResources } from "./lease-assignment.js";
-import {
-  checkLeaseName,
-  DEFAULT_LEASE_TTL_MS,
-  isLeaseRecord,
-  isMemberRecord,
-  LEASE_PREFIX,
-  LeaseOperationError,
-  LeaseTtlMismatchError,
-  MEMBER_PREFIX,
-  memberKey,
-  parseRecord,
-  withTimeout,
-  type LeaseRecord,
-  type MemberRecord,
-} from "./lease-bucket.js";
+import { checkLeaseName, DEFAULT_LEASE_TTL_MS, LeaseOperationError, LeaseTtlMismatchError, memberKey, withTimeout, type MemberRecord } from "./lease-bucket.js";
+import { LeaseView } from "./lease-view.js";
 import { LeaseHolder, type HeldLease, type LeaseCounters, type LossReason } from "./leases.js";
 
 export interface MembershipOptions {
@@ -45,13 +32,6 @@ export interface MembershipOptions {
   onError?: (err: Error) => void;
 }
 
-interface Seen<T> {
-  record: T;
-  revision: number;
-  /** Monotonic ms when the watch last delivered a write of this key. */
-  seenAt: number;
-}
-
 /** Watch events come in bursts (a join, a handover): one rebalance for a burst. */
 const DEBOUNCE_MS = 20;
 
@@ -67,13 +47,14 @@ const DEBOUNCE_MS = 20;
 export class Membership {
   readonly id: string;
   readonly ttlMs: number;
+  private readonly resources: readonly string[];
   private readonly record: MemberRecord;
   private readonly holder: LeaseHolder;
-  private readonly members = new Map<string, Seen<MemberRecord>>();
-  private readonly leases = new Map<string, Seen<LeaseRecord>>();
+  private readonly view: LeaseView;
   private readonly opTimeoutMs: number;
   private watch?: AsyncIterable<KvWatchEntry> & { stop(): void };
   private watchEnded = false;
+  private watchStarting = false;
   private lastEventAt = 0;
   private tickTimer?: ReturnType<typeof setInterval>;
   private debounceTimer?: ReturnType<typeof setTimeout>;
@@ -87,7 +68,9 @@ export class Membership {
     checkLeaseName("member id", options.member.id);
     for (const r of options.resources) checkLeaseName("resource", r);
     this.id = options.member.id;
+    this.resources = [...new Set(options.resources)];
     this.ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+    this.view = new LeaseView(this.ttlMs);
     this.opTimeoutMs = Math.max(1, Math.floor(this.ttlMs / 3));
     const safetyMarginMs = options.safetyMarginMs ?? Math.floor(this.ttlMs / 5);
     if (!(safetyMarginMs >= 0 && safetyMarginMs < (this.ttlMs * 2) / 3)) throw new RangeError(`safetyMarginMs must be at least 0 and less than two thirds of the TTL (${this.ttlMs} ms), got ${safetyMarginMs}`);
@@ -115,7 +98,8 @@ export class Membership {
 
   /**
    * The lease's epoch while this member may work `resource`, else null. Call it before
-   * each write the lease guards, and write with the epoch as the fencing token.
+   * each write the lease guards, and write with the epoch as the fencing token. A lease
+   * being released is still held (its `onLost` is finishing the work in flight).
    */
   holds(resource: string): number | null {
     return this.holder.holds(resource);
@@ -171,14 +155,22 @@ export class Membership {
     }
     this.holder.renewAll();
     // Our own member key is rewritten every tick: a watch silent for a whole TTL is stuck.
-    if (this.watchEnded || performance.now() - this.lastEventAt > this.ttlMs) void this.startWatch().catch((err: unknown) => this.report(new LeaseOperationError("watch", ">", { cause: err })));
+    if (!this.watchStarting && (this.watchEnded || performance.now() - this.lastEventAt > this.ttlMs)) {
+      void this.startWatch().catch((err: unknown) => this.report(new LeaseOperationError("watch", ">", { cause: err })));
+    }
     void this.runNow();
   }
 
   /** Watches the whole bucket; resolves once the current keys are read (or after TTL/3). */
   private async startWatch(): Promise<void> {
     this.watch?.stop();
-    const iter = await this.options.kv.watch({ include: KvWatchInclude.LastValue });
+    this.watchStarting = true;
+    let iter;
+    try {
+      iter = await this.options.kv.watch({ include: KvWatchInclude.LastValue });
+    } finally {
+      this.watchStarting = false;
+    }
     this.watch = iter;
     this.watchEnded = false;
     this.lastEventAt = performance.now();
@@ -201,26 +193,15 @@ export class Membership {
   }
 
   private onEntry(e: KvWatchEntry): void {
-    const now = (this.lastEventAt = performance.now());
-    let changed = false;
-    if (e.key.startsWith(MEMBER_PREFIX)) {
-      const id = e.key.slice(MEMBER_PREFIX.length);
-      const record = parseRecord(e, isMemberRecord);
-      changed = this.members.has(id) !== (record !== null);
-      if (record) this.members.set(id, { record, revision: e.revision, seenAt: now });
-      else this.members.delete(id);
-    } else if (e.key.startsWith(LEASE_PREFIX)) {
-      const resource = e.key.slice(LEASE_PREFIX.length);
-      const record = parseRecord(e, isLeaseRecord);
-      changed = this.leases.get(resource)?.record.member !== record?.member;
-      if (record) this.leases.set(resource, { record, revision: e.revision, seenAt: now });
-      else this.leases.delete(resource);
-      this.holder.observe(resource, e.revision, record);
-    }
+    this.lastEventAt = performance.now();
+    const { changed, lease } = this.view.apply(e, this.lastEventAt);
+    if (lease) this.holder.observe(lease.resource, lease.revision, lease.record);
     // Renewals change nothing; lapses are not written at all, and ticks find them.
-    if (changed && !this.stopping) {
-      clearTimeout(this.debounceTimer);
-      this.debounceTimer = setTimeout(() => void this.runNow(), DEBOUNCE_MS);
+    if (changed && !this.stopping && !this.debounceTimer) {
+      this.debounceTimer = setTimeout(() => {
+        this.debounceTimer = undefined;
+        void this.runNow();
+      }, DEBOUNCE_MS);
       this.debounceTimer.unref();
     }
   }
@@ -254,30 +235,28 @@ export class Membership {
     const live = this.live(now);
     const owners = this.owners(live);
     const work: Promise<unknown>[] = [];
-    for (const r of this.options.resources) {
+    for (const r of this.resources) {
       const preferred = owners.get(r) ?? null;
       if (this.holder.has(r)) {
         if (preferred !== this.id && this.holder.isHeld(r)) work.push(this.holder.release(r, "released"));
         continue;
       }
-      const lease = this.leases.get(r);
-      const current = lease !== undefined && now - lease.seenAt < this.ttlMs;
-      if (lease && current && lease.record.member === this.id) {
+      const lease = this.view.currentLease(r, now);
+      if (lease?.record.member === this.id) {
         work.push(this.holder.deleteOrphan(r, lease.revision));
         continue;
       }
       if (preferred !== this.id) continue;
       // A live holder hands it over once it sees it is not preferred; a lapsed or dead one
       // cannot, and the create succeeds once the server has dropped its key.
-      if (lease && current && live.has(lease.record.member)) continue;
+      if (lease && live.has(lease.record.member)) continue;
       work.push(this.holder.acquire(r));
     }
     await Promise.all(work);
   }
 
   private live(now: number): Map<string, MemberRecord> {
-    const out = new Map<string, MemberRecord>();
-    for (const [id, m] of this.members) if (now - m.seenAt < this.ttlMs) out.set(id, m.record);
+    const out = this.view.liveMembers(now);
     if (!this.stopping) out.set(this.id, this.record);
     return out;
   }
@@ -285,7 +264,7 @@ export class Membership {
   private owners(live: Map<string, MemberRecord>): Map<string, string | null> {
     const key = [...live.keys()].sort().join(" ");
     if (this.assignment?.key !== key) {
-      this.assignment = { key, owners: assignResources(this.options.resources, [...live.values()], { canWork: this.options.canWork, weight: this.options.weight }) };
+      this.assignment = { key, owners: assignResources(this.resources, [...live.values()], { canWork: this.options.canWork, weight: this.options.weight }) };
     }
     return this.assignment.owners;
   }
