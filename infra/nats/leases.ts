@@ -165,15 +165,14 @@ export class LeaseHolder {
     e.state = "releasing";
     this.counters.releases++;
     await this.notify(e, reason);
-    // It may have lapsed while its owner stopped; then it is gone already.
-    if (!this.entries.has(resource)) return;
+    // It may have lapsed while its owner stopped (and even been won again since).
+    if (this.entries.get(resource) !== e) return;
     this.drop(e);
     await (e.chain = e.chain.then(() => this.casDelete(e, false)));
   }
 
   async releaseAll(reason: "released" | "stopped"): Promise<void> {
     await Promise.all([...this.entries.keys()].map((r) => this.release(r, reason)));
-    await Promise.all([...this.entries.values()].map((e) => e.chain));
   }
 
   /**

@@ -61,6 +61,7 @@ export class Membership {
   private running?: Promise<void>;
   private again = false;
   private stopping = false;
+  private stopped?: Promise<void>;
   private memberWrite?: Promise<void>;
   private assignment?: { key: string; owners: Map<string, string | null> };
 
@@ -115,8 +116,11 @@ export class Membership {
   }
 
   /** Leaves: removes the member key, releases every lease (each `onLost` awaited), stops watching. */
-  async stop(): Promise<void> {
-    if (this.stopping) return;
+  stop(): Promise<void> {
+    return (this.stopped ??= this.leave());
+  }
+
+  private async leave(): Promise<void> {
     this.stopping = true;
     clearInterval(this.tickTimer);
     clearTimeout(this.debounceTimer);
