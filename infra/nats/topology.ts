@@ -63,6 +63,11 @@ export function topologyNames(ns: string) {
     ],
     /** Object store of uploaded JSONL files (and inline records) of ingestion jobs. */
     uploadsBucket: `${ns}_uploads`,
+    /**
+     * Members and the leases on partitions and singletons (infra/nats/lease-bucket.ts):
+     * not in `buckets`, as its TTL is the lease TTL, a setting of the members.
+     */
+    leasesBucket: `${ns}_leases`,
     buckets: {
       config: `${ns}_config`,
       orgs: `${ns}_orgs`,
@@ -218,7 +223,7 @@ async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamM
 export async function destroyTopology(nc: NatsConnection, ns: string): Promise<void> {
   const names = topologyNames(ns);
   const jsm = await jetstreamManager(nc);
-  const streams = [names.logsStream, names.idempotencyStream, names.logIdStream, names.ingestStream, names.deadLetterStream, names.auditStream, names.stagingStream, `OBJ_${names.uploadsBucket}`, ...Object.values(names.buckets).map((b) => `KV_${b}`)];
+  const streams = [names.logsStream, names.idempotencyStream, names.logIdStream, names.ingestStream, names.deadLetterStream, names.auditStream, names.stagingStream, `OBJ_${names.uploadsBucket}`, `KV_${names.leasesBucket}`, ...Object.values(names.buckets).map((b) => `KV_${b}`)];
   for (const s of streams) {
     try {
       await jsm.streams.delete(s);
