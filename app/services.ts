@@ -37,6 +37,8 @@ import type { StageDeps } from "../actors/ingestion/stage-deps.js";
 import { JobStore } from "../src/ingestion/job-store.js";
 import { UploadStore } from "../src/ingestion/uploads.js";
 import { IngestionService } from "../src/ingestion/service.js";
+import { InstanceStatus } from "../infra/metrics/instance-status.js";
+import { ProcessMetrics } from "../infra/metrics/process-metrics.js";
 
 /** Everything the HTTP app and the background work need, built once and passed in (no singletons). */
 export interface Services {
@@ -61,8 +63,10 @@ export interface Services {
   stateStore: PatientStateStore;
   stateReader: StateReader;
   logQuery: LogQueryService;
-  /** This process, as /healthz reports it. */
-  instance: Instance;
+  /** This process, as /healthz reports it: the lease table and the engine's partitions register into it. */
+  instance: InstanceStatus;
+  /** This process's metrics (its own registry; /metrics gathers the member's). */
+  metrics: ProcessMetrics;
   /** Present in the process that applies logs to state (role "all" or "worker"). */
   engine: StateEngine | null;
   /** Present in the process that owns ClickHouse writes (role "all" or "worker"). */
@@ -89,14 +93,6 @@ export interface Services {
  * api and worker processes, app/supervisor.ts).
  */
 export type ProcessRole = Role;
-
-/** One process of the service; an object, so what a member holds can be added beside. */
-export interface Instance {
-  /** Stable for the life of the process, unique across restarts and machines. */
-  id: string;
-  role: ProcessRole;
-  pid: number;
-}
 
 function openClickHouse(config: Config, nc: NatsConnection, role: ProcessRole): Services["clickhouse"] {
   if (role === "api" && !config.clickhouseUrl) {
@@ -126,6 +122,8 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
   try {
     const topology = await ensureTopology(nc, config.namespace);
     const publisher = createJetStreamPublisher(nc, { timeoutMs: config.publishTimeoutMs });
+    const instance = new InstanceStatus(`${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`, role, process.pid);
+    const metrics = new ProcessMetrics(instance);
     const redis = await connectRedis(config.redisUrl, config.redisCommandTimeoutMs);
     const clickhouse = openClickHouse(config, nc, role);
     const kv = topology.kv;
@@ -142,7 +140,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     // without parsing it again. Under tests every handed-over message is frozen, so a reader
     // that writes into one fails there.
     const published = role === "api" ? undefined : new PublishedMessages<PatientLogMessage>(16 * 1024 * 1024, process.env.NODE_ENV === "test");
-    const { patients, ledger, logIds, stateStore, writer: logWriter } = await openWritePath({ nc, topology, publisher, redis, config, ...(published ? { published } : {}) }, stops);
+    const { patients, ledger, logIds, stateStore, writer: logWriter } = await openWritePath({ nc, topology, publisher, redis, config, outcomes: metrics, ...(published ? { published } : {}) }, stops);
     if (config.adminKey) await bootstrapAdmin({ orgs, projects, apiKeys }, config.adminKey);
     const touchSubject = `${config.namespace}.engine.touch`;
     let engine: StateEngine | null = null;
@@ -169,6 +167,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
         { consumer: topology.names.stateConsumer, idleMs: config.actorIdleMs, viewDebounceMs: config.viewDebounceMs, renderWaitMs: config.renderWaitMs, maxActive: config.maxActivePatients, maxInflightBytes: config.stateInflightBytes },
       );
       await engine.start();
+      metrics.observeEngine(engine.stats);
       const sub = engine.serveTouch(nc, touchSubject);
       stops.push(() => sub.unsubscribe());
       if (clickhouse.client && clickhouse.insertRows) {
@@ -183,18 +182,20 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
           `${config.namespace}_clickhouse`,
         );
         await projector.start();
+        metrics.observeProjector(projector.stats);
       }
       deviceFeed = new DeviceFeed(
         { nc, js: topology.js, jsm: topology.jsm, names: topology.names, projects, orgs, writer: logWriter, publisher, log: options.log ?? console },
         `${config.namespace}_device_feed`,
       );
       await deviceFeed.start();
+      metrics.observeDeviceFeed(deviceFeed.stats);
     }
     const jobStore = new JobStore(new JsonKv(kv.ingestionJobs), new JsonKv(kv.ingestionKeys));
     const uploads = new UploadStore({ os: topology.uploads, js: topology.js, publisher, bucket: topology.names.uploadsBucket, tokens: new JsonKv(kv.uploadTokens) });
     const controlSubject = `${config.namespace}.ingestion.control`;
     let jobRunner: JobRunner | null = null;
-    const replayThread = role !== "api" && config.replayThread ? new ReplayThread(config) : null;
+    const replayThread = role !== "api" && config.replayThread ? new ReplayThread(config, metrics) : null;
     if (role !== "api") {
       jobRunner = new JobRunner(
         {
@@ -227,9 +228,8 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       projector: () => projector,
       options: { timeoutMs: config.queryTimeoutMs, maxRowsToRead: config.queryMaxRowsToRead, maxWaitMs: config.readWaitMs },
     });
-    const instance: Instance = { id: `${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`, role, pid: process.pid };
     return {
-      instance, config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logIds, logWriter,
+      instance, metrics, config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logIds, logWriter,
       stateStore, stateReader, engine, projector, deviceFeed, published: published ?? null, logQuery, ingestion, jobRunner,
       async close() {
         await jobRunner?.stop();
