@@ -66,7 +66,7 @@ export class InstanceStatus {
   }
 
   leases(): HeldLease[] {
-    return this.leaseSource.held().sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
+    return [...this.leaseSource.held()].sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
   }
 
   leaseCounters(): LeaseSource["counters"] {
