@@ -174,11 +174,26 @@ describe("PSS_ROLE=all", () => {
     expect(h?.json.processes.map((p: { role: string; pid: number }) => `${p.role} ${p.pid}`)).toEqual([`api ${apiPid}`, `worker ${workerPid}`]);
 
     // Killed: what is accepted meanwhile waits in JetStream, and the supervisor starts another.
+    // Meanwhile the api process stays in a load balancer's pool: /healthz 200, degraded (the
+    // first answer at least: no worker can be back before the supervisor's wait of 0.5 s).
     process.kill(workerPid, "SIGKILL");
+    let restarting = true;
+    const healthWhileRestarting: { status: number; state: string }[] = [];
+    const polling = (async () => {
+      while (restarting) {
+        const h = await health(d);
+        if (h) healthWhileRestarting.push({ status: h.status, state: h.json.status });
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
     await post(d, patient, BATCH);
     const restarted = await svc.line((l) => l.role === "supervisor" && l.child === "worker" && l.signal === "SIGKILL");
     expect(restarted).toMatchObject({ level: 40, restart_in_ms: expect.any(Number) });
     const secondWorker = await svc.line((l) => isWorkerReady(l) && l.pid !== workerPid, 60_000);
+    restarting = false;
+    await polling;
+    expect(healthWhileRestarting.filter((h) => h.status !== 200)).toEqual([]);
+    expect(healthWhileRestarting[0]?.state).toBe("degraded");
     expect(niceness(secondWorker.pid!)).toBe(Math.min(19, niceness(apiPid) + 10));
     await post(d, patient, 2 * BATCH);
     await current(() => loginsApplied(d, patient), 3 * BATCH);
