@@ -9,6 +9,8 @@ import { entryValue, watchKeys } from "../infra/nats/kv-invalidation.js";
 import { connectRedis, type Redis } from "../infra/redis/connection.js";
 import { createClickHouse, type InsertEncodedRows } from "../infra/clickhouse/client.js";
 import { pingClickHouseRpc, serveClickHouseRpc } from "../infra/clickhouse/rpc.js";
+import { InstanceStatus } from "../infra/metrics/instance-status.js";
+import { ProcessMetrics } from "../infra/metrics/process-metrics.js";
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Config, Role } from "../src/config.js";
@@ -37,8 +39,6 @@ import type { StageDeps } from "../actors/ingestion/stage-deps.js";
 import { JobStore } from "../src/ingestion/job-store.js";
 import { UploadStore } from "../src/ingestion/uploads.js";
 import { IngestionService } from "../src/ingestion/service.js";
-import { InstanceStatus } from "../infra/metrics/instance-status.js";
-import { ProcessMetrics } from "../infra/metrics/process-metrics.js";
 
 /** Everything the HTTP app and the background work need, built once and passed in (no singletons). */
 export interface Services {
@@ -167,7 +167,6 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
         { consumer: topology.names.stateConsumer, idleMs: config.actorIdleMs, viewDebounceMs: config.viewDebounceMs, renderWaitMs: config.renderWaitMs, maxActive: config.maxActivePatients, maxInflightBytes: config.stateInflightBytes },
       );
       await engine.start();
-      metrics.observeEngine(engine.stats);
       const sub = engine.serveTouch(nc, touchSubject);
       stops.push(() => sub.unsubscribe());
       if (clickhouse.client && clickhouse.insertRows) {
@@ -182,14 +181,12 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
           `${config.namespace}_clickhouse`,
         );
         await projector.start();
-        metrics.observeProjector(projector.stats);
       }
       deviceFeed = new DeviceFeed(
         { nc, js: topology.js, jsm: topology.jsm, names: topology.names, projects, orgs, writer: logWriter, publisher, log: options.log ?? console },
         `${config.namespace}_device_feed`,
       );
       await deviceFeed.start();
-      metrics.observeDeviceFeed(deviceFeed.stats);
     }
     const jobStore = new JobStore(new JsonKv(kv.ingestionJobs), new JsonKv(kv.ingestionKeys));
     const uploads = new UploadStore({ os: topology.uploads, js: topology.js, publisher, bucket: topology.names.uploadsBucket, tokens: new JsonKv(kv.uploadTokens) });
@@ -228,6 +225,10 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       projector: () => projector,
       options: { timeoutMs: config.queryTimeoutMs, maxRowsToRead: config.queryMaxRowsToRead, maxWaitMs: config.readWaitMs },
     });
+    // Their own counts, read at each scrape.
+    if (engine) metrics.observeEngine(engine.stats);
+    if (projector) metrics.observeProjector(projector.stats);
+    if (deviceFeed) metrics.observeDeviceFeed(deviceFeed.stats);
     return {
       instance, metrics, config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logIds, logWriter,
       stateStore, stateReader, engine, projector, deviceFeed, published: published ?? null, logQuery, ingestion, jobRunner,
