@@ -117,8 +117,7 @@ export class ReplayThread implements ReplayWrites {
     if (m.type === "chunk") {
       this.count(m.outcome);
       task.onChunk(m.outcome);
-    }
-    else if (m.type === "done") task.resolve();
+    } else if (m.type === "done") task.resolve();
     else if (m.type === "failed") task.reject(new Error(m.message));
     else if (m.type === "before-chunk") {
       void (task.beforeChunk ?? (async () => undefined))().then(
@@ -132,7 +131,11 @@ export class ReplayThread implements ReplayWrites {
     }
   }
 
-  /** What the writer in the thread stored (processed counts duplicates too) and refused. */
+  /**
+   * What the writer in the thread stored (processed counts duplicates too) and refused. A
+   * chunk JetStream could not store fails whole and is written again, so its storage
+   * errors are not counted here, as they are by an in-thread writer.
+   */
   private count(outcome: ChunkOutcome): void {
     if (!this.outcomes) return;
     this.outcomes.accepted("ingestion", outcome.processed - outcome.duplicates);
