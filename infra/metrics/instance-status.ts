@@ -1,17 +1,11 @@
-/**
- * A lease this process holds, as operators read it: the resource (`p.3`, `projector`), the
- * epoch it was acquired at (its fencing token) and since when, in ms since 1970.
- */
-export interface HeldLease {
-  resource: string;
-  epoch: number;
-  since: number;
-}
+import type { HeldLease } from "../nats/leases.js";
+
+export type { HeldLease };
 
 /**
- * What the lease table of a process tells about it (infra/nats/leases.ts's LeaseHolder
+ * What the lease table of a process tells about it (infra/nats/membership.ts's Membership
  * has this shape): running counts of leases acquired, lost (expired or taken) and given
- * up (released or stopped), and the leases held now.
+ * up (released or stopped), and the leases held now (resource, epoch, since in ms).
  */
 export interface LeaseSource {
   readonly counters: { readonly acquisitions: number; readonly losses: number; readonly releases: number };

@@ -5,6 +5,10 @@ import { parsePrometheusText, samplesOf, total, type Family } from "../support/p
 import { buildApp } from "../../app/http/app.js";
 import { serveMetrics } from "../../app/metrics-server.js";
 import { MemberObserver } from "../../app/observe.js";
+import { ensureLeaseBucket } from "../../infra/nats/lease-bucket.js";
+import { Membership } from "../../infra/nats/membership.js";
+import type { LeaseSource } from "../../infra/metrics/instance-status.js";
+import { owners, until } from "../support/leases.js";
 
 /**
  * GET /metrics of the service built in-process (role "all": the write path, the state
@@ -103,8 +107,8 @@ describe("GET /metrics", () => {
 });
 
 describe("GET /healthz", () => {
-  // Partitions and leases stay empty until the partitioned engine and the lease table
-  // register into Services.instance; their values are tested with those, not with fakes.
+  // Until the partitioned engine and the lease table register into Services.instance;
+  // "with a lease table" below registers a real one.
   it("names the process with its partitions and leases, empty until the engine and lease table register them", async () => {
     const r = await t.app.inject({ method: "GET", url: "/healthz" });
     expect(r.statusCode).toBe(200);
@@ -139,6 +143,50 @@ describe("PSS_METRICS_PORT", () => {
       expect((await off.inject({ method: "GET", url: "/healthz" })).statusCode).toBe(200);
     } finally {
       await off.close();
+    }
+  });
+});
+
+// Last: the membership registered here stays registered, stopped.
+describe("with a lease table", () => {
+  const TTL = 1_500;
+  const RESOURCES = ["p.0", "p.1", "p.2", "projector"];
+  const leasePartitions = (m: Membership) => m.held().flatMap((l) => (/^p\.\d+$/.test(l.resource) ? [Number(l.resource.slice(2))] : []));
+  const leasesOf = (m: Membership) => m.held().map((l) => ({ resource: l.resource, epoch: l.epoch, since: new Date(l.since).toISOString() })).sort((a, b) => (a.resource < b.resource ? -1 : 1));
+  const changes = (f: Map<string, Family>) => Object.fromEntries(samplesOf(f, "pss_lease_changes_total").map((x) => [x.labels.kind, x.value]));
+
+  it("reports the leases a real membership holds, with their epochs, and counts its acquisitions and hand-overs", async () => {
+    const kv = await ensureLeaseBucket(t.services.nc, t.config.namespace, TTL);
+    const join = (id: string) => Membership.join({ kv, member: { id, role: "worker" }, resources: RESOURCES, ttlMs: TTL, safetyMarginMs: 500 });
+    const me = await join(t.services.instance.id);
+    let other: Membership | null = null;
+    try {
+      const source: LeaseSource = me;
+      t.services.instance.setLeases(source);
+      t.services.instance.setPartitions(() => leasePartitions(me));
+      await until(() => me.held().length === RESOURCES.length, 5 * TTL, "the only member holds every lease");
+      const alone = (await t.app.inject({ method: "GET", url: "/healthz" })).json();
+      expect(alone.instance).toMatchObject({ id: t.services.instance.id, partitions: [0, 1, 2], leases: leasesOf(me) });
+      expect(alone.instance.leases.every((l: { epoch: number }) => l.epoch > 0)).toBe(true);
+      const first = (await scrape()).families;
+      expect(changes(first)).toEqual({ acquired: 4, lost: 0, released: 0 });
+      expect(total(first, "pss_leases_held")).toBe(4);
+
+      // A second member joins: this one hands over its share, each a release.
+      other = await join("second-member");
+      await until(() => [...owners([me, other!], RESOURCES).values()].every((h) => h.length === 1) && other!.held().length > 0, 5 * TTL, "each lease held once, some by the second member");
+      const shared = (await scrape()).families;
+      const c = changes(shared);
+      expect(c.acquired).toBe(4);
+      expect(c.released).toBeGreaterThan(0);
+      expect(c.acquired - c.released - c.lost).toBe(me.held().length);
+      expect(total(shared, "pss_leases_held")).toBe(me.held().length);
+      const health = (await t.app.inject({ method: "GET", url: "/healthz" })).json();
+      expect(health.instance.leases).toEqual(leasesOf(me));
+      expect(health.instance.partitions).toEqual(leasePartitions(me).sort());
+    } finally {
+      await other?.stop();
+      await me.stop();
     }
   });
 });
