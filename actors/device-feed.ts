@@ -159,6 +159,7 @@ export class DeviceFeed {
     // A log without a key gets one from its place in the feed, so a redelivered message
     // (after a crash or a storage failure) is a duplicate, never a second copy.
     const answer = await this.deps.writer.writeBatch({ organization_id: place.organization_id, project_id: place.project_id }, raw, {
+      source: "feed",
       atomic: false,
       at: ["message", "logs"],
       generatedKey: (i) => `ingest:${m.seq}:${i}`,

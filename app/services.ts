@@ -9,6 +9,8 @@ import { entryValue, watchKeys } from "../infra/nats/kv-invalidation.js";
 import { connectRedis, type Redis } from "../infra/redis/connection.js";
 import { createClickHouse, type InsertEncodedRows } from "../infra/clickhouse/client.js";
 import { pingClickHouseRpc, serveClickHouseRpc } from "../infra/clickhouse/rpc.js";
+import { InstanceStatus } from "../infra/metrics/instance-status.js";
+import { ProcessMetrics } from "../infra/metrics/process-metrics.js";
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Config, Role } from "../src/config.js";
@@ -61,8 +63,10 @@ export interface Services {
   stateStore: PatientStateStore;
   stateReader: StateReader;
   logQuery: LogQueryService;
-  /** This process, as /healthz reports it. */
-  instance: Instance;
+  /** This process, as /healthz reports it: the lease table and the engine's partitions register into it. */
+  instance: InstanceStatus;
+  /** This process's metrics (its own registry; /metrics gathers the member's). */
+  metrics: ProcessMetrics;
   /** Present in the process that applies logs to state (role "all" or "worker"). */
   engine: StateEngine | null;
   /** Present in the process that owns ClickHouse writes (role "all" or "worker"). */
@@ -89,14 +93,6 @@ export interface Services {
  * api and worker processes, app/supervisor.ts).
  */
 export type ProcessRole = Role;
-
-/** One process of the service; an object, so what a member holds can be added beside. */
-export interface Instance {
-  /** Stable for the life of the process, unique across restarts and machines. */
-  id: string;
-  role: ProcessRole;
-  pid: number;
-}
 
 function openClickHouse(config: Config, nc: NatsConnection, role: ProcessRole): Services["clickhouse"] {
   if (role === "api" && !config.clickhouseUrl) {
@@ -126,6 +122,8 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
   try {
     const topology = await ensureTopology(nc, config.namespace);
     const publisher = createJetStreamPublisher(nc, { timeoutMs: config.publishTimeoutMs });
+    const instance = new InstanceStatus(`${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`, role, process.pid);
+    const metrics = new ProcessMetrics(instance);
     const redis = await connectRedis(config.redisUrl, config.redisCommandTimeoutMs);
     const clickhouse = openClickHouse(config, nc, role);
     const kv = topology.kv;
@@ -142,7 +140,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     // without parsing it again. Under tests every handed-over message is frozen, so a reader
     // that writes into one fails there.
     const published = role === "api" ? undefined : new PublishedMessages<PatientLogMessage>(16 * 1024 * 1024, process.env.NODE_ENV === "test");
-    const { patients, ledger, logIds, stateStore, writer: logWriter } = await openWritePath({ nc, topology, publisher, redis, config, ...(published ? { published } : {}) }, stops);
+    const { patients, ledger, logIds, stateStore, writer: logWriter } = await openWritePath({ nc, topology, publisher, redis, config, outcomes: metrics, ...(published ? { published } : {}) }, stops);
     if (config.adminKey) await bootstrapAdmin({ orgs, projects, apiKeys }, config.adminKey);
     const touchSubject = `${config.namespace}.engine.touch`;
     let engine: StateEngine | null = null;
@@ -194,7 +192,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     const uploads = new UploadStore({ os: topology.uploads, js: topology.js, publisher, bucket: topology.names.uploadsBucket, tokens: new JsonKv(kv.uploadTokens) });
     const controlSubject = `${config.namespace}.ingestion.control`;
     let jobRunner: JobRunner | null = null;
-    const replayThread = role !== "api" && config.replayThread ? new ReplayThread(config) : null;
+    const replayThread = role !== "api" && config.replayThread ? new ReplayThread(config, metrics) : null;
     if (role !== "api") {
       jobRunner = new JobRunner(
         {
@@ -227,9 +225,12 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       projector: () => projector,
       options: { timeoutMs: config.queryTimeoutMs, maxRowsToRead: config.queryMaxRowsToRead, maxWaitMs: config.readWaitMs },
     });
-    const instance: Instance = { id: `${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`, role, pid: process.pid };
+    // Their own counts, read at each scrape.
+    if (engine) metrics.observeEngine(engine.stats);
+    if (projector) metrics.observeProjector(projector.stats);
+    if (deviceFeed) metrics.observeDeviceFeed(deviceFeed.stats);
     return {
-      instance, config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logIds, logWriter,
+      instance, metrics, config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logIds, logWriter,
       stateStore, stateReader, engine, projector, deviceFeed, published: published ?? null, logQuery, ingestion, jobRunner,
       async close() {
         await jobRunner?.stop();

@@ -1,6 +1,7 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "pino";
 import { isReadyMessage, SHUTDOWN_GRACE_MS } from "./lifecycle.js";
+import { relayReports, restartsMetric } from "./process-reports.js";
 
 /** What the supervisor runs: the background worker or not, and how many api processes. */
 export interface Plan {
@@ -43,6 +44,8 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0,
  * - the background worker first (PSS_ROLE=worker in its environment; it lowers its own
  *   priority), then, once it owns embedded ClickHouse, the api processes (PSS_ROLE=api);
  * - a child that dies is started again after a short wait, doubled while it keeps dying;
+ * - it relays its children's questions to each other (app/process-reports.ts), so an api
+ *   process answering /metrics or /healthz speaks for the worker too;
  * - on SIGTERM or SIGINT the api processes stop first (finishing their requests), then the
  *   worker (acknowledging what it applied), all within SHUTDOWN_GRACE_MS; a child still
  *   there at its share's end is killed, which loses nothing (JetStream delivers again).
@@ -52,6 +55,8 @@ export async function supervise(plan: Plan, log: Logger): Promise<void> {
   const slots: Slot[] = [];
   let workerReady: () => void = () => undefined;
   const firstReady = new Promise<void>((r) => (workerReady = r));
+  const restarts: Record<string, number> = plan.worker ? { api: 0, worker: 0 } : { api: 0 };
+  relayReports((kind) => (kind === "metrics" ? { metrics: [restartsMetric(restarts)] } : {}));
 
   const fork = (slot: Slot) => {
     slot.startedAt = Date.now();
@@ -77,6 +82,7 @@ export async function supervise(plan: Plan, log: Logger): Promise<void> {
     slot.deathsInARow = Date.now() - slot.startedAt >= STABLE_AFTER_MS ? 1 : slot.deathsInARow + 1;
     const wait = Math.min(RESTART_MOST_MS, RESTART_FIRST_MS * 2 ** (slot.deathsInARow - 1));
     log.warn({ child: slot.role, child_pid: child.process.pid, code, signal, restart_in_ms: wait }, `${slot.role} process exited; starting another`);
+    restarts[slot.role] = (restarts[slot.role] ?? 0) + 1;
     slot.restart = setTimeout(() => fork(slot), wait);
   };
 

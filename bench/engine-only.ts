@@ -27,7 +27,7 @@ for (let i = 0; i < 2000; i++) { const p = newPatient({}, scope, new Date().toIS
 let n = 0; const base = Date.UTC(2026, 4, 1);
 for (let b = 0; b < Number(process.env.BATCHES ?? 500); b++) {
   const logs = Array.from({ length: 100 }, (_, i) => { const m = LOG_MIX[n % LOG_MIX.length]!; const k = n++; return { log_type: m.log_type, patient_id: pats[process.env.SPREAD ? (b * 100 + i) % 2000 : process.env.ONE_PATIENT ? b % 2000 : (b * 10 + (i % 10)) % 2000]!, timestamp: new Date(base + k * 1000).toISOString(), payload: m.payload(k) }; });
-  await s.logWriter.writeBatch(scope, logs, { atomic: false, at: ["b"] });
+  await s.logWriter.writeBatch(scope, logs, { source: "batch", atomic: false, at: ["b"] });
 }
 console.log("ingested", n);
 const engine = new StateEngine({ js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names, store: s.stateStore, patients: s.patients, log: console }, { consumer: `${cfg.namespace}_state`, viewDebounceMs: 5000 });

@@ -123,7 +123,7 @@ for (let n = 0; n < projectorLogs; n += 1000) {
     const m = LOG_MIX[(n + i) % LOG_MIX.length]!;
     return { log_type: m.log_type, patient_id: pats[(n + i) % pats.length]!, timestamp: new Date(Date.UTC(2026, 0, 1) + (n + i) * 1000).toISOString(), payload: m.payload(n + i) };
   });
-  await s.logWriter.writeBatch(pscope, logs, { atomic: false, at: ["bench"] });
+  await s.logWriter.writeBatch(pscope, logs, { source: "batch", atomic: false, at: ["bench"] });
 }
 const last = (await s.topology.jsm.streams.info(s.topology.names.logsStream)).state.last_seq;
 const projector = new ClickHouseProjector(

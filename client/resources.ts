@@ -181,7 +181,11 @@ export class AdminApi {
   deadLetters(o: { limit?: number; cursor?: string } = {}): Promise<DeadLetterPage> {
     return this.t.request("GET", "/v1/dead-letters", { query: o });
   }
-  /** GET /healthz: each backend's status and the process that answered (no credential). A down backend is a ServerError (503) after retries. */
+  /**
+   * GET /healthz: each backend's status, the process that answered and its member's
+   * processes (no credential). `degraded` is still an answer (an api process without
+   * ClickHouse); `unavailable` is a ServerError (503) after retries.
+   */
   health(): Promise<Health> {
     return this.t.request("GET", "/healthz", { auth: false });
   }

@@ -12,7 +12,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and backend status (no auth) */
+        /** Whether this process serves, each backend's status, and what the member's processes hold (no auth) */
         get: {
             parameters: {
                 query?: never;
@@ -29,7 +29,10 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            status: string;
+                            /** @description ok: every backend answers; degraded (200): serving without a backend it can do without (an api process without ClickHouse: log queries are 503 meanwhile); unavailable (503) */
+                            status: "ok" | "degraded" | "unavailable";
+                            /** @description The backends that did not answer within 2 s */
+                            down: ("nats" | "redis" | "clickhouse")[];
                             nats: {
                                 status: "up" | "down";
                                 error?: string;
@@ -48,7 +51,43 @@ export interface paths {
                                 /** @description What the process does (PSS_ROLE; an api process of PSS_ROLE=all says api) */
                                 role: "all" | "api" | "worker";
                                 pid: number;
+                                /** @description Partitions of the log stream the process applies, ascending (empty: none, or not partitioned) */
+                                partitions: number[];
+                                /** @description Leases the process holds */
+                                leases: {
+                                    /** @description What the lease is for, e.g. p.3 (a partition) or projector */
+                                    resource: string;
+                                    /** @description The lease's fencing token: higher for each later acquisition of the resource */
+                                    epoch: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description When the process acquired it
+                                     */
+                                    since: string;
+                                }[];
                             };
+                            /** @description Every process of this member that answered within 0.5 s: the one that answered first, then, under a supervisor, the worker and the other api processes */
+                            processes: {
+                                /** @description Stable for the life of the process: host, pid and a random part */
+                                id: string;
+                                /** @description What the process does (PSS_ROLE; an api process of PSS_ROLE=all says api) */
+                                role: "all" | "api" | "worker";
+                                pid: number;
+                                /** @description Partitions of the log stream the process applies, ascending (empty: none, or not partitioned) */
+                                partitions: number[];
+                                /** @description Leases the process holds */
+                                leases: {
+                                    /** @description What the lease is for, e.g. p.3 (a partition) or projector */
+                                    resource: string;
+                                    /** @description The lease's fencing token: higher for each later acquisition of the resource */
+                                    epoch: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description When the process acquired it
+                                     */
+                                    since: string;
+                                }[];
+                            }[];
                         };
                     };
                 };
@@ -59,7 +98,10 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            status: string;
+                            /** @description ok: every backend answers; degraded (200): serving without a backend it can do without (an api process without ClickHouse: log queries are 503 meanwhile); unavailable (503) */
+                            status: "ok" | "degraded" | "unavailable";
+                            /** @description The backends that did not answer within 2 s */
+                            down: ("nats" | "redis" | "clickhouse")[];
                             nats: {
                                 status: "up" | "down";
                                 error?: string;
@@ -78,7 +120,43 @@ export interface paths {
                                 /** @description What the process does (PSS_ROLE; an api process of PSS_ROLE=all says api) */
                                 role: "all" | "api" | "worker";
                                 pid: number;
+                                /** @description Partitions of the log stream the process applies, ascending (empty: none, or not partitioned) */
+                                partitions: number[];
+                                /** @description Leases the process holds */
+                                leases: {
+                                    /** @description What the lease is for, e.g. p.3 (a partition) or projector */
+                                    resource: string;
+                                    /** @description The lease's fencing token: higher for each later acquisition of the resource */
+                                    epoch: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description When the process acquired it
+                                     */
+                                    since: string;
+                                }[];
                             };
+                            /** @description Every process of this member that answered within 0.5 s: the one that answered first, then, under a supervisor, the worker and the other api processes */
+                            processes: {
+                                /** @description Stable for the life of the process: host, pid and a random part */
+                                id: string;
+                                /** @description What the process does (PSS_ROLE; an api process of PSS_ROLE=all says api) */
+                                role: "all" | "api" | "worker";
+                                pid: number;
+                                /** @description Partitions of the log stream the process applies, ascending (empty: none, or not partitioned) */
+                                partitions: number[];
+                                /** @description Leases the process holds */
+                                leases: {
+                                    /** @description What the lease is for, e.g. p.3 (a partition) or projector */
+                                    resource: string;
+                                    /** @description The lease's fencing token: higher for each later acquisition of the resource */
+                                    epoch: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description When the process acquired it
+                                     */
+                                    since: string;
+                                }[];
+                            }[];
                         };
                     };
                 };

@@ -18,6 +18,12 @@ export interface Config {
   port: number;
   /** @default "127.0.0.1" */
   host: string;
+  /**
+   * PSS_METRICS_PORT: where /metrics (and /healthz) are served instead of on `port`, on
+   * `host`; the only HTTP of a PSS_ROLE=worker process. Unset (null): /metrics is on `port`
+   * and a worker run alone serves none.
+   */
+  metricsPort: number | null;
   /** May carry `user:password@` (or `token@`) for a NATS server with users. @default "nats://127.0.0.1:4222" */
   natsUrl: string;
   /**
@@ -180,6 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port: int(env, "PORT", 8080, 0, 65535),
     host: env.HOST || "127.0.0.1",
+    metricsPort: env.PSS_METRICS_PORT ? int(env, "PSS_METRICS_PORT", 0, 1, 65535) : null,
     natsUrl: url(env, "NATS_URL", "nats://127.0.0.1:4222", ["nats:", "tls:"]),
     natsNkeySeedFile,
     redisUrl: url(env, "REDIS_URL", "redis://127.0.0.1:6379", ["redis:", "rediss:"]),

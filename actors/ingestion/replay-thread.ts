@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { Config } from "../../src/config.js";
+import type { LogOutcomes } from "../../infra/metrics/process-metrics.js";
 import type { ChunkOutcome, ReplayWriteInput } from "./replay-writes.js";
 import { throwIfAborted, type ReplayWrites } from "./stage-deps.js";
 
@@ -50,7 +51,14 @@ export class ReplayThread implements ReplayWrites {
   private nextId = 1;
   private closed = false;
 
-  constructor(private readonly config: Config) {}
+  constructor(
+    private readonly config: Config,
+    /**
+     * Counted here from each chunk's outcome, as the thread's own writer counts nothing:
+     * the process's metrics are on this thread.
+     */
+    private readonly outcomes?: LogOutcomes,
+  ) {}
 
   async write(input: ReplayWriteInput, signal: AbortSignal, onChunk: (outcome: ChunkOutcome) => void, beforeChunk?: () => Promise<void>): Promise<void> {
     if (this.closed) throw new Error("replay thread closed");
@@ -106,8 +114,10 @@ export class ReplayThread implements ReplayWrites {
   private onMessage(worker: Worker, m: Exclude<FromReplayWorker, { type: "ready" | "init-failed" }>): void {
     const task = this.tasks.get(m.id);
     if (!task) return;
-    if (m.type === "chunk") task.onChunk(m.outcome);
-    else if (m.type === "done") task.resolve();
+    if (m.type === "chunk") {
+      this.count(m.outcome);
+      task.onChunk(m.outcome);
+    } else if (m.type === "done") task.resolve();
     else if (m.type === "failed") task.reject(new Error(m.message));
     else if (m.type === "before-chunk") {
       void (task.beforeChunk ?? (async () => undefined))().then(
@@ -119,6 +129,17 @@ export class ReplayThread implements ReplayWrites {
         },
       );
     }
+  }
+
+  /**
+   * What the writer in the thread stored (processed counts duplicates too) and refused. A
+   * chunk JetStream could not store fails whole and is written again, so its storage
+   * errors are not counted here, as they are by an in-thread writer.
+   */
+  private count(outcome: ChunkOutcome): void {
+    if (!this.outcomes) return;
+    this.outcomes.accepted("ingestion", outcome.processed - outcome.duplicates);
+    for (const e of outcome.errors) this.outcomes.rejected("ingestion", e.code, 1);
   }
 
   /** The worker is gone: fail what it was writing, and start afresh on the next write. */

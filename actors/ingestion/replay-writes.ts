@@ -106,7 +106,7 @@ function pending(e: StagedLine, patientId: string, jobId: string): Pending {
  * idempotency key would store it twice).
  */
 async function writeChunk(writer: LogWriter, scope: WriteScope, chunk: Pending[]): Promise<ChunkOutcome> {
-  const ans = await writer.writeBatch(scope, chunk.map((p) => p.log), { atomic: false, at: (i) => ["line", chunk[i]!.line] });
+  const ans = await writer.writeBatch(scope, chunk.map((p) => p.log), { source: "ingestion", atomic: false, at: (i) => ["line", chunk[i]!.line] });
   const lost = ans.errors.find((e) => e.code === "storage_error");
   if (lost) throw new Error(lost.message);
   const errors = ans.errors.map((e) => ({ line: chunk[e.index]!.line, code: e.code, message: e.message }));

@@ -29,12 +29,17 @@ import { auditRoutes } from "./routes/audit.js";
 import { IngestionRecordSchema, ingestionRoutes } from "./routes/ingestion.js";
 import { sdkConfigRoutes } from "./routes/sdk-config.js";
 import { loggerOptions, type LoggerSetting } from "../logger.js";
+import { MemberObserver } from "../observe.js";
+import { metricsRoutes } from "./routes/metrics.js";
+import { requestMetricsPlugin } from "./plugins/request-metrics.js";
 
 export interface AppOptions {
   /** Pino options; false silences logs (tests). `stream` sends the lines elsewhere than stdout. */
   logger?: LoggerSetting;
   /** A pino logger made with loggerOptions (the process's, shared with its background work); wins over `logger`. */
   loggerInstance?: FastifyBaseLogger;
+  /** What /healthz and /metrics report: by default this process alone (no supervisor). */
+  observer?: MemberObserver;
 }
 
 /**
@@ -66,6 +71,8 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandler(app);
+  // First, so its onResponse hook times every request, refused ones included.
+  await app.register(requestMetricsPlugin, { metrics: services.metrics });
   // Many HTTP clients send `content-type: application/json` on every request, bodiless
   // POSTs (cancel, confirm) included: an empty body reads as none, and a route that needs
   // one refuses it through its schema, as any other wrong body.
@@ -103,7 +110,10 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(auditPlugin, { services });
   await app.register(unicodeBodiesPlugin);
 
-  await app.register(healthRoutes, { services });
+  const observer = opts.observer ?? new MemberObserver(services);
+  await app.register(healthRoutes, { observer });
+  // With PSS_METRICS_PORT, /metrics is served on that port only (app/metrics-server.ts).
+  if (services.config.metricsPort === null) await app.register(metricsRoutes, { observer });
   await app.register(authRoutes, { services });
   await app.register(organizationRoutes, { services });
   await app.register(patientRoutes, { services });

@@ -11,6 +11,7 @@ import { PatientStore, type Patient } from "../control/patients.js";
 import { IdempotencyLedger } from "./idempotency-ledger.js";
 import { LogWriter, type PatientLogMessage } from "./log-writer.js";
 import type { PublishedMessages } from "../../infra/nats/published-messages.js";
+import type { LogOutcomes } from "../../infra/metrics/process-metrics.js";
 
 /** The write path of POST /v1/logs/batch, with the stores it writes through. */
 export interface WritePath {
@@ -37,10 +38,12 @@ export async function openWritePath(
     config: Pick<Config, "namespace" | "publishTimeoutMs">;
     /** Where stored log messages go for this process's own readers of the stream (its state engine and projector). */
     published?: PublishedMessages<PatientLogMessage>;
+    /** Where the writer counts what became of each log (the process's metrics). */
+    outcomes?: LogOutcomes;
   },
   stops: (() => void)[],
 ): Promise<WritePath> {
-  const { nc, topology, publisher, redis, config, published } = c;
+  const { nc, topology, publisher, redis, config, published, outcomes } = c;
   const patients = new PatientStore(new JsonKv(topology.kv.patients), new JsonKv(topology.kv.externalIds));
   stops.push(await watchKeys(topology.kv.patients, (e) => patients.refresh(e.key, entryValue<Patient>(e))));
   const { names } = topology;
@@ -64,6 +67,7 @@ export async function openWritePath(
     maxMessageBytes: Math.max(64 * 1024, (nc.info?.max_payload ?? 1024 * 1024) - 16 * 1024),
     claimLeaseMs: config.publishTimeoutMs * 2 + 1_000,
     ...(published ? { published } : {}),
+    ...(outcomes ? { outcomes } : {}),
   });
   return { patients, ledger, logIds, stateStore, writer };
 }

@@ -3,6 +3,7 @@ import type { JetStreamPublisher } from "../../infra/nats/jetstream-publisher.js
 import type { PublishedMessages } from "../../infra/nats/published-messages.js";
 import type { TopologyNames } from "../../infra/nats/topology.js";
 import type { LogRecord } from "../../readmodels/log-record.js";
+import type { LogOutcomes, LogSource } from "../../infra/metrics/process-metrics.js";
 import type { PatientStore } from "../control/patients.js";
 import { AppError, type ErrorDetail, fieldIssue } from "../errors.js";
 import { newId } from "../ids.js";
@@ -89,6 +90,8 @@ export class LogWriter {
       published?: PublishedMessages<PatientLogMessage>;
       /** The acceptance time of a batch, in epoch ms. @default Date.now */
       clock?: () => number;
+      /** Told how many logs of each write were stored and refused (metrics). */
+      outcomes?: LogOutcomes;
     },
   ) {
     this.claims = new KeyClaims(deps);
@@ -103,6 +106,8 @@ export class LogWriter {
     scope: WriteScope,
     raw: unknown[],
     opts: {
+      /** Where the logs come in (counted per source): POST /v1/logs/batch, a device feed, an ingestion job. */
+      source: LogSource;
       atomic: boolean;
       at: (string | number)[] | ((index: number) => (string | number)[]);
       /**
@@ -148,11 +153,13 @@ export class LogWriter {
     }
     await this.checkPatients(scope, valid, pathOf, fail);
     if (opts.atomic && answer.errors.length > 0) {
+      this.count(opts.source, answer);
       throw new AppError("validation", `${answer.errors.length} of ${raw.length} logs are invalid; nothing was written (atomic)`, answer.errors.flatMap((e) => e.details));
     }
     const { toStore, twins, claimedAt } = await this.claims.claimKeys(scope, valid, answer, day);
     await this.store(scope, toStore, answer, claimedAt);
     this.answerTwins(twins, answer);
+    this.count(opts.source, answer);
     answer.results = answer.results.filter(Boolean);
     answer.results.sort((a, b) => a.index - b.index);
     answer.errors.sort((a, b) => a.index - b.index);
@@ -189,6 +196,16 @@ export class LogWriter {
       fail(index, "patient_not_found", msg, [{ ...fieldIssue([...pathOf(index), "patient_id"], msg, log.patient_id), type: "patient_not_found" }]);
       valid.splice(i, 1);
     }
+  }
+
+  /** Counts a write's stored and refused logs; a duplicate is neither. */
+  private count(source: LogSource, answer: BatchAnswer): void {
+    const outcomes = this.deps.outcomes;
+    if (!outcomes) return;
+    outcomes.accepted(source, answer.accepted);
+    const byCode = new Map<string, number>();
+    for (const e of answer.errors) byCode.set(e.code, (byCode.get(e.code) ?? 0) + 1);
+    for (const [code, n] of byCode) outcomes.rejected(source, code, n);
   }
 
   /** Whether a record's text, alone in a message, stays under the server's limit (UTF-8 takes at most 3 bytes a UTF-16 unit). */

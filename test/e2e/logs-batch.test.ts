@@ -111,7 +111,7 @@ describe("POST /v1/logs/batch", () => {
       maxMessageBytes: 1024 * 1024, claimLeaseMs: 5_000,
     });
     const logs = [symptom(3, { idempotency_key: "k-down" }), symptom(3, { idempotency_key: "k-down" })];
-    const ans = await writer.writeBatch({ organization_id: "org_default", project_id: "prj_default" }, logs, { atomic: false, at: ["logs"] });
+    const ans = await writer.writeBatch({ organization_id: "org_default", project_id: "prj_default" }, logs, { source: "batch", atomic: false, at: ["logs"] });
     expect(ans).toMatchObject({ accepted: 0, duplicates: 0, failed: 2 });
     expect(ans.results).toEqual([{ index: 0, id: null, status: "failed" }, { index: 1, id: null, status: "failed" }]);
     expect(ans.errors.map((e) => [e.index, e.code])).toEqual([[0, "storage_error"], [1, "storage_error"]]);

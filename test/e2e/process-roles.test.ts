@@ -8,13 +8,14 @@ import { destroyTopology } from "../../infra/nats/topology.js";
 import { connectRedis, deleteKeys } from "../../infra/redis/connection.js";
 import { eventually } from "../support/stack.js";
 import { childrenOf, ensureBuilt, niceness, startServiceProcess, type LogLine, type ServiceProcess } from "../support/service-process.js";
+import { parsePrometheusText, samplesOf, total, type Family } from "../support/prom-text.js";
 
 /**
  * The service as `npm start` runs it, compiled, in processes of its own: PSS_ROLE=all (a
  * supervisor, a background worker at a lower priority, an api process), and PSS_ROLE=api
  * beside PSS_ROLE=worker on one namespace. Logs written through HTTP are applied by the
  * other process, without the in-process hand-over, and none is lost or applied twice when
- * the worker is killed.
+ * the worker is killed. /metrics and /healthz speak for every process of the member.
  */
 
 const BATCH = 25;
@@ -64,14 +65,23 @@ async function call(d: Deployment, method: string, path: string, body?: unknown)
   return { status: r.status, headers: r.headers, json: text ? JSON.parse(text) : undefined };
 }
 
-async function health(d: Deployment): Promise<{ status: number; json: any } | null> {
+async function health(d: Deployment, base = d.base): Promise<{ status: number; json: any } | null> {
   try {
-    const r = await fetch(`${d.base}/healthz`);
+    const r = await fetch(`${base}/healthz`);
     return { status: r.status, json: await r.json() };
   } catch {
     return null;
   }
 }
+
+async function metrics(base: string): Promise<Map<string, Family>> {
+  const r = await fetch(`${base}/metrics`);
+  expect(r.status).toBe(200);
+  return parsePrometheusText(await r.text());
+}
+
+/** The roles and pids of the processes whose series a scrape holds. */
+const processesIn = (m: Map<string, Family>) => samplesOf(m, "process_start_time_seconds").map((s) => `${s.labels.role} ${s.labels.pid}`).sort();
 
 /** `BATCH` logins of one patient, each with its own idempotency key, from minute `from` on. */
 function logins(patient: string, from: number) {
@@ -150,16 +160,48 @@ describe("PSS_ROLE=all", () => {
     await current(() => loginsApplied(d, patient), BATCH);
     await current(() => loginsQueried(d, patient), BATCH);
 
+    // The api process answers for the worker too, each series under its process's role and pid.
+    const m = await metrics(d.base);
+    expect(processesIn(m)).toEqual([`api ${apiPid}`, `worker ${workerPid}`].sort());
+    expect(total(m, "pss_logs_accepted_total", { source: "batch", role: "api" })).toBe(BATCH);
+    expect(total(m, "pss_logs_applied_total", { role: "worker", pid: String(workerPid) })).toBeGreaterThanOrEqual(BATCH);
+    expect(samplesOf(m, "pss_logs_applied_total", { role: "api" })).toEqual([]);
+    expect(total(m, "pss_http_request_duration_seconds_count", { role: "api", route: "/v1/logs/batch", status_class: "2xx" })).toBe(1);
+    expect(samplesOf(m, "pss_lag_messages", { consumer: `${d.ns}_state` })).toHaveLength(1);
+    expect(total(m, "pss_process_restarts_total", { child: "worker" })).toBe(0);
+    expect(total(m, "pss_scrape_missing_processes")).toBe(0);
+    const h = await health(d);
+    expect(h?.json.processes.map((p: { role: string; pid: number }) => `${p.role} ${p.pid}`)).toEqual([`api ${apiPid}`, `worker ${workerPid}`]);
+
     // Killed: what is accepted meanwhile waits in JetStream, and the supervisor starts another.
+    // Meanwhile the api process stays in a load balancer's pool: /healthz 200, degraded (the
+    // first answer at least: no worker can be back before the supervisor's wait of 0.5 s).
     process.kill(workerPid, "SIGKILL");
+    let restarting = true;
+    const healthWhileRestarting: { status: number; state: string }[] = [];
+    const polling = (async () => {
+      while (restarting) {
+        const h = await health(d);
+        if (h) healthWhileRestarting.push({ status: h.status, state: h.json.status });
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
     await post(d, patient, BATCH);
     const restarted = await svc.line((l) => l.role === "supervisor" && l.child === "worker" && l.signal === "SIGKILL");
     expect(restarted).toMatchObject({ level: 40, restart_in_ms: expect.any(Number) });
     const secondWorker = await svc.line((l) => isWorkerReady(l) && l.pid !== workerPid, 60_000);
+    restarting = false;
+    await polling;
+    expect(healthWhileRestarting.filter((h) => h.status !== 200)).toEqual([]);
+    expect(healthWhileRestarting[0]?.state).toBe("degraded");
     expect(niceness(secondWorker.pid!)).toBe(Math.min(19, niceness(apiPid) + 10));
     await post(d, patient, 2 * BATCH);
     await current(() => loginsApplied(d, patient), 3 * BATCH);
     await current(() => loginsQueried(d, patient), 3 * BATCH);
+    const after = await metrics(d.base);
+    expect(processesIn(after)).toEqual([`api ${apiPid}`, `worker ${secondWorker.pid}`].sort());
+    expect(total(after, "pss_process_restarts_total", { child: "worker" })).toBe(1);
+    expect(total(after, "pss_logs_accepted_total", { source: "batch", role: "api" })).toBe(3 * BATCH);
     const logs = await call(d, "GET", `/v1/state/${patient}/logs?limit=500`);
     expect(logs.json.logs).toHaveLength(3 * BATCH);
 
@@ -178,8 +220,9 @@ describe("PSS_ROLE=api beside PSS_ROLE=worker", () => {
   it("accepts logs before any worker runs, answers an early log query 503 with Retry-After, and applies them once a worker starts", async () => {
     const d = deployment();
     const api = start(d.env("api"));
+    // Serving without the query store: a load balancer keeps it.
     const down = await eventually(() => health(d), (h) => h !== null, 60_000);
-    expect(down).toMatchObject({ status: 503, json: { clickhouse: { status: "down" }, instance: { role: "api", pid: api.proc.pid } } });
+    expect(down).toMatchObject({ status: 200, json: { status: "degraded", down: ["clickhouse"], clickhouse: { status: "down" }, instance: { role: "api", pid: api.proc.pid } } });
     const early = await call(d, "POST", "/v1/state/logs/query", { count: true });
     expect(early.status).toBe(503);
     expect(early.headers.get("retry-after")).toBe("1");
@@ -187,14 +230,25 @@ describe("PSS_ROLE=api beside PSS_ROLE=worker", () => {
 
     const patient = (await call(d, "POST", "/v1/patients", {})).json.id as string;
     await post(d, patient, 0);
-    const worker = start(d.env("worker"));
+    // Alone, the worker serves /metrics and /healthz on PSS_METRICS_PORT, its only HTTP.
+    const workerBase = `http://127.0.0.1:${d.port + 1}`;
+    const worker = start({ ...d.env("worker"), PSS_METRICS_PORT: String(d.port + 1) });
     await worker.line(isWorkerReady, 60_000);
     // A dedicated worker keeps the priority it was started with.
     expect(niceness(worker.proc.pid!)).toBe(niceness(process.pid));
-    await eventually(() => health(d), (h) => h?.status === 200, 10_000);
+    await eventually(() => health(d), (h) => h?.json.status === "ok", 10_000);
     await post(d, patient, BATCH);
     await current(() => loginsApplied(d, patient), 2 * BATCH);
     await current(() => loginsQueried(d, patient), 2 * BATCH);
+    expect(await health(d, workerBase)).toMatchObject({ status: 200, json: { status: "ok", instance: { role: "worker", pid: worker.proc.pid } } });
+    const fromWorker = await metrics(workerBase);
+    expect(processesIn(fromWorker)).toEqual([`worker ${worker.proc.pid}`]);
+    expect(total(fromWorker, "pss_logs_applied_total")).toBeGreaterThanOrEqual(2 * BATCH);
+    // Members apart answer for themselves; the lag is the namespace's, read by either.
+    const fromApi = await metrics(d.base);
+    expect(processesIn(fromApi)).toEqual([`api ${api.proc.pid}`]);
+    expect(total(fromApi, "pss_logs_accepted_total", { source: "batch" })).toBe(2 * BATCH);
+    for (const m of [fromApi, fromWorker]) expect(samplesOf(m, "pss_lag_messages", { consumer: `${d.ns}_state` })).toHaveLength(1);
 
     api.proc.kill("SIGTERM");
     expect(await api.exited).toBe(0);

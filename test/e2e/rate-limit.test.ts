@@ -88,8 +88,9 @@ describe("rate limits", () => {
     expect429(await list(bearer(generateSecret()), guesser));
   });
 
-  it("never limits /healthz", async () => {
+  it("never limits /healthz nor /metrics", async () => {
     for (let i = 0; i < MAX * 3; i++) expect((await t.app.inject({ method: "GET", url: "/healthz", remoteAddress: "10.0.0.5" })).statusCode).toBe(200);
+    for (let i = 0; i < MAX * 3; i++) expect((await t.app.inject({ method: "GET", url: "/metrics", remoteAddress: "10.0.0.5" })).statusCode).toBe(200);
   });
 
   it("turns off with PSS_RATE_LIMIT_MAX=0", async () => {

@@ -17,6 +17,7 @@ describe("loadConfig", () => {
       role: "all",
       workerNiceness: 10,
       jobHeapGrowthPercent: 80,
+      metricsPort: null,
     });
   });
 
@@ -35,8 +36,9 @@ describe("loadConfig", () => {
       PSS_ROLE: "worker",
       PSS_WORKER_NICENESS: "5",
       PSS_JOB_HEAP_GROWTH_PERCENT: "0",
+      PSS_METRICS_PORT: "9464",
     });
-    expect(c).toMatchObject({ port: 9000, host: "0.0.0.0", clickhouseUrl: "http://ch:8123", dataDir: "/var/pss", maxBodyBytes: 2048, maxBatchLogs: 10, workers: 2, role: "worker", workerNiceness: 5, jobHeapGrowthPercent: 0 });
+    expect(c).toMatchObject({ metricsPort: 9464, port: 9000, host: "0.0.0.0", clickhouseUrl: "http://ch:8123", dataDir: "/var/pss", maxBodyBytes: 2048, maxBatchLogs: 10, workers: 2, role: "worker", workerNiceness: 5, jobHeapGrowthPercent: 0 });
   });
 
   it("takes each of PSS_ROLE's values", () => {
@@ -65,6 +67,8 @@ describe("loadConfig", () => {
     ["PSS_ROLE", "engine"],
     ["PSS_ROLE", "API"],
     ["PSS_WORKER_NICENESS", "20"],
+    ["PSS_METRICS_PORT", "0"],
+    ["PSS_METRICS_PORT", "http"],
   ])("refuses a bad %s with a message naming it", (name, value) => {
     let err: unknown;
     try {

@@ -76,7 +76,7 @@ function bucketOf(req: FastifyRequest): string {
  *
  * The plugin puts its check on each route as a route-level onRequest hook, and route-level
  * hooks run after the auth plugin's: the key is known when the limit is checked. Not
- * limited: /healthz (probes), and the bootstrap key (PSS_ADMIN_KEY), which is the
+ * limited: /healthz and /metrics (probes and scrapes), and the bootstrap key (PSS_ADMIN_KEY), which is the
  * operator's own credential rather than a tenant's.
  */
 export const rateLimitPlugin = fp(
@@ -91,7 +91,7 @@ export const rateLimitPlugin = fp(
       store: redisStore(opts.services.redis, `${namespace}:rl:`),
       skipOnError: true,
       keyGenerator: bucketOf,
-      allowList: (req) => req.routeOptions.url === "/healthz" || (req.principal as Principal | null)?.key_id === BOOTSTRAP.key_id,
+      allowList: (req) => req.routeOptions.url === "/healthz" || req.routeOptions.url === "/metrics" || (req.principal as Principal | null)?.key_id === BOOTSTRAP.key_id,
       errorResponseBuilder: (req, ctx) => rateLimited(ctx.ttl, ctx.max, windowMs, req.principal ? "credential" : "address"),
     });
 

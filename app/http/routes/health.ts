@@ -1,33 +1,43 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
-import type { Services } from "../../services.js";
+import type { MemberObserver } from "../../observe.js";
 
 const Status = Type.Object({ status: Type.Union([Type.Literal("up"), Type.Literal("down")]), error: Type.Optional(Type.String()) });
 
-/** The process that answered: members of a namespace are told apart by it. */
+/** A process of the member: members of a namespace, and the processes of one, are told apart by it. */
 const Instance = Type.Object({
   id: Type.String({ description: "Stable for the life of the process: host, pid and a random part" }),
   role: Type.Union([Type.Literal("all"), Type.Literal("api"), Type.Literal("worker")], { description: "What the process does (PSS_ROLE; an api process of PSS_ROLE=all says api)" }),
   pid: Type.Integer(),
+  partitions: Type.Array(Type.Integer({ minimum: 0 }), { description: "Partitions of the log stream the process applies, ascending (empty: none, or not partitioned)" }),
+  leases: Type.Array(
+    Type.Object({
+      resource: Type.String({ description: "What the lease is for, e.g. p.3 (a partition) or projector" }),
+      epoch: Type.Integer({ description: "The lease's fencing token: higher for each later acquisition of the resource" }),
+      since: Type.String({ format: "date-time", description: "When the process acquired it" }),
+    }),
+    { description: "Leases the process holds" },
+  ),
 });
-const Health = Type.Object({ status: Type.String(), nats: Status, redis: Status, clickhouse: Status, instance: Instance });
+const Health = Type.Object({
+  status: Type.Union([Type.Literal("ok"), Type.Literal("degraded"), Type.Literal("unavailable")], {
+    description: "ok: every backend answers; degraded (200): serving without a backend it can do without (an api process without ClickHouse: log queries are 503 meanwhile); unavailable (503)",
+  }),
+  down: Type.Array(Type.Union([Type.Literal("nats"), Type.Literal("redis"), Type.Literal("clickhouse")]), { description: "The backends that did not answer within 2 s" }),
+  nats: Status,
+  redis: Status,
+  clickhouse: Status,
+  instance: Instance,
+  processes: Type.Array(Instance, { description: "Every process of this member that answered within 0.5 s: the one that answered first, then, under a supervisor, the worker and the other api processes" }),
+});
 
-async function probe(check: () => Promise<unknown>): Promise<{ status: "up" | "down"; error?: string }> {
-  try {
-    await Promise.race([check(), new Promise((_, reject) => setTimeout(() => reject(new Error("no answer within 2 s")), 2_000).unref())]);
-    return { status: "up" };
-  } catch (err) {
-    return { status: "down", error: (err as Error).message };
-  }
-}
-
-export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services: s }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<{ observer: MemberObserver }> = async (app, { observer }) => {
   app.get(
     "/healthz",
     {
       config: { scope: false },
       schema: {
-        summary: "Liveness and backend status (no auth)",
+        summary: "Whether this process serves, each backend's status, and what the member's processes hold (no auth)",
         tags: ["health"],
         response: {
           200: Health,
@@ -36,13 +46,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       },
     },
     async (_req, reply) => {
-      const [nats, redis, clickhouse] = await Promise.all([
-        probe(() => s.nc.rtt()),
-        probe(() => s.redis.ping()),
-        probe(() => s.clickhouse.ping()),
-      ]);
-      const ok = nats.status === "up" && redis.status === "up" && clickhouse.status === "up";
-      return reply.status(ok ? 200 : 503).send({ status: ok ? "ok" : "degraded", nats, redis, clickhouse, instance: s.instance });
+      const { statusCode, body } = await observer.health();
+      return reply.status(statusCode).send(body);
     },
   );
 };

@@ -140,7 +140,7 @@ describe("the SDK's log() and log_batch() against POST /v1/logs/batch", () => {
       });
     const scope = { organization_id: "org_default", project_id: "prj_default" };
     const entry = [queued(patient, { log_id: "across-midnight" })];
-    const write = (ms: number) => writerAt(ms).writeBatch(scope, entry, { atomic: false, at: ["logs"] });
+    const write = (ms: number) => writerAt(ms).writeBatch(scope, entry, { source: "batch", atomic: false, at: ["logs"] });
     const first = await write(day - 1_000);
     expect(first).toMatchObject({ accepted: 1 });
     expect(await write(day + 5_000)).toMatchObject({ accepted: 0, duplicates: 1, results: [{ id: first.results[0]!.id, status: "duplicate" }] });

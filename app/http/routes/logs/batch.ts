@@ -79,7 +79,7 @@ export const logBatchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
       const answer = await s.logWriter.writeBatch(
         { organization_id, project_id, ...(patient_id !== undefined ? { only_patient_id: patient_id } : {}) },
         req.body.logs,
-        { atomic: req.body.atomic === true, at: ["body", "logs"] },
+        { source: "batch", atomic: req.body.atomic === true, at: ["body", "logs"] },
       );
       const storageFailures = answer.errors.filter((e) => e.code === "storage_error").length;
       if (storageFailures > 0 && answer.accepted === 0 && answer.duplicates === 0) {
