@@ -40,6 +40,11 @@ interface Cached {
 const PROJECT_ID = /^prj_[0-9A-Z]{26}$|^prj_default$/;
 
 /** Slugs are lowercase words joined by dashes: they can never look like a project id. */
+/** The project every organization is made with: the one its org-wide keys write to unless told otherwise. */
+export function defaultProject(organization_id: string, id: string, created_at: string): Project {
+  return { id, organization_id, name: "Default", slug: "default", status: "active", is_default: true, deprecated_at: null, created_at };
+}
+
 export const SLUG_PATTERN = "^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$";
 
 /** The slug a name gives when the caller sends none: "Cardiology Study #2" → "cardiology-study-2". */

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { SCOPES } from "../../../src/auth/scopes.js";
 import { generateSecret } from "../../../src/control/api-keys.js";
+import { defaultProject } from "../../../src/control/projects.js";
 import { newId } from "../../../src/ids.js";
 import type { Services } from "../../services.js";
 import { responses } from "../schemas.js";
@@ -30,16 +31,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{ services: Services 
       const now = new Date().toISOString();
       const org = { id: newId("org"), name: req.body.name, default_project_id: newId("prj"), created_at: now };
       await s.orgs.create(org);
-      await s.projects.create({
-        id: org.default_project_id,
-        organization_id: org.id,
-        name: "Default",
-        slug: "default",
-        status: "active",
-        is_default: true,
-        deprecated_at: null,
-        created_at: now,
-      });
+      await s.projects.create(defaultProject(org.id, org.default_project_id, now));
       const secret = generateSecret();
       await s.apiKeys.create({ organization_id: org.id, project_id: null, name: "initial org-wide key", scopes: [...SCOPES] }, secret);
       return reply.status(201).send({ ...org, api_key: secret });
