@@ -67,10 +67,10 @@ export class MemberObserver {
   /**
    * Whether this process serves, and what each backend says. An api process can do without
    * ClickHouse: it is the log query's store, owned by the worker (which a restart takes away
-   * for a while) or a server of its own, and writes and state reads go on without it. So it
-   * answers 200 `degraded` then, and a load balancer keeps sending it traffic; the log
-   * query alone answers 503 meanwhile. Without NATS or Redis, or, in a process that owns
-   * ClickHouse, without ClickHouse, it answers 503 `unavailable`.
+   * for a while) or a server of its own, and writes and state reads go on without it. The
+   * contract answers 503 whenever a backend is down, so the status code stays 503 then, and
+   * the body says `degraded` (only the log query is refused) where it would say
+   * `unavailable` without NATS or Redis, or in a process that owns ClickHouse.
    */
   async health(): Promise<{ statusCode: 200 | 503; body: Health }> {
     const s = this.s;
@@ -86,7 +86,7 @@ export class MemberObserver {
     const status = down.length === 0 ? "ok" : needed.length === 0 ? "degraded" : "unavailable";
     const instance = s.instance.snapshot();
     const siblings = gathered.parts.flatMap((p) => (p.instance ? [p.instance] : [])).sort((a, b) => a.pid - b.pid);
-    return { statusCode: needed.length === 0 ? 200 : 503, body: { status, down, nats, redis, clickhouse, instance, processes: [instance, ...siblings] } };
+    return { statusCode: down.length === 0 ? 200 : 503, body: { status, down, nats, redis, clickhouse, instance, processes: [instance, ...siblings] } };
   }
 
   /** The member's metrics in the Prometheus text format: this process's, its siblings', and the consumers' lag. */

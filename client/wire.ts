@@ -29,7 +29,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description ok: every backend answers; degraded (200): serving without a backend it can do without (an api process without ClickHouse: log queries are 503 meanwhile); unavailable (503) */
+                            /** @description ok: every backend answers; degraded (503, as any backend down): serving without a backend it can do without (an api process without ClickHouse: writes and state reads go on, log queries are 503); unavailable (503): not serving */
                             status: "ok" | "degraded" | "unavailable";
                             /** @description The backends that did not answer within 2 s */
                             down: ("nats" | "redis" | "clickhouse")[];
@@ -98,7 +98,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description ok: every backend answers; degraded (200): serving without a backend it can do without (an api process without ClickHouse: log queries are 503 meanwhile); unavailable (503) */
+                            /** @description ok: every backend answers; degraded (503, as any backend down): serving without a backend it can do without (an api process without ClickHouse: writes and state reads go on, log queries are 503); unavailable (503): not serving */
                             status: "ok" | "degraded" | "unavailable";
                             /** @description The backends that did not answer within 2 s */
                             down: ("nats" | "redis" | "clickhouse")[];

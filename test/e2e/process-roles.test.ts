@@ -174,8 +174,9 @@ describe("PSS_ROLE=all", () => {
     expect(h?.json.processes.map((p: { role: string; pid: number }) => `${p.role} ${p.pid}`)).toEqual([`api ${apiPid}`, `worker ${workerPid}`]);
 
     // Killed: what is accepted meanwhile waits in JetStream, and the supervisor starts another.
-    // Meanwhile the api process stays in a load balancer's pool: /healthz 200, degraded (the
-    // first answer at least: no worker can be back before the supervisor's wait of 0.5 s).
+    // Meanwhile the api process says it still serves: /healthz 503 (a backend is down, as the
+    // contract says) but degraded, not unavailable (the first answer at least: no worker can
+    // be back before the supervisor's wait of 0.5 s).
     process.kill(workerPid, "SIGKILL");
     let restarting = true;
     const healthWhileRestarting: { status: number; state: string }[] = [];
@@ -192,8 +193,8 @@ describe("PSS_ROLE=all", () => {
     const secondWorker = await svc.line((l) => isWorkerReady(l) && l.pid !== workerPid, 60_000);
     restarting = false;
     await polling;
-    expect(healthWhileRestarting.filter((h) => h.status !== 200)).toEqual([]);
-    expect(healthWhileRestarting[0]?.state).toBe("degraded");
+    expect(healthWhileRestarting.filter((h) => h.state === "unavailable")).toEqual([]);
+    expect(healthWhileRestarting[0]).toEqual({ status: 503, state: "degraded" });
     expect(niceness(secondWorker.pid!)).toBe(Math.min(19, niceness(apiPid) + 10));
     await post(d, patient, 2 * BATCH);
     await current(() => loginsApplied(d, patient), 3 * BATCH);
@@ -220,9 +221,9 @@ describe("PSS_ROLE=api beside PSS_ROLE=worker", () => {
   it("accepts logs before any worker runs, answers an early log query 503 with Retry-After, and applies them once a worker starts", async () => {
     const d = deployment();
     const api = start(d.env("api"));
-    // Serving without the query store: a load balancer keeps it.
+    // Serving without the query store: 503, as any backend down, but degraded.
     const down = await eventually(() => health(d), (h) => h !== null, 60_000);
-    expect(down).toMatchObject({ status: 200, json: { status: "degraded", down: ["clickhouse"], clickhouse: { status: "down" }, instance: { role: "api", pid: api.proc.pid } } });
+    expect(down).toMatchObject({ status: 503, json: { status: "degraded", down: ["clickhouse"], clickhouse: { status: "down" }, instance: { role: "api", pid: api.proc.pid } } });
     const early = await call(d, "POST", "/v1/state/logs/query", { count: true });
     expect(early.status).toBe(503);
     expect(early.headers.get("retry-after")).toBe("1");

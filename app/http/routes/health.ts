@@ -21,7 +21,7 @@ const Instance = Type.Object({
 });
 const Health = Type.Object({
   status: Type.Union([Type.Literal("ok"), Type.Literal("degraded"), Type.Literal("unavailable")], {
-    description: "ok: every backend answers; degraded (200): serving without a backend it can do without (an api process without ClickHouse: log queries are 503 meanwhile); unavailable (503)",
+    description: "ok: every backend answers; degraded (503, as any backend down): serving without a backend it can do without (an api process without ClickHouse: writes and state reads go on, log queries are 503); unavailable (503): not serving",
   }),
   down: Type.Array(Type.Union([Type.Literal("nats"), Type.Literal("redis"), Type.Literal("clickhouse")]), { description: "The backends that did not answer within 2 s" }),
   nats: Status,
