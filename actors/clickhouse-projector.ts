@@ -110,9 +110,20 @@ export class ClickHouseProjector {
     return { durable_name: this.consumer, ack_policy: AckPolicy.All, ack_wait: ACK_WAIT_MS * 1_000_000, max_ack_pending: 200_000 };
   }
 
-  async start(): Promise<void> {
+  /**
+   * Starts copying. `after`: the highest stream sequence the copy already holds (a member
+   * taking the projector over reads its own copy's, so an embedded copy that missed
+   * another member's tenure is filled from the stream): the durable is made again to
+   * deliver from the next one, and a previous holder still pulling from it loses its
+   * pulls. Without it, the durable goes on from its ack floor.
+   */
+  async start(after?: number): Promise<void> {
     const { jsm, names } = this.deps;
-    await ensureDurable(jsm, names.logsStream, { ...this.consumerConfig(), deliver_policy: DeliverPolicy.All });
+    if (after !== undefined) {
+      await jsm.consumers.delete(names.logsStream, this.consumer).catch(() => undefined);
+      await jsm.consumers.add(names.logsStream, { ...this.consumerConfig(), ...(after > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 } : { deliver_policy: DeliverPolicy.All }) });
+      this.projectedSeq = after;
+    } else await ensureDurable(jsm, names.logsStream, { ...this.consumerConfig(), deliver_policy: DeliverPolicy.All });
     this.running = true;
     this.loop = (async () => {
       while (this.running) {

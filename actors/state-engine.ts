@@ -1,7 +1,8 @@
-import { AckPolicy, DeliverPolicy, type Consumer, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
+import type { JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
 import { createActor, type ActorRefFrom } from "xstate";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
-import { PacedPull } from "../infra/nats/paced-pull.js";
+import { partitionOf } from "../infra/nats/partitions.js";
+import { PartitionReaders } from "./partition-readers.js";
 import type { PublishedMessageReader, PublishedMessages } from "../infra/nats/published-messages.js";
 import type { TopologyNames } from "../infra/nats/topology.js";
 import type { PatientStore } from "../src/control/patients.js";
@@ -11,7 +12,6 @@ import { parkDelivery } from "./parked-messages.js";
 import type { ModuleKey } from "../readmodels/module.js";
 import { MODULE_KEYS } from "../readmodels/registry.js";
 import { VIEW_INPUTS, viewsAffectedBy, type ViewType } from "../readmodels/views/index.js";
-import { durableFromAckFloor, ensureDurable } from "../infra/nats/durable-consumer.js";
 import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "../src/state/apply-logs.js";
 import { patientActorMachine, report, type Delivery, type DrainResult, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
 import { Mailbox } from "./mailbox.js";
@@ -21,8 +21,8 @@ import { renderCachedViews, staleViews } from "../src/state/view-cache.js";
 import { changedModules, EVENTS_KEPT, MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "../infra/redis/state-store.js";
 
 export interface StateEngineOptions {
-  /** Durable consumer name on the log stream. */
-  consumer: string;
+  /** Durables named `{durablePrefix}_p{partition}` instead of the namespace's (a second engine beside the service's, in tests). */
+  durablePrefix?: string;
   /** An actor with nothing to do for this long is passivated. @default 60_000 (1 min) */
   idleMs?: number;
   /** Views are regenerated once a patient's logs stop for this long. @default 250 ms */
@@ -60,11 +60,12 @@ export class StateEngine {
   private stopping = false;
   /** Patients whose actor failed: the next one replays from JetStream, not trusting order. */
   private readonly replayNext = new Set<string>();
-  private messages: PacedPull | null = null;
+  private readonly readers: PartitionReaders;
+  /** Deliveries of each partition not yet acknowledged: a partition given up waits for them (see removePartition). */
+  private readonly pending = new Map<number, number>();
   /** Deliveries not yet applied: views render only when there are none. */
   private readonly idle = new IdleGate();
   private readonly inflight: InflightBudget;
-  private loop: Promise<void> | null = null;
   /**
    * Patients passivated before their views were rendered (evicted under load, or idle
    * while the engine stayed busy), with the modules those views read. Rendered from Redis
@@ -98,6 +99,20 @@ export class StateEngine {
     this.maxActive = options.maxActive ?? 1_000;
     this.published = deps.published?.reader();
     this.inflight = new InflightBudget(options.maxInflightBytes ?? 16 * 1024 * 1024);
+    // Read only while what is held stays under the in-flight budget (see InflightBudget):
+    // a backlog of 6,000 hundred-log messages, read whole by consume(), took 1.9 GB and
+    // 2,000 patients loading at once, and outlived its ack wait.
+    this.readers = new PartitionReaders({
+      js: deps.js,
+      jsm: deps.jsm,
+      stream: deps.names.logsStream,
+      durable: (p) => ({ name: options.durablePrefix ? `${options.durablePrefix}_p${p}` : deps.names.stateConsumer(p), filter: deps.names.logSubjectsOfPartition(p) }),
+      pullBytes: options.pullBytes ?? 4 * 1024 * 1024,
+      room: () => this.inflight.room(),
+      dispatch: (m, p) => this.dispatch(m, p),
+      log: deps.log,
+      name: "state engine",
+    });
     const now = deps.now ?? (() => new Date().toISOString());
     this.machine = patientActorMachine.provide({
       delays: { idle: options.idleMs ?? 60_000, viewDebounce: options.viewDebounceMs ?? 250, renderWait: options.renderWaitMs ?? 5_000 },
@@ -132,31 +147,36 @@ export class StateEngine {
     return this.inflight.stats();
   }
 
+  /** The partitions this engine reads. */
+  partitions(): number[] {
+    return this.readers.held();
+  }
+
+  /** Applies every partition, without leases: for a process alone on its namespace (tests, benches). */
   async start(): Promise<void> {
-    const { jsm, js, names } = this.deps;
-    const config = { durable_name: this.options.consumer, ack_policy: AckPolicy.Explicit, ack_wait: 60_000_000_000, max_ack_pending: 20_000, max_deliver: -1 };
-    await ensureDurable(jsm, names.logsStream, { ...config, deliver_policy: DeliverPolicy.All });
-    // Messages a killed engine took and never applied would otherwise come back a minute
-    // later, after newer messages of the same patients: a message at or below a
-    // patient's applied sequence is skipped, so their logs would be missing from state.
-    const pending = await durableFromAckFloor(jsm, names.logsStream, config);
-    if (pending > 0) this.deps.log.warn({ pending }, "state engine: reading again from the first unacknowledged message");
-    const consumer: Consumer = await js.consumers.get(names.logsStream, this.options.consumer);
-    // Read only while what is held stays under the in-flight budget (see InflightBudget):
-    // a backlog of 6,000 hundred-log messages, read whole by consume(), took 1.9 GB and
-    // 2,000 patients loading at once, and outlived its ack wait. Pulls expire after 5 s,
-    // not nats.js's 30: a pull the server had closed under a backlog once stalled the
-    // client until it expired.
-    this.messages = new PacedPull(consumer, {
-      pullBytes: this.options.pullBytes ?? 4 * 1024 * 1024,
-      expires: 5_000,
-      room: () => this.inflight.room(),
-      onError: (err) => this.deps.log.warn({ err }, "state engine pull failed; pulling again"),
-    });
-    const messages = this.messages;
-    this.loop = (async () => {
-      for await (const m of messages) this.dispatch(m);
-    })().catch((err: unknown) => this.deps.log.error({ err }, "state engine consumer stopped"));
+    for (let p = 0; p < this.deps.names.partitions; p++) await this.addPartition(p);
+  }
+
+  /** Starts applying `partition`'s logs (its lease is ours). */
+  async addPartition(partition: number): Promise<void> {
+    if (this.stopping) return;
+    await this.readers.add(partition);
+  }
+
+  /**
+   * Stops applying `partition`'s logs (its lease is gone, or being handed over): no more
+   * are read, the ones taken get up to `settleMs` to be saved and acknowledged, and its
+   * patients' actors are passivated, so that a later holder's saves are not met by this
+   * member's stale copies. What is not done by then comes again to the next holder; the
+   * fenced saves (PatientStateStore.save) keep a late save here from undoing its work.
+   */
+  async removePartition(partition: number, settleMs = 2_000): Promise<void> {
+    await this.readers.remove(partition);
+    const deadline = Date.now() + settleMs;
+    while ((this.pending.get(partition) ?? 0) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    for (const [patientId, actor] of this.actors) {
+      if (partitionOf(patientId, this.deps.names.partitions) === partition) actor.send({ type: "PASSIVATE" });
+    }
   }
 
   /**
@@ -188,9 +208,8 @@ export class StateEngine {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    this.messages?.stop();
     this.inflight.release();
-    await this.loop;
+    await this.readers.removeAll();
     for (const a of this.actors.values()) a.stop();
     this.actors.clear();
     this.unrendered.clear();
@@ -198,7 +217,7 @@ export class StateEngine {
     await Promise.allSettled(this.deferredRenders);
   }
 
-  private dispatch(m: JsMsg): void {
+  private dispatch(m: JsMsg, partition: number): void {
     this.stats.delivered++;
     const owner = logSubjectOwner(this.deps.names, m.subject);
     // What this process's write path stored is handed over as it was written; the rest is checked.
@@ -211,7 +230,8 @@ export class StateEngine {
     }
     const { organization_id, patient_id, project_id } = owner;
     this.idle.enter();
-    const delivery = new JetStreamDelivery(m, body.logs, this.idle, this.inflight);
+    const delivery = new JetStreamDelivery(m, body.logs, this.idle, this.inflight, this.pending, partition);
+    this.pending.set(partition, (this.pending.get(partition) ?? 0) + 1);
     this.inflight.take(delivery.bytes);
     this.mailboxOf(patient_id).push(delivery);
     const existing = this.activeActor(patient_id);
@@ -351,11 +371,18 @@ export class StateEngine {
     return out;
   }
 
+  /**
+   * The patient's whole history folded again and saved whole. The save is refused only
+   * when Redis holds a state folded further (another member, briefly on the same
+   * partition): the history read again then reaches it.
+   */
   private async replay(base: StoredPatientState, now: string) {
-    this.stats.replays++;
-    const r = replayAll(base, await this.history(base, base.state.patient_id), now);
-    await this.deps.store.save(r.stored, r.events.slice(-EVENTS_KEPT));
-    return r;
+    for (let attempt = 1; ; attempt++) {
+      this.stats.replays++;
+      const r = replayAll(base, await this.history(base, base.state.patient_id), now);
+      if (await this.deps.store.save(r.stored, r.events.slice(-EVENTS_KEPT))) return r;
+      if (attempt === REPLAY_ATTEMPTS) throw new Error(`patient ${base.state.patient_id}: a newer state was saved elsewhere ${attempt} times during a rebuild`);
+    }
   }
 
   /** Sequence of the first message ever stored for the patient (0: none). */
@@ -405,12 +432,14 @@ export class StateEngine {
   private async process(stored: StoredPatientState, batch: Delivery[], now: string) {
     const ordered = [...batch].sort((a, b) => a.seq - b.seq);
     let r = applyInOrder(stored, ordered, now);
-    // A late log, or a redelivery that may have overtaken an earlier message: the
-    // patient's whole history decides, in fold order.
-    if (r.late || ordered.some((d) => d.redelivered && d.seq > stored.applied_seq)) r = await this.replay(stored, now);
+    // A late log, or a redelivery (it may have overtaken an earlier message, or another
+    // member, working the partition on a lapsed lease, may have saved past it without it):
+    // the patient's whole history decides, in fold order.
+    if (r.late || ordered.some((d) => d.redelivered)) r = await this.replay(stored, now);
     // A patient's first save writes its whole (new) state; later ones only what changed.
-    else if (r.events.length > 0 && !(await this.deps.store.save(r.stored, r.events, stored.applied_seq === 0 ? undefined : changedModules(stored.state, r.stored.state)))) {
-      // Redis lost the patient while this actor held it: the whole history decides again.
+    else if (r.events.length > 0 && !(await this.deps.store.save(r.stored, r.events, stored.applied_seq === 0 ? undefined : changedModules(stored.state, r.stored.state), stored.applied_seq))) {
+      // Redis lost the patient, or another member saved it past this actor's copy: the
+      // whole history decides again.
       r = await this.replay(stored, now);
     }
     for (const d of batch) d.ack();
@@ -425,6 +454,8 @@ export class StateEngine {
 }
 
 const WAKE = { type: "WAKE" } as const;
+/** Rebuilds of one patient refused in a row before its actor fails (and its deliveries come again). */
+const REPLAY_ATTEMPTS = 5;
 /** Passivated patients remembered for a background render; about 100 bytes each. */
 const MAX_UNRENDERED = 100_000;
 /** Deferred renders in flight: each waits on one Redis load, so a few overlap those waits. */
@@ -442,6 +473,8 @@ class JetStreamDelivery implements Delivery {
     readonly logs: Delivery["logs"],
     private readonly idle: IdleGate,
     private readonly inflight: InflightBudget,
+    private readonly pending: Map<number, number>,
+    private readonly partition: number,
   ) {
     this.seq = m.seq;
     this.redelivered = m.redelivered;
@@ -459,6 +492,7 @@ class JetStreamDelivery implements Delivery {
   }
 
   private done(): void {
+    this.pending.set(this.partition, (this.pending.get(this.partition) ?? 1) - 1);
     this.idle.leave();
     this.inflight.give(this.bytes);
   }

@@ -29,7 +29,8 @@ import type { PatientStateStore } from "../infra/redis/state-store.js";
 import { StateEngine } from "../actors/state-engine.js";
 import { DeviceFeed } from "../actors/device-feed.js";
 import { ClickHouseProjector } from "../actors/clickhouse-projector.js";
-import { migrate } from "../infra/clickhouse/schema.js";
+import { copiedThrough, migrate } from "../infra/clickhouse/schema.js";
+import { LeasedWork, partitionResource, type LeasedTask } from "./leased-work.js";
 import { StateReader } from "../src/state/state-reader.js";
 import { LogQueryService } from "../src/query/log-query-service.js";
 import { JobRunner } from "../actors/ingestion/job-runner.js";
@@ -83,6 +84,11 @@ export interface Services {
   ingestion: IngestionService;
   /** Present in the process that runs ingestion jobs (role "all" or "worker"). */
   jobRunner: JobRunner | null;
+  /**
+   * Stops the background work (gives its leases up, each task stopped first); the HTTP
+   * side keeps its connections. Once: close() calls it too.
+   */
+  stopBackground(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -120,7 +126,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
   const nc = await connectNats(config);
   const stops: (() => void)[] = [];
   try {
-    const topology = await ensureTopology(nc, config.namespace);
+    const topology = await ensureTopology(nc, config.namespace, { partitions: config.partitions });
     const publisher = createJetStreamPublisher(nc, { timeoutMs: config.publishTimeoutMs });
     const instance = new InstanceStatus(`${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`, role, process.pid);
     const metrics = new ProcessMetrics(instance);
@@ -161,63 +167,98 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
         else await nc.request(touchSubject, JSON.stringify({ ...input, replay }), { timeout: 2_000 }).catch(() => undefined);
       },
     });
-    if (role !== "api") {
-      engine = new StateEngine(
-        { js: topology.js, jsm: topology.jsm, names: topology.names, store: stateStore, patients, log: options.log ?? console, ...(published ? { published } : {}) },
-        { consumer: topology.names.stateConsumer, idleMs: config.actorIdleMs, viewDebounceMs: config.viewDebounceMs, renderWaitMs: config.renderWaitMs, maxActive: config.maxActivePatients, maxInflightBytes: config.stateInflightBytes },
-      );
-      await engine.start();
-      const sub = engine.serveTouch(nc, touchSubject);
-      stops.push(() => sub.unsubscribe());
-      if (clickhouse.client && clickhouse.insertRows) {
-        await migrate(clickhouse.client, config.namespace);
-        // Served once the schema exists, so an api process never reaches a half-made store.
-        if (clickhouse.embedded && role === "worker") {
-          const subs = serveClickHouseRpc(nc, config.namespace, clickhouse.client);
-          stops.push(() => subs.forEach((s) => s.unsubscribe()));
-        }
-        projector = new ClickHouseProjector(
-          { js: topology.js, jsm: topology.jsm, names: topology.names, insertRows: clickhouse.insertRows, database: config.namespace, redis, redisPrefix: config.namespace, log: options.log ?? console, ...(published ? { published } : {}) },
-          `${config.namespace}_clickhouse`,
-        );
-        await projector.start();
-      }
-      deviceFeed = new DeviceFeed(
-        { nc, js: topology.js, jsm: topology.jsm, names: topology.names, projects, orgs, writer: logWriter, publisher, log: options.log ?? console },
-        `${config.namespace}_device_feed`,
-      );
-      await deviceFeed.start();
-    }
     const jobStore = new JobStore(new JsonKv(kv.ingestionJobs), new JsonKv(kv.ingestionKeys));
     const uploads = new UploadStore({ os: topology.uploads, js: topology.js, publisher, bucket: topology.names.uploadsBucket, tokens: new JsonKv(kv.uploadTokens) });
     const controlSubject = `${config.namespace}.ingestion.control`;
+    const log = options.log ?? console;
+    let work: LeasedWork | null = null;
+    // Rows projected by this process over all its tenures of the projector lease.
+    const projectedRows = {
+      before: 0,
+      get rows(): number {
+        return this.before + (projector?.stats.rows ?? 0);
+      },
+    };
     let jobRunner: JobRunner | null = null;
     const replayThread = role !== "api" && config.replayThread ? new ReplayThread(config, metrics) : null;
     if (role !== "api") {
-      jobRunner = new JobRunner(
-        {
-          store: jobStore,
-          patients,
-          logWriter,
-          stateStore,
-          uploads,
-          staging: { js: topology.js, jsm: topology.jsm, publisher, names: topology.names },
-          log: options.log ?? console,
-          replayWrites: replayThread ?? undefined,
-          ...options.ingestion,
-        },
-        {
-          confirmTimeoutMs: config.jobConfirmTimeoutMs,
-          maxRunning: config.maxRunningJobs,
-          heapCap: HeapGrowthCap.setByOperator() ? undefined : new HeapGrowthCap(config.jobHeapGrowthPercent),
-        },
+      engine = new StateEngine(
+        { js: topology.js, jsm: topology.jsm, names: topology.names, store: stateStore, patients, log, ...(published ? { published } : {}) },
+        { idleMs: config.actorIdleMs, viewDebounceMs: config.viewDebounceMs, renderWaitMs: config.renderWaitMs, maxActive: config.maxActivePatients, maxInflightBytes: config.stateInflightBytes },
       );
-      await jobRunner.start();
-      jobRunner.serve(nc, controlSubject);
+      const theEngine = engine;
+      instance.setPartitions(() => theEngine.partitions());
+      const sub = engine.serveTouch(nc, touchSubject);
+      stops.push(() => sub.unsubscribe());
+      if (clickhouse.client) await migrate(clickhouse.client, config.namespace);
+      deviceFeed = new DeviceFeed({ nc, js: topology.js, jsm: topology.jsm, names: topology.names, projects, orgs, writer: logWriter, publisher, log }, `${config.namespace}_device_feed`);
+      await deviceFeed.start();
+      const tasks = new Map<string, LeasedTask>();
+      for (let p = 0; p < topology.names.partitions; p++) tasks.set(partitionResource(p), { start: () => theEngine.addPartition(p), stop: () => theEngine.removePartition(p) });
+      const ch = clickhouse;
+      if (ch.client && ch.insertRows) {
+        const client = ch.client;
+        const insertRows = ch.insertRows;
+        let rpc: { unsubscribe(): void }[] = [];
+        tasks.set("projector", {
+          start: async () => {
+            const p = new ClickHouseProjector(
+              { js: topology.js, jsm: topology.jsm, names: topology.names, insertRows, database: config.namespace, redis, redisPrefix: config.namespace, log, ...(published ? { published } : {}) },
+              `${config.namespace}_clickhouse`,
+            );
+            await p.start(await copiedThrough(client, config.namespace));
+            projectedRows.before = projectedRows.rows;
+            projector = p;
+            // The api processes (of every member) query the embedded copy of the member that projects into it.
+            if (ch.embedded) rpc = serveClickHouseRpc(nc, config.namespace, client);
+          },
+          stop: async () => {
+            for (const r of rpc) r.unsubscribe();
+            rpc = [];
+            const p = projector;
+            projector = null;
+            await p?.stop();
+            projectedRows.before += p?.stats.rows ?? 0;
+          },
+        });
+      }
+      tasks.set("jobs", {
+        start: async () => {
+          const runner = new JobRunner(
+            {
+              store: jobStore,
+              patients,
+              logWriter,
+              stateStore,
+              uploads,
+              staging: { js: topology.js, jsm: topology.jsm, publisher, names: topology.names },
+              log,
+              replayWrites: replayThread ?? undefined,
+              ...options.ingestion,
+            },
+            {
+              confirmTimeoutMs: config.jobConfirmTimeoutMs,
+              maxRunning: config.maxRunningJobs,
+              heapCap: HeapGrowthCap.setByOperator() ? undefined : new HeapGrowthCap(config.jobHeapGrowthPercent),
+            },
+          );
+          await runner.start();
+          runner.serve(nc, controlSubject);
+          jobRunner = runner;
+        },
+        stop: async () => {
+          const r = jobRunner;
+          jobRunner = null;
+          await r?.stop();
+        },
+      });
+      work = await LeasedWork.join({ nc, namespace: config.namespace, ttlMs: config.leaseTtlMs, instance, tasks, log: { info: () => {}, warn: log.warn.bind(log), error: log.error.bind(log) } });
     }
-    const ingestion = new IngestionService({ store: jobStore, uploads, runner: jobRunner, nc, controlSubject, maxUploadBytes: config.maxUploadBytes });
+    const ingestion = new IngestionService({ store: jobStore, uploads, runner: () => jobRunner, nc, controlSubject, maxUploadBytes: config.maxUploadBytes });
+    // An embedded copy is current only in the member that projects into it: the others ask that one.
+    const localClient = clickhouse.client;
     const logQuery = new LogQueryService({
-      client: clickhouse.client,
+      client: () => (clickhouse.embedded && !projector ? null : localClient),
       nc,
       namespace: config.namespace,
       redis,
@@ -227,17 +268,28 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     });
     // Their own counts, read at each scrape.
     if (engine) metrics.observeEngine(engine.stats);
-    if (projector) metrics.observeProjector(projector.stats);
+    if (engine) metrics.observeProjector(projectedRows);
     if (deviceFeed) metrics.observeDeviceFeed(deviceFeed.stats);
-    return {
-      instance, metrics, config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logIds, logWriter,
-      stateStore, stateReader, engine, projector, deviceFeed, published: published ?? null, logQuery, ingestion, jobRunner,
-      async close() {
-        await jobRunner?.stop();
+    let backgroundStopped: Promise<void> | undefined;
+    const stopBackground = () =>
+      (backgroundStopped ??= (async () => {
+        await work?.stop();
         await replayThread?.close();
         await deviceFeed?.stop();
-        await projector?.stop();
         await engine?.stop();
+      })());
+    return {
+      instance, metrics, config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logIds, logWriter,
+      stateStore, stateReader, engine, deviceFeed, published: published ?? null, logQuery, ingestion,
+      get projector() {
+        return projector;
+      },
+      get jobRunner() {
+        return jobRunner;
+      },
+      stopBackground,
+      async close() {
+        await stopBackground();
         for (const s of stops) s();
         publisher.close();
         await clickhouse.client?.close().catch(() => undefined);

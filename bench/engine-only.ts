@@ -30,7 +30,7 @@ for (let b = 0; b < Number(process.env.BATCHES ?? 500); b++) {
   await s.logWriter.writeBatch(scope, logs, { source: "batch", atomic: false, at: ["b"] });
 }
 console.log("ingested", n);
-const engine = new StateEngine({ js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names, store: s.stateStore, patients: s.patients, log: console }, { consumer: `${cfg.namespace}_state`, viewDebounceMs: 5000 });
+const engine = new StateEngine({ js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names, store: s.stateStore, patients: s.patients, log: console }, { viewDebounceMs: 5000 });
 const stopProfile = await profileIfAsked();
 const c0 = process.cpuUsage(); const t0 = performance.now();
 await engine.start();

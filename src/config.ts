@@ -122,6 +122,15 @@ export interface Config {
    * own factor (up to 4). @default 80
    */
   jobHeapGrowthPercent: number;
+  /**
+   * PSS_PARTITIONS: how many partitions patients hash to, each with its own durable
+   * consumer and lease. Fixed when the namespace is created and recorded there; null
+   * (unset) takes the recorded number, or 16 for a new namespace. A value other than the
+   * recorded one is refused at start.
+   */
+  partitions: number | null;
+  /** PSS_LEASE_TTL_MS: how long a member's leases outlive its last heartbeat. @default 10_000 */
+  leaseTtlMs: number;
 }
 
 export class ConfigError extends Error {
@@ -217,6 +226,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxUploadBytes: int(env, "PSS_MAX_UPLOAD_BYTES", 5 * 1024 ** 3, 1024, 1024 ** 4),
     maxRunningJobs: int(env, "PSS_MAX_RUNNING_JOBS", 2, 1, 64),
     jobHeapGrowthPercent: int(env, "PSS_JOB_HEAP_GROWTH_PERCENT", 80, 0, 1_000),
+    partitions: env.PSS_PARTITIONS ? int(env, "PSS_PARTITIONS", 16, 1, 1_024) : null,
+    leaseTtlMs: int(env, "PSS_LEASE_TTL_MS", 10_000, 1_000, 300_000),
     role,
     workerNiceness: int(env, "PSS_WORKER_NICENESS", 10, 0, 19),
     workers: env.PSS_WORKERS === "auto" ? availableParallelism() : int(env, "PSS_WORKERS", 1, 1, 64),

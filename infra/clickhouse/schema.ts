@@ -96,3 +96,11 @@ export async function migrate(client: ClickHouseClient, db: string, migrations =
 
 /** Redis key of the stream sequence the ClickHouse projector has copied up to, for processes that do not run it. */
 export const projectedSeqKey = (prefix: string): string => `${prefix}:projected`;
+
+/** The highest stream sequence whose logs the copy in `db` holds (0: none): where a new projector owner reads on from. */
+export async function copiedThrough(client: ClickHouseClient, db: string): Promise<number> {
+  assertIdentifier(db);
+  const r = await client.query({ query: `SELECT max(stream_seq) AS seq FROM ${db}.logs`, format: "JSONEachRow" });
+  const rows = await r.json<{ seq: string | number }>();
+  return Number(rows[0]?.seq ?? 0);
+}

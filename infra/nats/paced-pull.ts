@@ -39,21 +39,27 @@ export class PacedPull implements AsyncIterable<JsMsg> {
   private stopped = false;
   /** Running average of message sizes; the first pull assumes 4 KB. */
   private averageBytes = 4_096;
+  /** Resolves on stop(): a reader waiting for room (that may never come) stops at once. */
+  private readonly stoppedSignal: Promise<void>;
+  private signalStop!: () => void;
 
   constructor(
     private readonly consumer: Consumer,
     private readonly opts: PacedPullOptions,
-  ) {}
+  ) {
+    this.stoppedSignal = new Promise((r) => (this.signalStop = r));
+  }
 
   /** Ends the iteration; messages of the open pull not yet read come again after their ack wait. */
   stop(): void {
     this.stopped = true;
+    this.signalStop();
     this.current?.stop();
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<JsMsg> {
     while (!this.stopped) {
-      await this.opts.room();
+      await Promise.race([this.opts.room(), this.stoppedSignal]);
       if (this.stopped) return;
       try {
         const count = Math.max(1, Math.min(this.opts.maxMessages ?? 1_000, Math.floor(this.opts.pullBytes / this.averageBytes)));
@@ -66,7 +72,7 @@ export class PacedPull implements AsyncIterable<JsMsg> {
       } catch (err) {
         if (this.stopped) return;
         this.opts.onError(err);
-        await new Promise((r) => setTimeout(r, this.opts.retryMs ?? 1_000));
+        await Promise.race([new Promise((r) => setTimeout(r, this.opts.retryMs ?? 1_000)), this.stoppedSignal]);
       } finally {
         // A reader that broke off mid-pull: the server should stop sending to it.
         this.current?.stop();

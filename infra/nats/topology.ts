@@ -2,24 +2,35 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { jetstreamManager, jetstream, RetentionPolicy, StorageType, DiscardPolicy, type JetStreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
 import { Objm, type ObjectStore } from "@nats-io/obj";
+import { resolveLogLayout } from "./log-layout.js";
+import { DEFAULT_PARTITIONS, partitionOf } from "./partitions.js";
 
 /** Largest audit entry the audit stream stores (its max_msg_size); src/audit keeps every entry under it. */
 export const AUDIT_MAX_MSG_BYTES = 1024 * 1024;
 
 /**
  * Names of every stream, bucket and subject, derived from one namespace so that test
- * runs (and several deployments) can share a NATS server without meeting.
+ * runs (and several deployments) can share a NATS server without meeting. `partitions` is
+ * the namespace's recorded count (see infra/nats/log-layout.ts).
  */
-export function topologyNames(ns: string) {
+export function topologyNames(ns: string, partitions = DEFAULT_PARTITIONS) {
   const upper = ns.toUpperCase();
   return {
     logsStream: `${upper}_LOGS`,
-    /** The state engine's durable consumer of the log stream. */
-    stateConsumer: `${ns}_state`,
-    /** `{ns}.log.{organization}.{project}.{patient}`: a patient's history is one subject filter away. */
-    logSubject: (org: string, project: string, patient: string) => `${ns}.log.${org}.${project}.${patient}`,
-    logSubjectsOfProject: (org: string, project: string) => `${ns}.log.${org}.${project}.*`,
+    partitions,
+    /** The state engine's durable consumer of one partition of the log stream. */
+    stateConsumer: (partition: number) => `${ns}_state_p${partition}`,
+    /**
+     * `{ns}.log.{partition}.{organization}.{project}.{patient}`: a patient's history is one
+     * subject filter away, and a partition's logs one filter too.
+     */
+    logSubject: (org: string, project: string, patient: string) => `${ns}.log.${partitionOf(patient, partitions)}.${org}.${project}.${patient}`,
+    logSubjectsOfProject: (org: string, project: string) => `${ns}.log.*.${org}.${project}.*`,
+    logSubjectsOfPartition: (partition: number) => `${ns}.log.${partition}.>`,
     logSubjectsAll: `${ns}.log.>`,
+    /** The first layout's subjects, `{ns}.log.{organization}.{project}.{patient}`: only a migration reads them. */
+    legacyLogSubjects: `${ns}.log.*.*.*`,
+    legacyStateConsumer: `${ns}_state`,
     ingestStream: `${upper}_INGEST`,
     /** `{ns}.ingest.{organization}.{project}`: device gateways publish log envelopes here. */
     ingestSubject: (org: string, project: string) => `${ns}.ingest.${org}.${project}`,
@@ -55,7 +66,7 @@ export function topologyNames(ns: string) {
      * audit stream is kept, and cannot be purged.
      */
     projectSubjects: (org: string, project: string): { stream: string; filter: string }[] => [
-      { stream: `${upper}_LOGS`, filter: `${ns}.log.${org}.${project}.*` },
+      { stream: `${upper}_LOGS`, filter: `${ns}.log.*.${org}.${project}.*` },
       { stream: `${upper}_IDEMPOTENCY`, filter: `${ns}.idem.${project}.*` },
       { stream: `${upper}_LOG_IDS`, filter: `${ns}.logid.${project}.>` },
       { stream: `${upper}_INGEST`, filter: `${ns}.ingest.${org}.${project}` },
@@ -103,12 +114,12 @@ export const LOG_ID_RETENTION_SECONDS = 3 * 24 * 3600;
  * Creates (or finds) every stream and bucket. Idempotent, so every start runs it; an
  * existing stream keeps its data and gets its config brought up to date.
  */
-export async function ensureTopology(nc: NatsConnection, ns: string): Promise<Topology> {
-  const names = topologyNames(ns);
+export async function ensureTopology(nc: NatsConnection, ns: string, options: { partitions?: number | null } = {}): Promise<Topology> {
+  const streamNames = topologyNames(ns);
   const jsm = await jetstreamManager(nc);
   await ensureStream(jsm, {
-    name: names.idempotencyStream,
-    subjects: [names.idempotencySubjectsAll],
+    name: streamNames.idempotencyStream,
+    subjects: [streamNames.idempotencySubjectsAll],
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
     discard: DiscardPolicy.Old,
@@ -120,8 +131,8 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
     allow_direct: true,
   });
   await ensureStream(jsm, {
-    name: names.logIdStream,
-    subjects: [names.logIdSubjectsAll],
+    name: streamNames.logIdStream,
+    subjects: [streamNames.logIdSubjectsAll],
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
     discard: DiscardPolicy.Old,
@@ -134,7 +145,7 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
     allow_direct: true,
   });
   await ensureStream(jsm, {
-    name: names.ingestStream,
+    name: streamNames.ingestStream,
     subjects: [`${ns}.ingest.*.*`],
     storage: StorageType.File,
     // A buffer in front of the write path, not a record: a message goes once handled.
@@ -145,7 +156,7 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
     duplicate_window: 120_000_000_000,
   });
   await ensureStream(jsm, {
-    name: names.deadLetterStream,
+    name: streamNames.deadLetterStream,
     subjects: [`${ns}.dlq.*.*`],
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
@@ -154,8 +165,8 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
     max_msg_size: 8 * 1024 * 1024,
   });
   const logsConfig = {
-    name: names.logsStream,
-    subjects: [names.logSubjectsAll],
+    name: streamNames.logsStream,
+    subjects: [streamNames.logSubjectsAll],
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
     discard: DiscardPolicy.Old,
@@ -172,7 +183,7 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
   };
   await ensureStream(jsm, logsConfig);
   await ensureStream(jsm, {
-    name: names.auditStream,
+    name: streamNames.auditStream,
     subjects: [`${ns}.audit.*`],
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
@@ -187,7 +198,7 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
     deny_purge: true,
   });
   await ensureStream(jsm, {
-    name: names.stagingStream,
+    name: streamNames.stagingStream,
     subjects: [`${ns}.staging.>`],
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
@@ -201,12 +212,14 @@ export async function ensureTopology(nc: NatsConnection, ns: string): Promise<To
   });
   const kvm = new Kvm(nc);
   const kv = {} as Record<BucketName, KV>;
-  for (const [key, bucket] of Object.entries(names.buckets) as [BucketName, string][]) {
+  for (const [key, bucket] of Object.entries(streamNames.buckets) as [BucketName, string][]) {
     kv[key] = await kvm.create(bucket, { history: 1, storage: StorageType.File });
   }
   // Uploads expire after 7 days: a file is read only until its job has staged its logs.
-  const uploads = await new Objm(nc).create(names.uploadsBucket, { storage: StorageType.File, ttl: 7 * 24 * 3600 * 1_000_000_000 });
-  return { names, jsm, js: jetstream(nc), kv, uploads };
+  const uploads = await new Objm(nc).create(streamNames.uploadsBucket, { storage: StorageType.File, ttl: 7 * 24 * 3600 * 1_000_000_000 });
+  const js = jetstream(nc);
+  const { partitions } = await resolveLogLayout({ js, jsm, config: kv.config, names: streamNames }, options.partitions ?? null);
+  return { names: topologyNames(ns, partitions), jsm, js, kv, uploads };
 }
 
 async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamManager["streams"]["add"]>[0] & { name: string }): Promise<void> {

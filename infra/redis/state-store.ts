@@ -10,7 +10,7 @@ import { EVENT_MODULES, STABLE_MODULES, type ModuleKey } from "../../readmodels/
  * them, and a state saved in another layout is rebuilt from the log like one made by
  * other reducers: no reader has to understand a layout but the current one.
  */
-export const STATE_LAYOUT_VERSION = 1;
+export const STATE_LAYOUT_VERSION = 2;
 
 /**
  * The layout's version and every reducer's: a snapshot under another fingerprint is
@@ -72,28 +72,51 @@ const acceptedKey = (prefix: string, projectId: string) => `${prefix}:acc:{${pro
 type Meta = Omit<StoredPatientState, "state"> & { patient_id: string; timezone: string; date_of_birth: string | null; applied: number };
 
 const MODULE_FIELD = "m:";
+/** The applied sequence again, as a plain field: what the save scripts compare. */
+const SEQ_FIELD = "seq";
 
 /**
- * A save of the changed modules only, applied only while the hash still holds a state
- * (its meta), and its audit when it had one: Redis may have lost the patient or its audit
- * (a restart without persistence, an eviction) since the actor loaded it, and the changed
- * modules or new rows alone would then stand for the whole. Atomic, so no reader sees a
- * half-written state.
- * KEYS: state hash, events. ARGV: n, n hash field/value args (the meta and modules), the
- * score up to which old audit members go ('' keeps them all), '1' when the state had audit
- * rows before this save, then score/member pairs of the new audit members (see
- * auditMembers). Returns 0 when nothing was written.
+ * A save of the changed modules only, applied only while the hash still holds the state
+ * this one was folded from (its `seq` field is the applied sequence the caller loaded),
+ * and its audit when it had one: Redis may have lost the patient or its audit (a restart
+ * without persistence, an eviction) since the actor loaded it, or another member working
+ * the same partition (a lapsed lease) saved a newer state; the changed modules alone would
+ * then stand for the whole. Atomic, so no reader sees a half-written state.
+ * KEYS: state hash, events. ARGV: n, the base sequence, n hash field/value args (the meta,
+ * the sequence and modules), the score up to which old audit members go ('' keeps them
+ * all), '1' when the state had audit rows before this save, then score/member pairs of the
+ * new audit members (see auditMembers). Returns 0 when nothing was written.
  */
 const SAVE_CHANGED = `
-if redis.call('HEXISTS', KEYS[1], 'meta') == 0 then return 0 end
+if redis.call('HGET', KEYS[1], 'seq') ~= ARGV[2] then return 0 end
 local n = tonumber(ARGV[1])
-if ARGV[n + 3] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2, n + 1))
-if #ARGV > n + 3 then redis.call('ZADD', KEYS[2], unpack(ARGV, n + 4, #ARGV)) end
-if ARGV[n + 2] ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[n + 2]) end
+if ARGV[n + 4] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 3, n + 2))
+if #ARGV > n + 4 then redis.call('ZADD', KEYS[2], unpack(ARGV, n + 5, #ARGV)) end
+if ARGV[n + 3] ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[n + 3]) end
 return 1
 `;
-const SAVE_CHANGED_SHA = createHash("sha1").update(SAVE_CHANGED).digest("hex");
+/**
+ * A whole state (a patient's first save, a rebuild), replacing what was there, views
+ * included, unless Redis holds a state folded further (a higher `seq`): two members
+ * briefly working one partition each rebuild from the stream, and the one that read more
+ * of it wins, so the state never goes back. Same ARGV as SAVE_CHANGED; ARGV[2] is the new
+ * state's sequence. KEYS: state hash, events, views.
+ */
+const SAVE_ALL = `
+local held = redis.call('HGET', KEYS[1], 'seq')
+if held and tonumber(held) > tonumber(ARGV[2]) then return 0 end
+local n = tonumber(ARGV[1])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('HSET', KEYS[1], unpack(ARGV, 3, n + 2))
+if #ARGV > n + 4 then redis.call('ZADD', KEYS[2], unpack(ARGV, n + 5, #ARGV)) end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[n + 3])
+return 1
+`;
+const SCRIPTS = { changed: { text: SAVE_CHANGED, sha: sha1(SAVE_CHANGED) }, all: { text: SAVE_ALL, sha: sha1(SAVE_ALL) } };
+function sha1(text: string): string {
+  return createHash("sha1").update(text).digest("hex");
+}
 
 /**
  * Most audit rows one stored member holds. A save stores its rows as few members (a JSON
@@ -196,11 +219,12 @@ export class PatientStateStore {
   /**
    * Writes the changed modules with the meta (applied sequence included) and the new audit
    * rows in one atomic step: a crash never leaves modules whose sequence does not match.
-   * `changed` undefined: everything (a first save, a rebuild), replacing what was there. A save of the
-   * changed modules returns false, writing nothing, when Redis no longer holds the
-   * patient's state: the caller rebuilds it (see SAVE_CHANGED).
+   * `changed` undefined: everything (a first save, a rebuild), replacing what was there
+   * unless Redis holds a state folded further. With `changed`, written only over the state
+   * of sequence `base` (the one the caller loaded). False when nothing was written: the
+   * caller rebuilds from the stream (see SAVE_CHANGED and SAVE_ALL).
    */
-  async save(s: StoredPatientState, events: StateEvent[], changed?: readonly ModuleKey[]): Promise<boolean> {
+  async save(s: StoredPatientState, events: StateEvent[], changed?: readonly ModuleKey[], base = 0): Promise<boolean> {
     const k = this.keys(s.state.patient_id);
     const state = s.state;
     // Named fields, not `{ ...rest, more }`: V8 gives an object spread followed by new keys
@@ -210,48 +234,34 @@ export class PatientStateStore {
       last: s.last, events_total: s.events_total, module_seq: s.module_seq,
       patient_id: state.patient_id, timezone: state.timezone, date_of_birth: state.date_of_birth, applied: state.applied,
     };
-    // One flat argument list, built once: the script's layout (see SAVE_CHANGED).
-    const args: string[] = ["", "meta", JSON.stringify(meta)];
+    // One flat argument list, built once: the scripts' layout (see SAVE_CHANGED).
+    const args: string[] = ["", String(changed === undefined ? s.applied_seq : base), "meta", JSON.stringify(meta), SEQ_FIELD, String(s.applied_seq)];
     const stable = state.stable as Record<string, unknown>;
     const event = state.event as Record<string, unknown>;
     for (const key of changed ?? [...Object.keys(stable), ...Object.keys(event)]) {
       const entry = stable[key] ?? event[key];
       if (entry !== undefined) args.push(MODULE_FIELD + key, JSON.stringify(entry));
     }
-    const fieldsEnd = args.length;
-    args[0] = String(fieldsEnd - 1);
+    args[0] = String(args.length - 2);
     const first = s.events_total - events.length + 1;
     // Trimmed when the count crosses a hundred, not on every save: up to 99 extra rows.
     // A full save always trims.
     const trim = changed === undefined || (events.length > 0 && Math.floor((first - 1) / 100) !== Math.floor(s.events_total / 100));
     args.push(trim ? trimScore(s.events_total) : "");
     args.push(first > 1 ? "1" : "0");
-    const membersFrom = args.length;
     auditMembers(events, first, args);
-    if (changed !== undefined) return this.saveChanged([k.state, k.events], args);
-    // A first save or a rebuild replaces everything, views included (they were rendered
-    // from the old fold). A MULTI, not a script: Redis spent twice as long on a script's
-    // copies of the long arguments, and node-redis writes Buffers here as they are.
-    const bulk = asBulkArguments(args);
-    const m = this.redis.multi();
-    m.del([k.state, k.events, k.views]);
-    m.hSet(k.state, bulk.slice(1, fieldsEnd));
-    const members: { score: number; value: string | Buffer }[] = [];
-    for (let i = membersFrom; i < bulk.length; i += 2) members.push({ score: Number(bulk[i]), value: bulk[i + 1]! });
-    if (members.length > 0) m.zAdd(k.events, members);
-    m.zRemRangeByScore(k.events, "-inf", trimScore(s.events_total));
-    await m.exec();
-    return true;
+    if (changed !== undefined) return this.runSave(SCRIPTS.changed, [k.state, k.events], args);
+    return this.runSave(SCRIPTS.all, [k.state, k.events, k.views], args);
   }
 
-  private async saveChanged(keys: string[], texts: string[]): Promise<boolean> {
+  private async runSave(script: { text: string; sha: string }, keys: string[], texts: string[]): Promise<boolean> {
     const args = asBulkArguments(texts);
     try {
-      return (await this.redis.evalSha(SAVE_CHANGED_SHA, { keys, arguments: args })) === 1;
+      return (await this.redis.evalSha(script.sha, { keys, arguments: args })) === 1;
     } catch (err) {
       // Redis forgot the script (a restart, SCRIPT FLUSH): send it whole once.
       if (!String((err as Error).message).startsWith("NOSCRIPT")) throw err;
-      return (await this.redis.eval(SAVE_CHANGED, { keys, arguments: args })) === 1;
+      return (await this.redis.eval(script.text, { keys, arguments: args })) === 1;
     }
   }
 

@@ -97,14 +97,24 @@ async function mark(s: EraseDeps, p: Project): Promise<void> {
  * patients can land after their keys are erased (a view rendered later is not kept
  * without its state: PatientStateStore.saveViews).
  */
+/** Whether every partition's durable has acknowledged all it holds up to stream sequence `seq`. */
+async function appliedThrough(jsm: EraseDeps["topology"]["jsm"], names: EraseDeps["topology"]["names"], seq: number): Promise<boolean> {
+  for (let p = 0; p < names.partitions; p++) {
+    const info = await jsm.consumers.info(names.logsStream, names.stateConsumer(p)).catch(() => null);
+    if (!info) return false;
+    // A partition with nothing left to apply is through any sequence.
+    if (info.ack_floor.stream_seq < seq && (info.num_pending > 0 || info.num_ack_pending > 0)) return false;
+  }
+  return true;
+}
+
 async function awaitEngine(s: EraseDeps, project: string): Promise<void> {
   const target = await s.stateStore.projectAccepted(project);
   if (target === 0) return;
-  const consumer = s.topology.names.stateConsumer;
+  const { names, jsm } = s.topology;
   const deadline = Date.now() + ENGINE_WAIT_MS;
   for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
-    const info = await s.topology.jsm.consumers.info(s.topology.names.logsStream, consumer).catch(() => null);
-    if (info && info.ack_floor.stream_seq >= target) return;
+    if (await appliedThrough(jsm, names, target)) return;
     if (Date.now() >= deadline) throw new AppError("unavailable", "the state engine is still applying this project's recent logs; send the DELETE again shortly");
     await sleep(delay);
   }

@@ -61,7 +61,8 @@ export class IngestionService {
     private readonly deps: {
       store: JobStore;
       uploads: UploadStore;
-      runner: JobController | null;
+      /** The job runner of this process while it runs the namespace's jobs (it holds their lease), else null. */
+      runner: () => JobController | null;
       nc: NatsConnection;
       /** NATS subject the runner answers control requests on. */
       controlSubject: string;
@@ -191,7 +192,8 @@ export class IngestionService {
 
   /** Confirm, cancel, retry-backfill, revise, remove a patient (and "wake" after a create): the job afterwards. */
   async control(c: JobControl): Promise<JobRecord> {
-    if (this.deps.runner) return (await this.deps.runner.control(c)) ?? (await this.get(c.project_id, c.job_id));
+    const runner = this.deps.runner();
+    if (runner) return (await runner.control(c)) ?? (await this.get(c.project_id, c.job_id));
     const reply = await this.deps.nc.request(this.deps.controlSubject, JSON.stringify(c), { timeout: 35_000 }).catch((err) => {
       throw new AppError("unavailable", "the ingestion job runner does not answer; retry shortly", [], { cause: err });
     });

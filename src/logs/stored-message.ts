@@ -6,7 +6,7 @@ import { isLogType } from "../../catalog/log-types.js";
 import { isObject } from "./envelope.js";
 import type { PatientLogMessage } from "./log-writer.js";
 
-/** Whose history a log subject is: `{ns}.log.{organization}.{project}.{patient}`. */
+/** Whose history a log subject is: `{ns}.log.{partition}.{organization}.{project}.{patient}`. */
 export interface LogSubjectOwner {
   organization_id: string;
   project_id: string;
@@ -27,8 +27,8 @@ export interface StoredLogMessage extends PatientLogMessage {
 /** The owner named by a log subject; null for a subject of another form (more, fewer or empty tokens). */
 export function logSubjectOwner(names: Pick<TopologyNames, "logSubject">, subject: string): LogSubjectOwner | null {
   const parts = subject.split(".");
-  if (parts.length !== 5 || parts.some((p) => p === "")) return null;
-  const owner = { organization_id: parts[2]!, project_id: parts[3]!, patient_id: parts[4]! };
+  if (parts.length !== 6 || parts.some((p) => p === "")) return null;
+  const owner = { organization_id: parts[3]!, project_id: parts[4]!, patient_id: parts[5]! };
   return names.logSubject(owner.organization_id, owner.project_id, owner.patient_id) === subject ? owner : null;
 }
 

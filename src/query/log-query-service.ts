@@ -42,7 +42,8 @@ export class LogQueryService {
 
   constructor(
     private readonly deps: {
-      client: ClickHouseClient | null;
+      /** The ClickHouse this process may query itself; null: ask the member that projects into the embedded copy. */
+      client: () => ClickHouseClient | null;
       nc: NatsConnection;
       namespace: string;
       redis: Redis;
@@ -103,7 +104,8 @@ export class LogQueryService {
    * waits up to the read wait, then is a 503 with Retry-After: nothing ran.
    */
   private async send(q: QueryRequest, rpcTimeoutMs: number): Promise<Record<string, unknown>[]> {
-    if (this.deps.client) return runQuery(this.deps.client, q);
+    const client = this.deps.client();
+    if (client) return runQuery(client, q);
     const deadline = Date.now() + this.deps.options.maxWaitMs;
     for (let delay = 20; ; delay = Math.min(delay * 2, 250)) {
       try {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
+import { partitionConsumerTotals } from "../support/partition-consumers.js";
 import { StateEngine } from "../../actors/state-engine.js";
 
 let t: TestStack;
@@ -37,15 +38,16 @@ describe("the state engine working through a backlog", () => {
     // outage; its budget is one byte and its pulls about 64 KB, so it holds one pull's worth
     // (a few messages; the first pull assumes 4 KB messages: 16 of them) at most.
     const consumer = `${t.config.namespace}_state_backlog`;
-    const engine = new StateEngine({ js: topology.js, jsm, names, store: stateStore, patients, log: console }, { consumer, idleMs: 200, maxInflightBytes: 1, pullBytes: 64 * 1024 });
+    const engine = new StateEngine({ js: topology.js, jsm, names, store: stateStore, patients, log: console }, { durablePrefix: consumer, idleMs: 200, maxInflightBytes: 1, pullBytes: 64 * 1024 });
     await engine.start();
+    const totals = () => partitionConsumerTotals(jsm, names, (p) => `${consumer}_p${p}`);
     try {
-      let info = await jsm.consumers.info(names.logsStream, consumer);
-      for (let i = 0; i < 200 && (info.num_pending > 0 || info.num_ack_pending > 0 || info.delivered.consumer_seq < 240); i++) {
+      let info = await totals();
+      for (let i = 0; i < 200 && (info.num_pending > 0 || info.num_ack_pending > 0 || info.delivered < 240); i++) {
         await new Promise((r) => setTimeout(r, 50));
-        info = await jsm.consumers.info(names.logsStream, consumer);
+        info = await totals();
       }
-      expect(info.delivered.consumer_seq).toBe(240);
+      expect(info.delivered).toBe(240);
       expect(info.num_pending).toBe(0);
       expect(info.num_ack_pending).toBe(0);
       expect(info.num_redelivered).toBe(0);
@@ -55,7 +57,7 @@ describe("the state engine working through a backlog", () => {
       expect(engine.stats.replays).toBe(0);
     } finally {
       await engine.stop();
-      await jsm.consumers.delete(names.logsStream, consumer);
+      for (let p = 0; p < names.partitions; p++) await jsm.consumers.delete(names.logsStream, `${consumer}_p${p}`).catch(() => undefined);
     }
     // The state it saved is what the service's own engine had compiled.
     const after = await Promise.all(pids.map(async (pid) => (await inject("GET", `/v1/state/${pid}/event-modules/symptoms`)).json()));

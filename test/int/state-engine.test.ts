@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
+import { partitionConsumerTotals } from "../support/partition-consumers.js";
+import { partitionOf } from "../../infra/nats/partitions.js";
 import { StateEngine } from "../../actors/state-engine.js";
 import { replayPatient } from "../../readmodels/patient-state.js";
 import type { PatientLogMessage } from "../../src/logs/log-writer.js";
@@ -60,10 +62,10 @@ describe("the state engine", () => {
     await send([symptom(pid, "2026-01-03T00:00:00Z", 4)]);
     await stateJson(pid);
     const { jsm, names } = t.services.topology;
-    let info = await jsm.consumers.info(names.logsStream, `${t.config.namespace}_state`);
+    let info = await partitionConsumerTotals(jsm, names);
     for (let i = 0; i < 50 && (info.num_ack_pending > 0 || info.num_pending > 0); i++) {
       await new Promise((r) => setTimeout(r, 20));
-      info = await jsm.consumers.info(names.logsStream, `${t.config.namespace}_state`);
+      info = await partitionConsumerTotals(jsm, names);
     }
     expect(info.num_ack_pending).toBe(0);
     expect(info.num_pending).toBe(0);
@@ -96,7 +98,7 @@ describe("the state engine", () => {
     // that stored the state but lost the acks.
     const again = new StateEngine(
       { js: t.services.topology.js, jsm: t.services.topology.jsm, names: t.services.topology.names, store: t.services.stateStore, patients: t.services.patients, log: console },
-      { consumer: `${t.config.namespace}_state_again`, idleMs: 200 },
+      { durablePrefix: `${t.config.namespace}_state_again`, idleMs: 200 },
     );
     await again.start();
     const deadline = Date.now() + 5_000;
@@ -115,8 +117,9 @@ describe("the state engine", () => {
     const store = new PatientStateStore(t.services.redis, `${t.config.namespace}:killed`);
     const pid = await newPatient();
     const last = (await jsm.streams.info(names.logsStream)).state.last_seq;
-    await jsm.consumers.add(names.logsStream, { durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: last + 1, ack_wait: 60_000_000_000, max_ack_pending: 20_000, max_deliver: -1 });
-    const engine = () => new StateEngine({ js, jsm, names, store, patients: t.services.patients, log: console }, { consumer: durable, idleMs: 200 });
+    const partition = partitionOf(pid, names.partitions);
+    await jsm.consumers.add(names.logsStream, { durable_name: `${durable}_p${partition}`, filter_subject: names.logSubjectsOfPartition(partition), ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: last + 1, ack_wait: 60_000_000_000, max_ack_pending: 20_000, max_deliver: -1 });
+    const engine = () => new StateEngine({ js, jsm, names, store, patients: t.services.patients, log: console }, { durablePrefix: durable, idleMs: 200 });
     const history = async (n: number) => {
       let pain: any;
       for (const until = Date.now() + 5_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
@@ -128,23 +131,23 @@ describe("the state engine", () => {
     // A patient the engine already holds state for (a new one is compiled from its whole history anyway).
     await send([symptom(pid, "2026-03-31T00:00:00Z", 1)]);
     const first = engine();
-    await first.start();
+    await first.addPartition(partition);
     expect(await history(1)).toEqual([1]);
     await first.stop();
     await send([symptom(pid, "2026-04-01T00:00:00Z", 3)]);
     // The engine that took the next message dies before acknowledging it.
-    const taken = await (await js.consumers.get(names.logsStream, durable)).fetch({ max_messages: 1, expires: 2_000 });
+    const taken = await (await js.consumers.get(names.logsStream, `${durable}_p${partition}`)).fetch({ max_messages: 1, expires: 2_000 });
     let took = 0;
     for await (const _ of taken) took++;
     expect(took).toBe(1);
     await send([symptom(pid, "2026-04-02T00:00:00Z", 5)]);
     const next = engine();
     try {
-      await next.start();
+      await next.addPartition(partition);
       expect(await history(3)).toEqual([1, 3, 5]);
     } finally {
       await next.stop();
-      await jsm.consumers.delete(names.logsStream, durable).catch(() => undefined);
+      await jsm.consumers.delete(names.logsStream, `${durable}_p${partition}`).catch(() => undefined);
       await store.erase("prj_default", pid);
     }
   });

@@ -45,9 +45,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Test
 export async function closeAndDrop(app: FastifyInstance, services: Services, ns: string, dataDir: string): Promise<void> {
   await app.close();
   // Stop writers first, so nothing lands in Redis after the clean-up.
-  await services.jobRunner?.stop();
-  await services.engine?.stop();
-  await services.projector?.stop();
+  await services.stopBackground();
   await deleteKeys(services.redis, `${ns}:*`);
   await destroyTopology(services.nc, ns);
   await services.close();

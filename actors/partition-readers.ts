@@ -1,0 +1,101 @@
+import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
+import { PacedPull } from "../infra/nats/paced-pull.js";
+import { durableFromAckFloor, ensureDurable, type DurableConfig } from "../infra/nats/durable-consumer.js";
+
+export interface PartitionReadersOptions {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  stream: string;
+  /** The durable of a partition, and the subjects it filters. */
+  durable: (partition: number) => { name: string; filter: string };
+  /** Extra durable settings (ack wait, max_ack_pending). */
+  config?: Partial<DurableConfig>;
+  /** Bytes one pull should bring (see PacedPull). */
+  pullBytes: number;
+  /** Resolves when the reader has room for more messages. */
+  room: () => Promise<void>;
+  /** Called for each message, in stream order within a partition. */
+  dispatch: (m: JsMsg, partition: number) => void;
+  log: { warn(obj: unknown, msg?: string): void; error(obj: unknown, msg?: string): void };
+  /** What reads ("state engine", "projector"), for log lines. */
+  name: string;
+}
+
+interface Reader {
+  pull: PacedPull | null;
+  /** The start (durable made again from its ack floor) and then the read loop. */
+  done: Promise<void>;
+  stopped: boolean;
+}
+
+/**
+ * Durable consumers of a stream's partitions, read while this member holds them. A
+ * partition is added when its lease is acquired and removed when it is lost; its durable
+ * is made again from its ack floor on every add (see durableFromAckFloor), so what the
+ * previous holder took and did not acknowledge comes first, in order, and a previous
+ * holder still pulling (a lapsed lease) loses its pulls.
+ */
+export class PartitionReaders {
+  private readonly readers = new Map<number, Reader>();
+
+  constructor(private readonly o: PartitionReadersOptions) {}
+
+  held(): number[] {
+    return [...this.readers.keys()].sort((a, b) => a - b);
+  }
+
+  has(partition: number): boolean {
+    return this.readers.has(partition);
+  }
+
+  /** Starts reading `partition`; resolves once its durable is ready and the first pull is out. */
+  async add(partition: number): Promise<void> {
+    if (this.readers.has(partition)) return;
+    const reader: Reader = { pull: null, done: Promise.resolve(), stopped: false };
+    this.readers.set(partition, reader);
+    let ready!: () => void;
+    const started = new Promise<void>((r) => (ready = r));
+    reader.done = this.run(partition, reader, ready).catch((err: unknown) => {
+      this.o.log.error({ err, partition }, `${this.o.name}: partition reader stopped`);
+    }).finally(ready);
+    await started;
+  }
+
+  /** Stops reading `partition`; messages of its open pull not yet read come again to the next holder. */
+  async remove(partition: number): Promise<void> {
+    const reader = this.readers.get(partition);
+    if (!reader) return;
+    this.readers.delete(partition);
+    reader.stopped = true;
+    reader.pull?.stop();
+    await reader.done;
+  }
+
+  async removeAll(): Promise<void> {
+    await Promise.all(this.held().map((p) => this.remove(p)));
+  }
+
+  private async run(partition: number, reader: Reader, ready: () => void): Promise<void> {
+    const { js, jsm, stream } = this.o;
+    const { name, filter } = this.o.durable(partition);
+    const config: DurableConfig = { ack_policy: AckPolicy.Explicit, ack_wait: 60_000_000_000, max_ack_pending: 20_000, max_deliver: -1, ...this.o.config, durable_name: name, filter_subject: filter };
+    await ensureDurable(jsm, stream, { ...config, deliver_policy: DeliverPolicy.All });
+    if (reader.stopped) return;
+    const pending = await durableFromAckFloor(jsm, stream, config);
+    if (pending > 0) this.o.log.warn({ pending, partition }, `${this.o.name}: reading partition again from its first unacknowledged message`);
+    if (reader.stopped) return;
+    const consumer = await js.consumers.get(stream, name);
+    // Pulls expire after 5 s, not nats.js's 30: a pull the server had closed under a
+    // backlog once stalled the client until it expired.
+    const pull = new PacedPull(consumer, {
+      pullBytes: this.o.pullBytes,
+      expires: 5_000,
+      room: this.o.room,
+      onError: (err) => this.o.log.warn({ err, partition }, `${this.o.name}: pull failed; pulling again`),
+    });
+    reader.pull = pull;
+    if (reader.stopped) return;
+    ready();
+    for await (const m of pull) this.o.dispatch(m, partition);
+  }
+}
