@@ -117,7 +117,7 @@ function openClickHouse(config: Config, nc: NatsConnection, role: ProcessRole): 
 }
 
 export interface ServiceOptions {
-  log?: { error(o: unknown, m?: string): void; warn(o: unknown, m?: string): void };
+  log?: { error(o: unknown, m?: string): void; warn(o: unknown, m?: string): void; info?(o: unknown, m?: string): void };
   /** Test hooks of the ingestion job stages (for example a slow replay to stop a job midway). */
   ingestion?: Pick<StageDeps, "beforeReplayChunk" | "backfillStallMs" | "bucketBytes" | "storageRetryMs">;
 }
@@ -252,7 +252,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
           await r?.stop();
         },
       });
-      work = await LeasedWork.join({ nc, namespace: config.namespace, ttlMs: config.leaseTtlMs, instance, tasks, log: { info: () => {}, warn: log.warn.bind(log), error: log.error.bind(log) } });
+      work = await LeasedWork.join({ nc, namespace: config.namespace, ttlMs: config.leaseTtlMs, instance, tasks, log: { info: options.log?.info?.bind(options.log) ?? (() => {}), warn: log.warn.bind(log), error: log.error.bind(log) } });
     }
     const ingestion = new IngestionService({ store: jobStore, uploads, runner: () => jobRunner, nc, controlSubject, maxUploadBytes: config.maxUploadBytes });
     // An embedded copy is current only in the member that projects into it: the others ask that one.

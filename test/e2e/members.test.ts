@@ -31,7 +31,10 @@ async function partitionsCovered(members: readonly Member[], withinMs: number): 
     const by = await g.partitions();
     const all = members.flatMap((m) => by.get(m.name) ?? []);
     if (all.length === 16 && new Set(all).size === 16) return Date.now() - t0;
-    if (Date.now() - t0 > withinMs) throw new Error(`partitions not covered within ${withinMs} ms: ${JSON.stringify([...by])}`);
+    if (Date.now() - t0 > withinMs) {
+      const leaseLines = g.members.flatMap((m) => (m.process?.lines ?? []).filter((l) => /lease/.test(String(l.msg))).slice(-12).map((l) => `${m.name} ${JSON.stringify(l)}`));
+      throw new Error(`partitions not covered within ${withinMs} ms: ${JSON.stringify([...by])}\n${leaseLines.join("\n")}`);
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -119,9 +119,13 @@ export class LogStream {
     let rows = 0;
     for (let cursor: string | null = null, tries = 0; ; ) {
       const r = await this.g.call(m, "GET", `/v1/state/${pid}/events?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
-      if (r.status !== 200) {
-        if (++tries > 50) throw new Error(`events of ${pid}: ${r.status} ${r.text}`);
-        await sleep(200);
+      // Stale: the engine had not caught up within the read's wait (a backlog after restarts).
+      if (r.status !== 200 || r.stale) {
+        if (++tries > 60) throw new Error(`events of ${pid}: ${r.status} ${r.stale ? "stale" : r.text}`);
+        await sleep(500);
+        ids.clear();
+        rows = 0;
+        cursor = null;
         continue;
       }
       const page = r.json as { events: { source_event_log_id: string }[]; next_cursor: string | null };

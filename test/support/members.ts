@@ -25,7 +25,7 @@ export interface Group {
   kill(m: Member): Promise<void>;
   /** SIGTERM, as an orchestrator stops a member; resolves once every process has exited. */
   stop(m: Member): Promise<void>;
-  call(m: Member, method: string, path: string, body?: unknown): Promise<{ status: number; json: any; text: string }>;
+  call(m: Member, method: string, path: string, body?: unknown): Promise<{ status: number; json: any; text: string; stale: boolean }>;
   /** Partitions each live member's worker applies now (from its /healthz), by member name. */
   partitions(): Promise<Map<string, number[]>>;
   drop(): Promise<void>;
@@ -55,7 +55,7 @@ export async function memberGroup(count: number, env: Record<string, string> = {
     } catch {
       json = undefined;
     }
-    return { status: r.status, json, text };
+    return { status: r.status, json, text, stale: r.headers.get("x-pss-stale") === "true" };
   };
   const exited = async (m: Member) => {
     await m.process?.exited;
