@@ -7,7 +7,7 @@ import type { Redis } from "../infra/redis/connection.js";
 import type { LogRecord } from "../readmodels/log-record.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
 import { PacedPull } from "../infra/nats/paced-pull.js";
-import { durableFromAckFloor, ensureDurable, type DurableConfig } from "../infra/nats/durable-consumer.js";
+import { durableFromAckFloor, durablesOf, ensureDurable, type DurableConfig } from "../infra/nats/durable-consumer.js";
 import { EncodedRows, RowBufferPool } from "../infra/clickhouse/encoded-rows.js";
 import type { PublishedMessageReader, PublishedMessages } from "../infra/nats/published-messages.js";
 import { decodeLogMessage, logSubjectOwner } from "../src/logs/stored-message.js";
@@ -113,14 +113,16 @@ export class ClickHouseProjector {
   /**
    * Starts copying. `after`: the highest stream sequence the copy already holds (a member
    * taking the projector over reads its own copy's, so an embedded copy that missed
-   * another member's tenure is filled from the stream): the durable is made again to
-   * deliver from the next one, and a previous holder still pulling from it loses its
-   * pulls. Without it, the durable goes on from its ack floor.
+   * another member's tenure is filled from the stream): every durable of `family` (the
+   * previous holders') is deleted and this one made to deliver from the next sequence, so a
+   * previous holder that has not noticed its lease lapsed reads nothing more. Without it,
+   * the durable goes on from its ack floor.
    */
-  async start(after?: number): Promise<void> {
+  async start(takeOver?: { after: number; family: string }): Promise<void> {
     const { jsm, names } = this.deps;
-    if (after !== undefined) {
-      await jsm.consumers.delete(names.logsStream, this.consumer).catch(() => undefined);
+    if (takeOver) {
+      for (const c of await durablesOf(jsm, names.logsStream, takeOver.family)) await jsm.consumers.delete(names.logsStream, c.name).catch(() => undefined);
+      const after = takeOver.after;
       await jsm.consumers.add(names.logsStream, { ...this.consumerConfig(), ...(after > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 } : { deliver_policy: DeliverPolicy.All }) });
       this.projectedSeq = after;
     } else await ensureDurable(jsm, names.logsStream, { ...this.consumerConfig(), deliver_policy: DeliverPolicy.All });

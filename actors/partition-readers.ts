@@ -1,13 +1,13 @@
-import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
+import { AckPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
 import { PacedPull } from "../infra/nats/paced-pull.js";
-import { durableFromAckFloor, ensureDurable, type DurableConfig } from "../infra/nats/durable-consumer.js";
+import { takeOverDurable, type DurableConfig } from "../infra/nats/durable-consumer.js";
 
 export interface PartitionReadersOptions {
   js: JetStreamClient;
   jsm: JetStreamManager;
   stream: string;
-  /** The durable of a partition, and the subjects it filters. */
-  durable: (partition: number) => { name: string; filter: string };
+  /** The name prefix of a partition's durables (a tenure's name adds its epoch), and the subjects they filter. */
+  durable: (partition: number) => { family: string; filter: string };
   /** Extra durable settings (ack wait, max_ack_pending). */
   config?: Partial<DurableConfig>;
   /** Bytes one pull should bring (see PacedPull). */
@@ -48,14 +48,17 @@ export class PartitionReaders {
     return this.readers.has(partition);
   }
 
-  /** Starts reading `partition`; resolves once its durable is ready and the first pull is out. */
-  async add(partition: number): Promise<void> {
+  /**
+   * Starts reading `partition` under the lease of `epoch` (0 without leases); resolves once
+   * its durable is ready and the first pull is out.
+   */
+  async add(partition: number, epoch = 0): Promise<void> {
     if (this.readers.has(partition)) return;
     const reader: Reader = { pull: null, done: Promise.resolve(), stopped: false };
     this.readers.set(partition, reader);
     let ready!: () => void;
     const started = new Promise<void>((r) => (ready = r));
-    reader.done = this.run(partition, reader, ready).catch((err: unknown) => {
+    reader.done = this.run(partition, epoch, reader, ready).catch((err: unknown) => {
       this.o.log.error({ err, partition }, `${this.o.name}: partition reader stopped`);
     }).finally(ready);
     await started;
@@ -75,14 +78,13 @@ export class PartitionReaders {
     await Promise.all(this.held().map((p) => this.remove(p)));
   }
 
-  private async run(partition: number, reader: Reader, ready: () => void): Promise<void> {
+  private async run(partition: number, epoch: number, reader: Reader, ready: () => void): Promise<void> {
     const { js, jsm, stream } = this.o;
-    const { name, filter } = this.o.durable(partition);
+    const { family, filter } = this.o.durable(partition);
+    const name = `${family}${epoch}`;
     const config: DurableConfig = { ack_policy: AckPolicy.Explicit, ack_wait: 60_000_000_000, max_ack_pending: 20_000, max_deliver: -1, ...this.o.config, durable_name: name, filter_subject: filter };
-    await ensureDurable(jsm, stream, { ...config, deliver_policy: DeliverPolicy.All });
-    if (reader.stopped) return;
-    const pending = await durableFromAckFloor(jsm, stream, config);
-    if (pending > 0) this.o.log.warn({ pending, partition }, `${this.o.name}: reading partition again from its first unacknowledged message`);
+    // What the previous holder took and did not acknowledge comes first, in order.
+    await takeOverDurable(jsm, stream, family, config);
     if (reader.stopped) return;
     const consumer = await js.consumers.get(stream, name);
     // Pulls expire after 5 s, not nats.js's 30: a pull the server had closed under a

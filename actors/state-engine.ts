@@ -21,7 +21,7 @@ import { renderCachedViews, staleViews } from "../src/state/view-cache.js";
 import { changedModules, EVENTS_KEPT, MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "../infra/redis/state-store.js";
 
 export interface StateEngineOptions {
-  /** Durables named `{durablePrefix}_p{partition}` instead of the namespace's (a second engine beside the service's, in tests). */
+  /** Durables named `{durablePrefix}_p{partition}_{epoch}` instead of the namespace's (a second engine beside the service's, in tests). */
   durablePrefix?: string;
   /** An actor with nothing to do for this long is passivated. @default 60_000 (1 min) */
   idleMs?: number;
@@ -106,7 +106,7 @@ export class StateEngine {
       js: deps.js,
       jsm: deps.jsm,
       stream: deps.names.logsStream,
-      durable: (p) => ({ name: options.durablePrefix ? `${options.durablePrefix}_p${p}` : deps.names.stateConsumer(p), filter: deps.names.logSubjectsOfPartition(p) }),
+      durable: (p) => ({ family: options.durablePrefix ? `${options.durablePrefix}_p${p}_` : deps.names.stateConsumers(p), filter: deps.names.logSubjectsOfPartition(p) }),
       pullBytes: options.pullBytes ?? 4 * 1024 * 1024,
       room: () => this.inflight.room(),
       dispatch: (m, p) => this.dispatch(m, p),
@@ -157,10 +157,10 @@ export class StateEngine {
     for (let p = 0; p < this.deps.names.partitions; p++) await this.addPartition(p);
   }
 
-  /** Starts applying `partition`'s logs (its lease is ours). */
-  async addPartition(partition: number): Promise<void> {
+  /** Starts applying `partition`'s logs (its lease is ours, from `epoch` on). */
+  async addPartition(partition: number, epoch = 0): Promise<void> {
     if (this.stopping) return;
-    await this.readers.add(partition);
+    await this.readers.add(partition, epoch);
   }
 
   /**

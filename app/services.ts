@@ -194,19 +194,19 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       deviceFeed = new DeviceFeed({ nc, js: topology.js, jsm: topology.jsm, names: topology.names, projects, orgs, writer: logWriter, publisher, log }, `${config.namespace}_device_feed`);
       await deviceFeed.start();
       const tasks = new Map<string, LeasedTask>();
-      for (let p = 0; p < topology.names.partitions; p++) tasks.set(partitionResource(p), { start: () => theEngine.addPartition(p), stop: () => theEngine.removePartition(p) });
+      for (let p = 0; p < topology.names.partitions; p++) tasks.set(partitionResource(p), { start: (epoch) => theEngine.addPartition(p, epoch), stop: () => theEngine.removePartition(p) });
       const ch = clickhouse;
       if (ch.client && ch.insertRows) {
         const client = ch.client;
         const insertRows = ch.insertRows;
         let rpc: { unsubscribe(): void }[] = [];
         tasks.set("projector", {
-          start: async () => {
+          start: async (epoch) => {
             const p = new ClickHouseProjector(
               { js: topology.js, jsm: topology.jsm, names: topology.names, insertRows, database: config.namespace, redis, redisPrefix: config.namespace, log, ...(published ? { published } : {}) },
-              `${config.namespace}_clickhouse`,
+              `${config.namespace}_clickhouse_${epoch}`,
             );
-            await p.start(await copiedThrough(client, config.namespace));
+            await p.start({ after: await copiedThrough(client, config.namespace), family: `${config.namespace}_clickhouse` });
             projectedRows.before = projectedRows.rows;
             projector = p;
             // The api processes (of every member) query the embedded copy of the member that projects into it.

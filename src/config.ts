@@ -129,7 +129,7 @@ export interface Config {
    * recorded one is refused at start.
    */
   partitions: number | null;
-  /** PSS_LEASE_TTL_MS: how long a member's leases outlive its last heartbeat. @default 10_000 */
+  /** PSS_LEASE_TTL_MS: how long a member's leases outlive its last heartbeat. @default 6_000 */
   leaseTtlMs: number;
 }
 
@@ -227,7 +227,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxRunningJobs: int(env, "PSS_MAX_RUNNING_JOBS", 2, 1, 64),
     jobHeapGrowthPercent: int(env, "PSS_JOB_HEAP_GROWTH_PERCENT", 80, 0, 1_000),
     partitions: env.PSS_PARTITIONS ? int(env, "PSS_PARTITIONS", 16, 1, 1_024) : null,
-    leaseTtlMs: int(env, "PSS_LEASE_TTL_MS", 10_000, 1_000, 300_000),
+    leaseTtlMs: int(env, "PSS_LEASE_TTL_MS", 6_000, 1_000, 300_000),
     role,
     workerNiceness: int(env, "PSS_WORKER_NICENESS", 10, 0, 19),
     workers: env.PSS_WORKERS === "auto" ? availableParallelism() : int(env, "PSS_WORKERS", 1, 1, 64),

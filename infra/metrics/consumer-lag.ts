@@ -20,6 +20,8 @@ export interface ConsumerLagOptions {
 }
 
 const PARTITION = /_p(\d+)$/;
+/** A lease tenure's durable ends in `_{epoch}` (actors/partition-readers.ts): the label leaves it out, so a hand-over keeps the series. */
+const EPOCH = /_\d+$/;
 
 /**
  * The lag of a namespace's durable consumers (the state engine's, the projector's, the
@@ -91,10 +93,16 @@ export class ConsumerLag {
   private async durablesOf(stream: string): Promise<ConsumerLagSample[]> {
     const out: ConsumerLagSample[] = [];
     for await (const ci of this.jsm.consumers.list(stream)) {
-      const consumer = ci.config.durable_name;
-      if (!consumer) continue;
+      const durable = ci.config.durable_name;
+      if (!durable) continue;
+      const consumer = durable.replace(EPOCH, "");
       const m = PARTITION.exec(consumer);
-      out.push({ stream, consumer, ...(m ? { partition: Number(m[1]) } : {}), pending: ci.num_pending, ackPending: ci.num_ack_pending });
+      // Two tenures' durables side by side (a hand-over in progress) add up.
+      const same = out.find((o) => o.consumer === consumer);
+      if (same) {
+        same.pending += ci.num_pending;
+        same.ackPending += ci.num_ack_pending;
+      } else out.push({ stream, consumer, ...(m ? { partition: Number(m[1]) } : {}), pending: ci.num_pending, ackPending: ci.num_ack_pending });
     }
     return out.sort((a, b) => (a.consumer < b.consumer ? -1 : a.consumer > b.consumer ? 1 : 0));
   }

@@ -1,4 +1,4 @@
-import { DeliverPolicy, type ConsumerConfig, type JetStreamManager } from "@nats-io/jetstream";
+import { DeliverPolicy, type ConsumerConfig, type ConsumerInfo, type JetStreamManager } from "@nats-io/jetstream";
 
 export type DurableConfig = Partial<ConsumerConfig> & { durable_name: string };
 
@@ -40,4 +40,29 @@ export async function durableFromAckFloor(jsm: JetStreamManager, stream: string,
   await jsm.consumers.delete(stream, config.durable_name);
   await jsm.consumers.add(stream, { ...config, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: info.ack_floor.stream_seq + 1 });
   return info.num_ack_pending;
+}
+
+/**
+ * Makes `config.durable_name` the one durable of its family (names starting with
+ * `family`), reading from the lowest ack floor among the family's existing durables, which
+ * it deletes. A partition's new holder names its durable after its lease's epoch, so a
+ * previous holder that has not noticed its lease lapsed (a long pause) can neither pull
+ * from nor acknowledge on the new one: it would otherwise take some of a patient's
+ * messages while the new holder applies the later ones. What was acknowledged after the
+ * floor comes again, which readers take as already done (see durableFromAckFloor).
+ * Returns the stream sequence reading starts after (0: from the start).
+ */
+export async function takeOverDurable(jsm: JetStreamManager, stream: string, family: string, config: DurableConfig): Promise<number> {
+  const old = await durablesOf(jsm, stream, family);
+  for (const c of old) await jsm.consumers.delete(stream, c.name).catch(() => undefined);
+  const start = old.length === 0 ? 0 : Math.min(...old.map((c) => c.ack_floor.stream_seq));
+  await jsm.consumers.add(stream, { ...config, ...(start > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start + 1 } : { deliver_policy: DeliverPolicy.All }) });
+  return start;
+}
+
+/** The stream's durables whose names start with `family`. */
+export async function durablesOf(jsm: JetStreamManager, stream: string, family: string): Promise<ConsumerInfo[]> {
+  const out: ConsumerInfo[] = [];
+  for await (const c of jsm.consumers.list(stream)) if (c.name.startsWith(family)) out.push(c);
+  return out;
 }

@@ -18,8 +18,11 @@ export function topologyNames(ns: string, partitions = DEFAULT_PARTITIONS) {
   return {
     logsStream: `${upper}_LOGS`,
     partitions,
-    /** The state engine's durable consumer of one partition of the log stream. */
-    stateConsumer: (partition: number) => `${ns}_state_p${partition}`,
+    /**
+     * Prefix of the state engine's durable consumers of one partition of the log stream:
+     * each lease tenure's durable adds its epoch (actors/partition-readers.ts).
+     */
+    stateConsumers: (partition: number) => `${ns}_state_p${partition}_`,
     /**
      * `{ns}.log.{partition}.{organization}.{project}.{patient}`: a patient's history is one
      * subject filter away, and a partition's logs one filter too.

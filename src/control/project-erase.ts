@@ -1,3 +1,4 @@
+import { durablesOf } from "../../infra/nats/durable-consumer.js";
 import { deleteKeys } from "../../infra/redis/connection.js";
 import { AppError, notFound } from "../errors.js";
 import type { Topology } from "../../infra/nats/topology.js";
@@ -100,10 +101,10 @@ async function mark(s: EraseDeps, p: Project): Promise<void> {
 /** Whether every partition's durable has acknowledged all it holds up to stream sequence `seq`. */
 async function appliedThrough(jsm: EraseDeps["topology"]["jsm"], names: EraseDeps["topology"]["names"], seq: number): Promise<boolean> {
   for (let p = 0; p < names.partitions; p++) {
-    const info = await jsm.consumers.info(names.logsStream, names.stateConsumer(p)).catch(() => null);
-    if (!info) return false;
+    const durables = await durablesOf(jsm, names.logsStream, names.stateConsumers(p)).catch(() => []);
+    if (durables.length === 0) return false;
     // A partition with nothing left to apply is through any sequence.
-    if (info.ack_floor.stream_seq < seq && (info.num_pending > 0 || info.num_ack_pending > 0)) return false;
+    for (const info of durables) if (info.ack_floor.stream_seq < seq && (info.num_pending > 0 || info.num_ack_pending > 0)) return false;
   }
   return true;
 }

@@ -7,8 +7,6 @@ import { serveMetrics } from "../../app/metrics-server.js";
 import { MemberObserver } from "../../app/observe.js";
 import { ensureLeaseBucket } from "../../infra/nats/lease-bucket.js";
 import { Membership } from "../../infra/nats/membership.js";
-import type { LeaseSource } from "../../infra/metrics/instance-status.js";
-import { owners, until } from "../support/leases.js";
 
 /**
  * GET /metrics of the service built in-process (role "all": the write path, the state
@@ -50,9 +48,9 @@ describe("GET /metrics", () => {
     expect(families.get("pss_http_request_duration_seconds")!.type).toBe("histogram");
     expect(families.get("pss_logs_accepted_total")!.type).toBe("counter");
     for (const s of samplesOf(families, "process_cpu_user_seconds_total")) expect(s.labels).toEqual({ role: "all", pid: String(process.pid) });
-    // The lease table is not wired in yet: its counts are there, at 0.
-    expect(samplesOf(families, "pss_lease_changes_total").map((s) => [s.labels.kind, s.value]).sort()).toEqual([["acquired", 0], ["lost", 0], ["released", 0]]);
-    expect(total(families, "pss_leases_held")).toBe(0);
+    // Alone on its namespace, the service holds every lease: 16 partitions, the projector and the jobs.
+    expect(samplesOf(families, "pss_lease_changes_total").map((s) => [s.labels.kind, s.value]).sort()).toEqual([["acquired", 18], ["lost", 0], ["released", 0]]);
+    expect(total(families, "pss_leases_held")).toBe(18);
   });
 
   it("counts logs accepted and rejected by source and code, then applied, and times requests by route pattern", async () => {
@@ -91,13 +89,16 @@ describe("GET /metrics", () => {
     const ns = t.config.namespace;
     const lag = await eventually(
       async () => (await scrape()).families,
-      (f) => samplesOf(f, "pss_lag_messages").length >= 3 && total(f, "pss_lag_messages", { consumer: `${ns}_state` }) === 0 && total(f, "pss_lag_messages", { consumer: `${ns}_clickhouse` }) === 0,
+      (f) => samplesOf(f, "pss_lag_messages").length >= 18 && total(f, "pss_lag_messages", { consumer: `${ns}_state_p0` }) === 0 && total(f, "pss_lag_messages", { consumer: `${ns}_clickhouse` }) === 0,
       15_000,
     );
     const consumers = samplesOf(lag, "pss_lag_messages").map((s) => `${s.labels.stream} ${s.labels.consumer}`).sort();
     const upper = ns.toUpperCase();
-    expect(consumers).toEqual([`${upper}_INGEST ${ns}_device_feed`, `${upper}_LOGS ${ns}_clickhouse`, `${upper}_LOGS ${ns}_state`].sort());
-    expect(samplesOf(lag, "pss_lag_messages", { consumer: `${ns}_state` })[0]!.value).toBe(0);
+    const partitions = Array.from({ length: 16 }, (_, p) => `${upper}_LOGS ${ns}_state_p${p}`);
+    expect(consumers).toEqual([`${upper}_INGEST ${ns}_device_feed`, `${upper}_LOGS ${ns}_clickhouse`, ...partitions].sort());
+    // One series per partition, labelled with it; the tenure's epoch is not in the name.
+    expect(samplesOf(lag, "pss_lag_messages", { consumer: `${ns}_state_p3` })[0]!.labels.partition).toBe("3");
+    expect(total(lag, "pss_lag_messages", { stream: `${upper}_LOGS` })).toBe(0);
   });
 
   it("is left out of the OpenAPI document: it is for Prometheus, not for the API's clients", async () => {
@@ -107,13 +108,13 @@ describe("GET /metrics", () => {
 });
 
 describe("GET /healthz", () => {
-  // Until the partitioned engine and the lease table register into Services.instance;
-  // "with a lease table" below registers a real one.
-  it("names the process with its partitions and leases, empty until the engine and lease table register them", async () => {
+  it("names the process with the partitions it applies and the leases it holds", async () => {
     const r = await t.app.inject({ method: "GET", url: "/healthz" });
     expect(r.statusCode).toBe(200);
     const body = r.json();
-    expect(body).toMatchObject({ status: "ok", down: [], instance: { role: "all", pid: process.pid, partitions: [], leases: [] } });
+    expect(body).toMatchObject({ status: "ok", down: [], instance: { role: "all", pid: process.pid, partitions: Array.from({ length: 16 }, (_, p) => p) } });
+    expect(body.instance.leases.map((l: { resource: string }) => l.resource).sort()).toEqual([...Array.from({ length: 16 }, (_, p) => `p.${p}`), "jobs", "projector"].sort());
+    expect(body.instance.leases.every((l: { epoch: number }) => l.epoch > 0)).toBe(true);
     expect(body.processes).toEqual([body.instance]);
   });
 });
@@ -147,46 +148,29 @@ describe("PSS_METRICS_PORT", () => {
   });
 });
 
-// Last: the membership registered here stays registered, stopped.
-describe("with a lease table", () => {
-  const TTL = 1_500;
-  const RESOURCES = ["p.0", "p.1", "p.2", "projector"];
-  const leasePartitions = (m: Membership) => m.held().flatMap((l) => (/^p\.\d+$/.test(l.resource) ? [Number(l.resource.slice(2))] : []));
-  const leasesOf = (m: Membership) => m.held().map((l) => ({ resource: l.resource, epoch: l.epoch, since: new Date(l.since).toISOString() })).sort((a, b) => (a.resource < b.resource ? -1 : 1));
+describe("with a second member", () => {
+  const RESOURCES = [...Array.from({ length: 16 }, (_, p) => `p.${p}`), "projector", "jobs"];
   const changes = (f: Map<string, Family>) => Object.fromEntries(samplesOf(f, "pss_lease_changes_total").map((x) => [x.labels.kind, x.value]));
+  const partitions = async () => (await t.app.inject({ method: "GET", url: "/healthz" })).json().instance.partitions as number[];
 
-  it("reports the leases a real membership holds, with their epochs, and counts its acquisitions and hand-overs", async () => {
-    const kv = await ensureLeaseBucket(t.services.nc, t.config.namespace, TTL);
-    const join = (id: string) => Membership.join({ kv, member: { id, role: "worker" }, resources: RESOURCES, ttlMs: TTL, safetyMarginMs: 500 });
-    const me = await join(t.services.instance.id);
-    let other: Membership | null = null;
+  it("hands part of its leases over to a member that joins, counts the hand-overs, and takes them back when it leaves", async () => {
+    const before = changes((await scrape()).families);
+    const kv = await ensureLeaseBucket(t.services.nc, t.config.namespace, t.config.leaseTtlMs);
+    const other = await Membership.join({ kv, member: { id: "second-member", role: "worker" }, resources: RESOURCES, ttlMs: t.config.leaseTtlMs });
     try {
-      const source: LeaseSource = me;
-      t.services.instance.setLeases(source);
-      t.services.instance.setPartitions(() => leasePartitions(me));
-      await until(() => me.held().length === RESOURCES.length, 5 * TTL, "the only member holds every lease");
-      const alone = (await t.app.inject({ method: "GET", url: "/healthz" })).json();
-      expect(alone.instance).toMatchObject({ id: t.services.instance.id, partitions: [0, 1, 2], leases: leasesOf(me) });
-      expect(alone.instance.leases.every((l: { epoch: number }) => l.epoch > 0)).toBe(true);
-      const first = (await scrape()).families;
-      expect(changes(first)).toEqual({ acquired: 4, lost: 0, released: 0 });
-      expect(total(first, "pss_leases_held")).toBe(4);
-
-      // A second member joins: this one hands over its share, each a release.
-      other = await join("second-member");
-      await until(() => [...owners([me, other!], RESOURCES).values()].every((h) => h.length === 1) && other!.held().length > 0, 5 * TTL, "each lease held once, some by the second member");
+      await eventually(partitions, (ps) => other.held().length > 0 && ps.length < 16, 10_000);
+      expect(other.held().length, "the second member holds some leases").toBeGreaterThan(0);
       const shared = (await scrape()).families;
       const c = changes(shared);
-      expect(c.acquired).toBe(4);
-      expect(c.released).toBeGreaterThan(0);
-      expect(c.acquired - c.released - c.lost).toBe(me.held().length);
-      expect(total(shared, "pss_leases_held")).toBe(me.held().length);
-      const health = (await t.app.inject({ method: "GET", url: "/healthz" })).json();
-      expect(health.instance.leases).toEqual(leasesOf(me));
-      expect(health.instance.partitions).toEqual(leasePartitions(me).sort());
+      expect(c.released).toBeGreaterThan(before.released!);
+      expect(c.acquired! - c.released! - c.lost!).toBe(total(shared, "pss_leases_held"));
+      const mine = await partitions();
+      const theirs = other.held().flatMap((l) => (l.resource.startsWith("p.") ? [Number(l.resource.slice(2))] : []));
+      expect([...mine, ...theirs].sort((a, b) => a - b)).toEqual(Array.from({ length: 16 }, (_, p) => p));
     } finally {
-      await other?.stop();
-      await me.stop();
+      await other.stop();
     }
+    expect(await eventually(partitions, (ps) => ps.length === 16, 10_000), "the service works every partition again").toHaveLength(16);
+    expect(total((await scrape()).families, "pss_leases_held")).toBe(18);
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../support/stack.js";
+import { durablesOf } from "../../infra/nats/durable-consumer.js";
 import { partitionConsumerTotals } from "../support/partition-consumers.js";
 import { StateEngine } from "../../actors/state-engine.js";
 
@@ -40,7 +41,7 @@ describe("the state engine working through a backlog", () => {
     const consumer = `${t.config.namespace}_state_backlog`;
     const engine = new StateEngine({ js: topology.js, jsm, names, store: stateStore, patients, log: console }, { durablePrefix: consumer, idleMs: 200, maxInflightBytes: 1, pullBytes: 64 * 1024 });
     await engine.start();
-    const totals = () => partitionConsumerTotals(jsm, names, (p) => `${consumer}_p${p}`);
+    const totals = () => partitionConsumerTotals(jsm, names, (p) => `${consumer}_p${p}_`);
     try {
       let info = await totals();
       for (let i = 0; i < 200 && (info.num_pending > 0 || info.num_ack_pending > 0 || info.delivered < 240); i++) {
@@ -57,7 +58,7 @@ describe("the state engine working through a backlog", () => {
       expect(engine.stats.replays).toBe(0);
     } finally {
       await engine.stop();
-      for (let p = 0; p < names.partitions; p++) await jsm.consumers.delete(names.logsStream, `${consumer}_p${p}`).catch(() => undefined);
+      for (const c of await durablesOf(jsm, names.logsStream, `${consumer}_p`)) await jsm.consumers.delete(names.logsStream, c.name);
     }
     // The state it saved is what the service's own engine had compiled.
     const after = await Promise.all(pids.map(async (pid) => (await inject("GET", `/v1/state/${pid}/event-modules/symptoms`)).json()));

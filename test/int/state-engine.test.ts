@@ -118,7 +118,7 @@ describe("the state engine", () => {
     const pid = await newPatient();
     const last = (await jsm.streams.info(names.logsStream)).state.last_seq;
     const partition = partitionOf(pid, names.partitions);
-    await jsm.consumers.add(names.logsStream, { durable_name: `${durable}_p${partition}`, filter_subject: names.logSubjectsOfPartition(partition), ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: last + 1, ack_wait: 60_000_000_000, max_ack_pending: 20_000, max_deliver: -1 });
+    await jsm.consumers.add(names.logsStream, { durable_name: `${durable}_p${partition}_0`, filter_subject: names.logSubjectsOfPartition(partition), ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: last + 1, ack_wait: 60_000_000_000, max_ack_pending: 20_000, max_deliver: -1 });
     const engine = () => new StateEngine({ js, jsm, names, store, patients: t.services.patients, log: console }, { durablePrefix: durable, idleMs: 200 });
     const history = async (n: number) => {
       let pain: any;
@@ -136,7 +136,7 @@ describe("the state engine", () => {
     await first.stop();
     await send([symptom(pid, "2026-04-01T00:00:00Z", 3)]);
     // The engine that took the next message dies before acknowledging it.
-    const taken = await (await js.consumers.get(names.logsStream, `${durable}_p${partition}`)).fetch({ max_messages: 1, expires: 2_000 });
+    const taken = await (await js.consumers.get(names.logsStream, `${durable}_p${partition}_0`)).fetch({ max_messages: 1, expires: 2_000 });
     let took = 0;
     for await (const _ of taken) took++;
     expect(took).toBe(1);
@@ -147,7 +147,7 @@ describe("the state engine", () => {
       expect(await history(3)).toEqual([1, 3, 5]);
     } finally {
       await next.stop();
-      await jsm.consumers.delete(names.logsStream, `${durable}_p${partition}`).catch(() => undefined);
+      await jsm.consumers.delete(names.logsStream, `${durable}_p${partition}_0`).catch(() => undefined);
       await store.erase("prj_default", pid);
     }
   });

@@ -1,4 +1,5 @@
 import { connectNats } from "../../infra/nats/connection.js";
+import { durablesOf } from "../../infra/nats/durable-consumer.js";
 import { ensureTopology } from "../../infra/nats/topology.js";
 import { connectRedis, deleteKeys } from "../../infra/redis/connection.js";
 import { PatientStateStore } from "../../infra/redis/state-store.js";
@@ -6,6 +7,7 @@ import { StateEngine } from "../../actors/state-engine.js";
 import { PatientStore } from "../../src/control/patients.js";
 import { JsonKv } from "../../infra/nats/json-kv.js";
 import type { PatientState } from "../../readmodels/patient-state.js";
+import { readPatientMessages } from "../../src/logs/stored-message.js";
 import type { Group, Member } from "./members.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -67,6 +69,11 @@ export class LogStream {
       if (Date.now() > end) throw new Error(`only ${this.acked.size} of ${n} logs acknowledged; refused: ${this.refused.slice(0, 3).join(" | ")}`);
       await sleep(100);
     }
+  }
+
+  /** Acknowledged keys of one patient. */
+  keysOf(pid: string): string[] {
+    return [...this.acked].filter(([, p]) => p === pid).map(([k]) => k);
   }
 
   perPatient(): Map<string, number> {
@@ -189,11 +196,30 @@ export async function foldAlone(ns: string, patients: readonly string[]): Promis
       }
     }
     await engine.stop();
-    for (let p = 0; p < topology.names.partitions; p++) await topology.jsm.consumers.delete(topology.names.logsStream, `${ns}_alone_p${p}`).catch(() => undefined);
+    for (const c of await durablesOf(topology.jsm, topology.names.logsStream, `${ns}_alone_p`)) await topology.jsm.consumers.delete(topology.names.logsStream, c.name);
     return out;
   } finally {
     await deleteKeys(redis, `${prefix}:*`);
     await redis.quit();
+    await nc.close();
+  }
+}
+
+/** The idempotency keys of the logs the stream holds for each patient (a diagnosis of a mismatch). */
+export async function storedKeys(ns: string, patients: readonly string[]): Promise<Map<string, string[]>> {
+  const nc = await connectNats("nats://127.0.0.1:4222");
+  try {
+    const topology = await ensureTopology(nc, ns);
+    const out = new Map<string, string[]>();
+    for (const pid of patients) {
+      const keys: string[] = [];
+      for await (const m of readPatientMessages(topology, { organization_id: "org_default", project_id: "prj_default", patient_id: pid })) {
+        for (const l of m.data.logs) keys.push(String(l.idempotency_key));
+      }
+      out.set(pid, keys);
+    }
+    return out;
+  } finally {
     await nc.close();
   }
 }
