@@ -99,7 +99,6 @@ describe("three members on one namespace", () => {
     await stream.stop();
     expect(stream.refused).toEqual([]);
     await partitionsCovered(g.members, 30_000);
-    const expected = stream.perPatient();
     const stored = await storedKeys(g.ns, stream.patients);
     for (const pid of stream.patients) {
       const acked = stream.keysOf(pid);

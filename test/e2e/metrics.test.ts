@@ -162,7 +162,7 @@ describe("with a second member", () => {
       expect(other.held().length, "the second member holds some leases").toBeGreaterThan(0);
       const shared = (await scrape()).families;
       const c = changes(shared);
-      expect(c.released).toBeGreaterThan(before.released!);
+      expect(c.released).toBeGreaterThan(before.released);
       expect(c.acquired! - c.released! - c.lost!).toBe(total(shared, "pss_leases_held"));
       const mine = await partitions();
       const theirs = other.held().flatMap((l) => (l.resource.startsWith("p.") ? [Number(l.resource.slice(2))] : []));
