@@ -24,13 +24,13 @@ function bodyOf(data: Uint8Array): unknown {
 
 /**
  * Parks a message of the log stream that the write path did not write in the dead
- * letters of the project its subject names (`{ns}.log.{organization}.{project}.…`),
+ * letters of the project its subject names (`{ns}.log.{partition}.{organization}.{project}.…`),
  * where GET /v1/dead-letters shows it. Named by its stream sequence, so parking it again
  * (a redelivery, or another reader parking it too) keeps one letter within the dead-letter
  * stream's duplicate window.
  */
 export async function parkLogMessage(js: JetStreamClient, names: TopologyNames, m: Pick<JsMsg, "seq" | "subject" | "data">, why: string): Promise<void> {
-  const [, , org, project] = m.subject.split(".");
+  const [, , , org, project] = m.subject.split(".");
   // The letter's reason is the stream's own, beside the device feed's (the route serves any string).
   const letter = {
     received_at: new Date().toISOString(),

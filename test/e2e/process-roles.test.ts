@@ -167,7 +167,7 @@ describe("PSS_ROLE=all", () => {
     expect(total(m, "pss_logs_applied_total", { role: "worker", pid: String(workerPid) })).toBeGreaterThanOrEqual(BATCH);
     expect(samplesOf(m, "pss_logs_applied_total", { role: "api" })).toEqual([]);
     expect(total(m, "pss_http_request_duration_seconds_count", { role: "api", route: "/v1/logs/batch", status_class: "2xx" })).toBe(1);
-    expect(samplesOf(m, "pss_lag_messages", { consumer: `${d.ns}_state` })).toHaveLength(1);
+    expect(samplesOf(m, "pss_lag_messages", { consumer: `${d.ns}_state_p0` })).toHaveLength(1);
     expect(total(m, "pss_process_restarts_total", { child: "worker" })).toBe(0);
     expect(total(m, "pss_scrape_missing_processes")).toBe(0);
     const h = await health(d);
@@ -249,7 +249,7 @@ describe("PSS_ROLE=api beside PSS_ROLE=worker", () => {
     const fromApi = await metrics(d.base);
     expect(processesIn(fromApi)).toEqual([`api ${api.proc.pid}`]);
     expect(total(fromApi, "pss_logs_accepted_total", { source: "batch" })).toBe(2 * BATCH);
-    for (const m of [fromApi, fromWorker]) expect(samplesOf(m, "pss_lag_messages", { consumer: `${d.ns}_state` })).toHaveLength(1);
+    for (const m of [fromApi, fromWorker]) expect(samplesOf(m, "pss_lag_messages", { consumer: `${d.ns}_state_p0` })).toHaveLength(1);
 
     api.proc.kill("SIGTERM");
     expect(await api.exited).toBe(0);

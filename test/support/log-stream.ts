@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { connectNats } from "../../infra/nats/connection.js";
 import { durablesOf } from "../../infra/nats/durable-consumer.js";
 import { ensureTopology } from "../../infra/nats/topology.js";
@@ -32,6 +33,8 @@ export class LogStream {
   private loops: Promise<void>[] = [];
   private next = 0;
   private seq = 0;
+  /** Keys are the project's: two streams on one namespace must not share any. */
+  private readonly run = randomBytes(4).toString("hex");
 
   constructor(
     private readonly g: Group,
@@ -88,7 +91,7 @@ export class LogStream {
     for (let i = 0; i < this.batchSize; i++) {
       const n = this.seq++;
       const pid = this.patients[Math.floor(Math.random() * this.patients.length)]!;
-      const key = `k-${n}`;
+      const key = `${this.run}-${n}`;
       // Event times wander back and forth, so some logs arrive late and make the engine replay.
       const at = new Date(Date.UTC(2026, 5, 1) + (n + Math.floor(Math.random() * 40) - 20) * 60_000).toISOString();
       logs.push(n % 3 === 0
