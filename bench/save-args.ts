@@ -29,7 +29,7 @@ try {
     const c0 = process.cpuUsage();
     const t0 = performance.now();
     // FULL=1: whole-state saves (a patient's first save, a rebuild) instead of changed modules.
-    for (let k = 0; k < 10; k++) await Promise.all(folded.map((r) => store.save(r.stored, r.events, process.env.FULL ? undefined : [...r.changed])));
+    for (let k = 0; k < 10; k++) await Promise.all(folded.map((r) => store.save(r.stored, r.events, process.env.FULL ? undefined : [...r.changed], r.stored.applied_seq)));
     const n = PATIENTS * 10;
     const c = process.cpuUsage(c0);
     const r1 = await redisCpu();

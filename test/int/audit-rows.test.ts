@@ -27,7 +27,7 @@ const rows = (from: number, to: number) => Array.from({ length: to - from + 1 },
 /** Saves `count` more rows on top of `s` (the first save of a patient writes its whole state). */
 async function saveRows(s: StoredPatientState, count: number): Promise<StoredPatientState> {
   const next = { ...s, applied_seq: s.applied_seq + 1, events_total: s.events_total + count };
-  expect(await store.save(next, rows(s.events_total + 1, next.events_total), s.applied_seq === 0 ? undefined : [])).toBe(true);
+  expect(await store.save(next, rows(s.events_total + 1, next.events_total), s.applied_seq === 0 ? undefined : [], s.applied_seq)).toBe(true);
   return next;
 }
 
