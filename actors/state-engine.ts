@@ -61,6 +61,8 @@ export class StateEngine {
   /** Patients whose actor failed: the next one replays from JetStream, not trusting order. */
   private readonly replayNext = new Set<string>();
   private readonly readers: PartitionReaders;
+  private touchServer: { nc: NatsConnection; subject: string } | null = null;
+  private readonly touchSubs = new Map<number, Subscription>();
   /** Deliveries of each partition not yet acknowledged: a partition given up waits for them (see removePartition). */
   private readonly pending = new Map<number, number>();
   /** Deliveries not yet applied: views render only when there are none. */
@@ -161,6 +163,7 @@ export class StateEngine {
   async addPartition(partition: number, epoch = 0): Promise<void> {
     if (this.stopping) return;
     await this.readers.add(partition, epoch);
+    this.subscribeTouch(partition);
   }
 
   /**
@@ -171,6 +174,7 @@ export class StateEngine {
    * fenced saves (PatientStateStore.save) keep a late save here from undoing its work.
    */
   async removePartition(partition: number, settleMs = 2_000): Promise<void> {
+    this.unsubscribeTouch(partition);
     await this.readers.remove(partition);
     const deadline = Date.now() + settleMs;
     while ((this.pending.get(partition) ?? 0) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -190,9 +194,24 @@ export class StateEngine {
     this.actorFor(input).send({ type: "RELOAD" });
   }
 
-  /** Serves touch requests from other processes (the api processes). */
-  serveTouch(nc: NatsConnection, subject: string): Subscription {
-    return nc.subscribe(subject, {
+  /**
+   * Serves touch requests from other processes (api processes, other members) on
+   * `{subject}.{partition}` for each partition this engine applies, from now on: a patient
+   * is woken only by the member working its partition.
+   */
+  serveTouch(nc: NatsConnection, subject: string): void {
+    this.touchServer = { nc, subject };
+    for (const p of this.readers.held()) this.subscribeTouch(p);
+  }
+
+  /** Whether this engine applies the patient's partition now (a touch can be served here). */
+  works(patientId: string): boolean {
+    return this.readers.has(partitionOf(patientId, this.deps.names.partitions));
+  }
+
+  private subscribeTouch(partition: number): void {
+    if (!this.touchServer || this.touchSubs.has(partition)) return;
+    const sub = this.touchServer.nc.subscribe(`${this.touchServer.subject}.${partition}`, {
       queue: "state-engine",
       callback: (_err, msg) => {
         try {
@@ -204,10 +223,17 @@ export class StateEngine {
         }
       },
     });
+    this.touchSubs.set(partition, sub);
+  }
+
+  private unsubscribeTouch(partition: number): void {
+    this.touchSubs.get(partition)?.unsubscribe();
+    this.touchSubs.delete(partition);
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
+    for (const p of [...this.touchSubs.keys()]) this.unsubscribeTouch(p);
     this.inflight.release();
     await this.readers.removeAll();
     for (const a of this.actors.values()) a.stop();

@@ -31,6 +31,7 @@ import { DeviceFeed } from "../actors/device-feed.js";
 import { ClickHouseProjector } from "../actors/clickhouse-projector.js";
 import { copiedThrough, migrate } from "../infra/clickhouse/schema.js";
 import { LeasedWork, partitionResource, type LeasedTask } from "./leased-work.js";
+import { partitionOf } from "../infra/nats/partitions.js";
 import { StateReader } from "../src/state/state-reader.js";
 import { LogQueryService } from "../src/query/log-query-service.js";
 import { JobRunner } from "../actors/ingestion/job-runner.js";
@@ -163,8 +164,8 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
         return m?.seq ?? 0;
       },
       touch: async (input, replay) => {
-        if (engine) engine.touch(input, replay);
-        else await nc.request(touchSubject, JSON.stringify({ ...input, replay }), { timeout: 2_000 }).catch(() => undefined);
+        if (engine?.works(input.patient_id)) engine.touch(input, replay);
+        else await nc.request(`${touchSubject}.${partitionOf(input.patient_id, topology.names.partitions)}`, JSON.stringify({ ...input, replay }), { timeout: 2_000 }).catch(() => undefined);
       },
     });
     const jobStore = new JobStore(new JsonKv(kv.ingestionJobs), new JsonKv(kv.ingestionKeys));
@@ -188,8 +189,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       );
       const theEngine = engine;
       instance.setPartitions(() => theEngine.partitions());
-      const sub = engine.serveTouch(nc, touchSubject);
-      stops.push(() => sub.unsubscribe());
+      engine.serveTouch(nc, touchSubject);
       if (clickhouse.client) await migrate(clickhouse.client, config.namespace);
       deviceFeed = new DeviceFeed({ nc, js: topology.js, jsm: topology.jsm, names: topology.names, projects, orgs, writer: logWriter, publisher, log }, `${config.namespace}_device_feed`);
       await deviceFeed.start();
