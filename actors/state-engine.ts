@@ -9,6 +9,7 @@ import type { PatientStore } from "../src/control/patients.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
 import { decodeLogMessage, logSubjectOwner, readPatientMessages, type StoredLogMessage } from "../src/logs/stored-message.js";
 import { parkDelivery } from "./parked-messages.js";
+import { followsOn } from "./stream-gaps.js";
 import type { ModuleKey } from "../readmodels/module.js";
 import { MODULE_KEYS } from "../readmodels/registry.js";
 import { VIEW_INPUTS, viewsAffectedBy, type ViewType } from "../readmodels/views/index.js";
@@ -433,9 +434,10 @@ export class StateEngine {
     const ordered = [...batch].sort((a, b) => a.seq - b.seq);
     let r = applyInOrder(stored, ordered, now);
     // A late log, or a redelivery (it may have overtaken an earlier message, or another
-    // member, working the partition on a lapsed lease, may have saved past it without it):
+    // member, working the partition on a lapsed lease, may have saved past it without it),
+    // or an earlier message of the patient in another member's hands (see followsOn):
     // the patient's whole history decides, in fold order.
-    if (r.late || ordered.some((d) => d.redelivered)) r = await this.replay(stored, now);
+    if (r.late || ordered.some((d) => d.redelivered) || !(await this.followsOn(stored, ordered))) r = await this.replay(stored, now);
     // A patient's first save writes its whole (new) state; later ones only what changed.
     else if (r.events.length > 0 && !(await this.deps.store.save(r.stored, r.events, stored.applied_seq === 0 ? undefined : changedModules(stored.state, r.stored.state), stored.applied_seq))) {
       // Redis lost the patient, or another member saved it past this actor's copy: the
@@ -445,6 +447,13 @@ export class StateEngine {
     for (const d of batch) d.ack();
     this.stats.applied_logs += r.events.length;
     return r;
+  }
+
+  /** The messages applied on top of `stored` are the patient's next ones in the stream, none missing. */
+  private followsOn(stored: StoredPatientState, ordered: readonly Delivery[]): Promise<boolean> | true {
+    const seqs = [...new Set(ordered.map((d) => d.seq).filter((seq) => seq > stored.applied_seq))];
+    if (seqs.length === 0) return true;
+    return followsOn(this.deps, { organization_id: stored.organization_id, project_id: stored.project_id, patient_id: stored.state.patient_id }, stored.applied_seq, seqs);
   }
 
   private async renderViews(stored: StoredPatientState, types: readonly ViewType[]): Promise<void> {
