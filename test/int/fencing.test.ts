@@ -6,6 +6,7 @@ import { StateEngine, type StateEngineOptions } from "../../actors/state-engine.
 import { PatientStateStore, type StateEvent, type StoredPatientState } from "../../infra/redis/state-store.js";
 import { emptyStored, replayAll, type SequencedLogs } from "../../src/state/apply-logs.js";
 import { readPatientMessages } from "../../src/logs/stored-message.js";
+import { GatedStore, NO_PAUSES, random, StallingStore, type Pauses } from "../support/paused-stores.js";
 
 // Two members made to work one partition at once (a lapsed lease and the new holder)
 // end with the state one member gives. Two engines in this process pull from ONE durable
@@ -46,49 +47,26 @@ function member(store: PatientStateStore, durable: string, options: Omit<StateEn
   return new StateEngine({ js, jsm, names, store, patients: t.services.patients, log }, { durablePrefix: durable, viewDebounceMs: 20, ...options });
 }
 
-/** A seeded generator (mulberry32): a failing round can be run again as it was. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
+interface Round {
+  /** The pauses of the second member (the first never pauses). */
+  pauses: Pauses;
+  /** Share of the logs earlier than what their patient has applied. */
+  late: number;
+  handover: boolean;
+  idleMs: number;
 }
 
 /**
- * A store on the same keys whose loads and saves now and then stall, as a member paused
- * there (a long GC, a stopped VM) would; it counts the saves the fences refused.
+ * How a round goes. "split": the two share the durable throughout, one pausing between
+ * taking a message and loading its patient, logs in order (no rebuild heals what a member
+ * folded wrong). "stalls": one stalls on saves past the ack wait (its deliveries come
+ * again to the other, its late saves meet states the other saved), a log in a hundred is
+ * late, and halfway the stalling member hands the partition over and takes it back.
  */
-class StallingStore extends PatientStateStore {
-  stalls = 0;
-  refused = 0;
-  constructor(
-    ...[redis, prefix, rnd, stallMs]: [...ConstructorParameters<typeof PatientStateStore>, () => number, number]
-  ) {
-    super(redis, prefix);
-    this.rnd = rnd;
-    this.stallMs = stallMs;
-  }
-  private readonly rnd: () => number;
-  private readonly stallMs: number;
-  private async stall(chance: number, ms: number): Promise<void> {
-    if (ms === 0 || this.rnd() >= chance) return;
-    this.stalls++;
-    await sleep(ms);
-  }
-  override async load(patientId: string): Promise<StoredPatientState | null> {
-    await this.stall(0.3, this.stallMs / 4);
-    return super.load(patientId);
-  }
-  override async save(...args: Parameters<PatientStateStore["save"]>): Promise<boolean> {
-    await this.stall(0.15, this.stallMs);
-    const ok = await super.save(...args);
-    if (!ok) this.refused++;
-    return ok;
-  }
-}
+const ROUNDS: Record<"split" | "stalls", Round> = {
+  split: { pauses: { load: [0.5, 500], save: [0, 0] }, late: 0, handover: false, idleMs: 100 },
+  stalls: { pauses: { load: [0.3, 500], save: [0.15, 2_000] }, late: 0.01, handover: true, idleMs: 300 },
+};
 
 async function samePartitionPatients(n: number): Promise<string[]> {
   const out: string[] = [];
@@ -100,14 +78,14 @@ async function samePartitionPatients(n: number): Promise<string[]> {
   return out;
 }
 
-/** A log of one of the patients: mostly later than the last, one in a hundred earlier than what is applied (late). */
-function logsFor(rnd: () => number, patients: string[], clock: Map<string, number>, count: number): unknown[] {
+/** Logs of the patients, each later than the patient's last but for a share `late` earlier than what is applied. */
+function logsFor(rnd: () => number, patients: string[], clock: Map<string, number>, count: number, late: number): unknown[] {
   const logs: unknown[] = [];
   for (let i = 0; i < count; i++) {
     const pid = patients[Math.floor(rnd() * patients.length)]!;
     const now = (clock.get(pid) ?? Date.UTC(2026, 0, 1)) + 60_000 + Math.floor(rnd() * 3_600_000);
     clock.set(pid, now);
-    const at = rnd() < 0.01 ? now - Math.floor(rnd() * 3 * 86_400_000) : now;
+    const at = rnd() < late ? now - Math.floor(rnd() * 3 * 86_400_000) : now;
     const timestamp = new Date(at).toISOString();
     const kind = rnd();
     if (kind < 0.6) logs.push({ log_type: "symptom_report", patient_id: pid, timestamp, payload: { instrument: "esas_r", symptoms: [{ name: rnd() < 0.5 ? "pain" : "nausea", score: Math.floor(rnd() * 11) }] } });
@@ -126,7 +104,7 @@ async function history(pid: string): Promise<SequencedLogs[]> {
 /** An audit row as a reader compares it: when the fold ran (completed_at) is the moment of whichever member saved it. */
 const row = ({ completed_at: _, ...rest }: StateEvent) => rest;
 
-async function round(seed: number): Promise<{ replays: number; stalls: number; refused: number }> {
+async function round(seed: number, how: Round): Promise<{ replays: number; stalls: number; refused: number }> {
   const { jsm, names } = t.services.topology;
   const rnd = random(seed);
   // Patients of their own: each round's history is only its own logs.
@@ -135,20 +113,20 @@ async function round(seed: number): Promise<{ replays: number; stalls: number; r
   const prefix = `${t.config.namespace}:fence${seed}`;
   // A short ack wait, so what the stalling member holds comes again to the other one.
   await durableFromEnd(durable, 1_500);
-  const steady = new StallingStore(t.services.redis, prefix, random(seed), 0);
-  const stalling = new StallingStore(t.services.redis, prefix, random(seed * 7 + 1), 2_000);
+  const steady = new StallingStore(t.services.redis, prefix, random(seed), NO_PAUSES);
+  const stalling = new StallingStore(t.services.redis, prefix, random(seed * 7 + 1), how.pauses);
   // Pulls of two messages or so: the members take turns on the durable.
-  const a = member(steady, durable, { idleMs: 300, pullBytes: 8 * 1024 });
-  const b = member(stalling, durable, { idleMs: 300, pullBytes: 8 * 1024 });
+  const a = member(steady, durable, { idleMs: how.idleMs, pullBytes: 8 * 1024 });
+  const b = member(stalling, durable, { idleMs: how.idleMs, pullBytes: 8 * 1024 });
   try {
     await a.addPartition(PARTITION);
     await b.addPartition(PARTITION);
     const clock = new Map<string, number>();
     const batches = 40;
     for (let i = 0; i < batches; i++) {
-      const r = await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: logsFor(rnd, patients, clock, 30) } });
+      const r = await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: logsFor(rnd, patients, clock, 30, how.late) } });
       expect(r.json().failed, r.body).toBe(0);
-      if (i === batches / 2) {
+      if (how.handover && i === batches / 2) {
         // A lease handed over and taken back: the durable is made again from its ack
         // floor under the other member, whose deliveries come again (it mostly loses
         // its pulls from then on: the first half is where the two share the durable).
@@ -187,28 +165,6 @@ async function round(seed: number): Promise<{ replays: number; stalls: number; r
     await a.stop();
     await b.stop();
     await jsm.consumers.delete(names.logsStream, `${durable}_p${PARTITION}`).catch(() => undefined);
-  }
-}
-
-/** A store on the same keys whose loads and saves of chosen patients wait until let go: a member paused at that point. */
-class GatedStore extends PatientStateStore {
-  private readonly gates = new Map<string, { wait: Promise<void>; open: () => void }>();
-  hold(what: "load" | "save", pid: string): void {
-    let open!: () => void;
-    const wait = new Promise<void>((r) => (open = r));
-    this.gates.set(`${what}:${pid}`, { wait, open });
-  }
-  release(what: "load" | "save", pid: string): void {
-    this.gates.get(`${what}:${pid}`)?.open();
-    this.gates.delete(`${what}:${pid}`);
-  }
-  override async load(patientId: string): Promise<StoredPatientState | null> {
-    await this.gates.get(`load:${patientId}`)?.wait;
-    return super.load(patientId);
-  }
-  override async save(...args: Parameters<PatientStateStore["save"]>): Promise<boolean> {
-    await this.gates.get(`save:${args[0].state.patient_id}`)?.wait;
-    return super.save(...args);
   }
 }
 
@@ -276,8 +232,8 @@ describe("two members on one partition at once", () => {
 
   it("end with the state a single member compiles from the same history", async () => {
     let refused = 0;
-    for (const seed of [11, 23, 37]) {
-      const r = await round(seed);
+    for (const [seed, how] of [[11, ROUNDS.split], [23, ROUNDS.stalls], [37, ROUNDS.stalls]] as const) {
+      const r = await round(seed, how);
       // The fences were met: saves stalled past the ack wait, and rebuilds ran.
       expect(r.stalls, `seed ${seed}`).toBeGreaterThan(0);
       expect(r.replays, `seed ${seed}`).toBeGreaterThan(0);
