@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt } from "../support/service-process.js";
+import { connectRedis, deleteKeys } from "../../infra/redis/connection.js";
 import { memberGroup, type Group, type Member } from "../support/members.js";
 import { foldAlone, LogStream, storedKeys } from "../support/log-stream.js";
 
@@ -80,6 +81,19 @@ describe("three members on one namespace", () => {
       expect(JSON.stringify(members), `patient ${pid}: the members' state is what one process folds`).toBe(JSON.stringify(one));
     }
     expect(await stream.queryCount(m3)).toBe(stream.acknowledged);
+
+    // Redis loses some patients' states: a read through either survivor has the member
+    // working each patient's partition rebuild it from the stream.
+    const redis = await connectRedis("redis://127.0.0.1:6379");
+    try {
+      for (const pid of stream.patients.slice(0, 4)) await deleteKeys(redis, `${g.ns}:*{${pid}}`);
+    } finally {
+      await redis.quit();
+    }
+    for (const [i, pid] of stream.patients.slice(0, 4).entries()) {
+      const n = stream.keysOf(pid).length;
+      expect(await stream.appliedEvents(survivors[i % 2]!, pid), `patient ${pid} rebuilt`).toEqual({ rows: n, logs: n });
+    }
     console.log(`failover: every partition worked again ${tookMs} ms after the SIGKILL (default lease TTL); ${stream.retried} batches sent again`);
   }, 240_000);
 
