@@ -11,14 +11,17 @@ import { decodeLogMessage, logSubjectOwner, readPatientMessages, type StoredLogM
 import { parkDelivery } from "./parked-messages.js";
 import type { ModuleKey } from "../readmodels/module.js";
 import { MODULE_KEYS } from "../readmodels/registry.js";
-import { VIEW_INPUTS, viewsAffectedBy, type ViewType } from "../readmodels/views/index.js";
+import { viewsAffectedBy, type ViewType } from "../readmodels/views/index.js";
 import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "../src/state/apply-logs.js";
 import { patientActorMachine, report, type Delivery, type DrainResult, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
 import { Mailbox } from "./mailbox.js";
+import { DeferredRenders } from "./deferred-renders.js";
+import { batchNeedsReplay, loadPlan } from "./patient-decisions.js";
+import { JetStreamDelivery } from "./jetstream-delivery.js";
 import { IdleGate } from "./idle-gate.js";
 import { InflightBudget } from "./inflight-budget.js";
-import { renderCachedViews, staleViews } from "../src/state/view-cache.js";
-import { changedModules, EVENTS_KEPT, MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "../infra/redis/state-store.js";
+import { renderCachedViews } from "../src/state/view-cache.js";
+import { changedModules, EVENTS_KEPT, type PatientStateStore, type StoredPatientState } from "../infra/redis/state-store.js";
 
 export interface StateEngineOptions {
   /** Durables named `{durablePrefix}_p{partition}_{epoch}` instead of the namespace's (a second engine beside the service's, in tests). */
@@ -68,16 +71,7 @@ export class StateEngine {
   /** Deliveries not yet applied: views render only when there are none. */
   private readonly idle = new IdleGate();
   private readonly inflight: InflightBudget;
-  /**
-   * Patients passivated before their views were rendered (evicted under load, or idle
-   * while the engine stayed busy), with the modules those views read. Rendered from Redis
-   * once the engine has caught up, so reads find them current instead of rendering on
-   * demand; an actor started for one of them takes its modules over (see load).
-   */
-  private readonly unrendered = new Map<string, Set<ModuleKey>>();
-  private unrenderedParked = false;
-  private readonly unrenderedKey = {};
-  private readonly deferredRenders = new Set<Promise<void>>();
+  private readonly deferred: DeferredRenders;
   /** applied_logs counts logs folded: a replay folds the patient's whole history again. */
   readonly stats = { delivered: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0, parked: 0 };
   private readonly machine;
@@ -114,6 +108,13 @@ export class StateEngine {
       dispatch: (m, p) => this.dispatch(m, p),
       log: deps.log,
       name: "state engine",
+    });
+    this.deferred = new DeferredRenders({
+      idle: this.idle,
+      store: deps.store,
+      log: deps.log,
+      held: (pid) => this.activeActor(pid) !== undefined,
+      render: (stored, types) => this.renderViews(stored, types),
     });
     const now = deps.now ?? (() => new Date().toISOString());
     this.machine = patientActorMachine.provide({
@@ -238,9 +239,7 @@ export class StateEngine {
     await this.readers.removeAll();
     for (const a of this.actors.values()) a.stop();
     this.actors.clear();
-    this.unrendered.clear();
-    this.idle.unpark(this.unrenderedKey);
-    await Promise.allSettled(this.deferredRenders);
+    await this.deferred.stop();
   }
 
   private dispatch(m: JsMsg, partition: number): void {
@@ -302,7 +301,7 @@ export class StateEngine {
           this.replayNext.add(input.patient_id);
         } else {
           this.stats.passivated++;
-          if (last.context.dirty.length > 0) this.deferRender(input.patient_id, last.context.dirty);
+          if (last.context.dirty.length > 0 && !this.stopping) this.deferred.defer(input.patient_id, last.context.dirty);
         }
         // Deliveries that came while it was stopping get a new actor; else the mailbox goes.
         if (mailbox.size() > 0 && !this.stopping) this.startActor(input);
@@ -330,64 +329,6 @@ export class StateEngine {
         n--;
       }
     }
-  }
-
-  /** Remembers a passivated patient's unrendered views (bounded: past it, reads render them). */
-  private deferRender(patientId: string, modules: readonly ModuleKey[]): void {
-    if (this.stopping) return;
-    const known = this.unrendered.get(patientId);
-    if (known) for (const k of modules) known.add(k);
-    else if (this.unrendered.size < MAX_UNRENDERED) this.unrendered.set(patientId, new Set(modules));
-    this.parkUnrendered();
-  }
-
-  /** The modules whose views a passivated patient left unrendered, handed to its new actor. */
-  private takeUnrendered(patientId: string): ModuleKey[] {
-    const modules = this.unrendered.get(patientId);
-    if (!modules) return [];
-    this.unrendered.delete(patientId);
-    return [...modules];
-  }
-
-  /** Waits in the idle gate (behind every delivery) to render one more deferred patient. */
-  private parkUnrendered(): void {
-    if (this.unrenderedParked || this.stopping || this.unrendered.size === 0 || this.deferredRenders.size >= DEFERRED_RENDERS_AT_ONCE) return;
-    this.unrenderedParked = true;
-    this.idle.park(this.unrenderedKey, () => {
-      this.unrenderedParked = false;
-      const next = this.unrendered.keys().next();
-      if (next.done) return;
-      const patientId = next.value;
-      const job = this.renderStored(patientId, this.takeUnrendered(patientId))
-        .catch((err: unknown) => this.deps.log.warn({ err, patient_id: patientId }, "deferred view render failed; reads render on demand"))
-        .finally(() => {
-          this.deferredRenders.delete(job);
-          this.parkUnrendered();
-        });
-      this.deferredRenders.add(job);
-      this.parkUnrendered();
-    });
-  }
-
-  /**
-   * Renders a passivated patient's views from its state in Redis. Skipped when an actor
-   * holds the patient again (its load normally takes the modules over; in the rare race
-   * where it loaded first, a read renders what is stale): a render here would race it.
-   */
-  private async renderStored(patientId: string, modules: ModuleKey[]): Promise<void> {
-    if (this.activeActor(patientId)) return;
-    const types = viewsAffectedBy(modules);
-    const store = this.deps.store;
-    // The meta and the stored views first: a read or a job's view backfill has often
-    // rendered them already, and then no module needs loading at all.
-    const [head, cached] = await Promise.all([store.loadModules(patientId, []), store.loadViews(patientId, types)]);
-    if (!head || head.fingerprint !== MODEL_FINGERPRINT || this.stopping || this.activeActor(patientId)) return;
-    const stale = staleViews(head, types, cached);
-    if (stale.length === 0) return;
-    // Only what those views read (as a read renders them), with the meta of that moment.
-    const stored = await store.loadModules(patientId, [...new Set(stale.flatMap((t) => VIEW_INPUTS[t]))]);
-    if (!stored || stored.fingerprint !== MODEL_FINGERPRINT || this.stopping || this.activeActor(patientId)) return;
-    await this.renderViews(stored, stale);
   }
 
   private async history(s: Pick<StoredPatientState, "organization_id" | "project_id">, patientId: string): Promise<SequencedLogs[]> {
@@ -420,17 +361,13 @@ export class StateEngine {
   }
 
   private async load(input: LoadInput, now: string): Promise<{ stored: StoredPatientState; changed: ModuleKey[] }> {
-    const unrendered = this.takeUnrendered(input.patient_id);
-    const stored = await this.deps.store.load(input.patient_id);
-    const forced = this.replayNext.delete(input.patient_id);
-    if (stored && stored.fingerprint === MODEL_FINGERPRINT && !forced) return { stored, changed: unrendered };
+    const unrendered = this.deferred.take(input.patient_id);
+    const plan = loadPlan(await this.deps.store.load(input.patient_id), { forced: this.replayNext.delete(input.patient_id), firstQueuedSeq: input.firstQueuedSeq });
+    if (plan.kind === "use") return { stored: plan.stored, changed: unrendered };
     const record = await this.deps.patients.get(input.project_id, input.patient_id);
     const empty = emptyStored(input.patient_id, record?.timezone ?? "UTC", input.organization_id, input.project_id, record?.date_of_birth ?? null);
-    // A new patient: its first stored message is the first one waiting, so there is no
-    // history to replay. One direct get instead of reading the subject.
-    if (!stored && !forced && input.firstQueuedSeq !== null && (await this.firstSeq(input)) === input.firstQueuedSeq) {
-      return { stored: empty, changed: [] };
-    }
+    // One direct get instead of reading the subject.
+    if (plan.kind === "new-if-first" && (await this.firstSeq(input)) === input.firstQueuedSeq) return { stored: empty, changed: [] };
     // Redis lost the state, a reducer changed, or the last actor failed: replay.
     const r = await this.replay(empty, now);
     this.stats.applied_logs += r.events.length;
@@ -458,10 +395,7 @@ export class StateEngine {
   private async process(stored: StoredPatientState, batch: Delivery[], now: string) {
     const ordered = [...batch].sort((a, b) => a.seq - b.seq);
     let r = applyInOrder(stored, ordered, now);
-    // A late log, or a redelivery (it may have overtaken an earlier message, or another
-    // member, working the partition on a lapsed lease, may have saved past it without it):
-    // the patient's whole history decides, in fold order.
-    if (r.late || ordered.some((d) => d.redelivered)) r = await this.replay(stored, now);
+    if (batchNeedsReplay(r, ordered)) r = await this.replay(stored, now);
     // A patient's first save writes its whole (new) state; later ones only what changed.
     else if (r.events.length > 0 && !(await this.deps.store.save(r.stored, r.events, stored.applied_seq === 0 ? undefined : changedModules(stored.state, r.stored.state), stored.applied_seq))) {
       // Redis lost the patient, or another member saved it past this actor's copy: the
@@ -482,44 +416,3 @@ export class StateEngine {
 const WAKE = { type: "WAKE" } as const;
 /** Rebuilds of one patient refused in a row before its actor fails (and its deliveries come again). */
 const REPLAY_ATTEMPTS = 5;
-/** Passivated patients remembered for a background render; about 100 bytes each. */
-const MAX_UNRENDERED = 100_000;
-/** Deferred renders in flight: each waits on one Redis load, so a few overlap those waits. */
-const DEFERRED_RENDERS_AT_ONCE = 4;
-
-/** A JetStream message as a patient's delivery: a class, not closures, since one is made per message. */
-class JetStreamDelivery implements Delivery {
-  readonly seq: number;
-  readonly redelivered: boolean;
-  /** Size as read from the stream, counted against the engine's in-flight budget. */
-  readonly bytes: number;
-
-  constructor(
-    private readonly m: JsMsg,
-    readonly logs: Delivery["logs"],
-    private readonly idle: IdleGate,
-    private readonly inflight: InflightBudget,
-    private readonly pending: Map<number, number>,
-    private readonly partition: number,
-  ) {
-    this.seq = m.seq;
-    this.redelivered = m.redelivered;
-    this.bytes = m.data.length;
-  }
-
-  ack(): void {
-    this.m.ack();
-    this.done();
-  }
-
-  nak(): void {
-    this.m.nak(1_000);
-    this.done();
-  }
-
-  private done(): void {
-    this.pending.set(this.partition, (this.pending.get(this.partition) ?? 1) - 1);
-    this.idle.leave();
-    this.inflight.give(this.bytes);
-  }
-}
