@@ -15,6 +15,8 @@ export interface MigrationOptions extends LockTiming {
   copyLimit?: number;
   /** How often the copy logs its progress. */
   progressEveryMs: number;
+  /** Called once the lock is held, before copying (tests hold a migration there). */
+  beforeCopy?: () => Promise<void>;
 }
 
 const defaults = (): MigrationOptions => ({ ...DEFAULT_LOCK_TIMING, member: `${hostname()}-${process.pid}`, window: 256, progressEveryMs: 10_000 });
@@ -62,6 +64,7 @@ export async function migrateLegacyLogLayout(deps: LayoutDeps, layout: LogLayout
   if (!lock) return;
   try {
     if (await layoutRecorded(deps)) return await lock.release();
+    await opts.beforeCopy?.();
     await migrateHolding(deps, lock, opts, log);
     await lock.release();
   } catch (err) {
@@ -105,7 +108,7 @@ async function migrateHolding(deps: LayoutDeps, lock: HeldLock, opts: MigrationO
     if (!isCasConflict(err)) throw err;
   }
   const seconds = (Date.now() - started) / 1000;
-  log.info({ copied, seconds, logs_per_second: Math.round(copied / Math.max(seconds, 0.001)) }, "the log stream is migrated to the partitioned layout");
+  log.info({ messages_copied: copied, seconds, messages_per_second: Math.round(copied / Math.max(seconds, 0.001)) }, "the log stream is migrated to the partitioned layout");
 }
 
 async function copyRound(deps: LayoutDeps, lock: HeldLock, opts: MigrationOptions, log: MigrationLog, before: number): Promise<CopyResult> {

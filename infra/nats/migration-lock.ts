@@ -131,7 +131,8 @@ export async function migrationUnfinished(config: KV): Promise<boolean> {
 export async function acquireOrWait(config: KV, member: string, layout: LogLayout, timing: LockTiming, done: () => Promise<boolean>, log: MigrationLog): Promise<HeldLock | null> {
   const now = () => new Date().toISOString();
   const since = Date.now();
-  let lastLog = since;
+  // The first sight of a holder is logged at once: it says why the start pauses.
+  let lastLog = 0;
   let seen = { revision: -1, at: since };
   for (;;) {
     if (await done()) return null;

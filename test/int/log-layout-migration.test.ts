@@ -150,15 +150,22 @@ describe("migrating a namespace of the first log layout", () => {
   it("two members starting at once: one copies, the other waits for its record", async () => {
     const l1 = await buildLayout1Namespace({ patients: 5, logsPerPatient: 120 });
     namespaces.push(l1.ns);
-    const said: Record<string, string[]> = { a: [], b: [] };
-    const logOf = (m: "a" | "b"): MigrationLog => ({ info: (_o, msg) => said[m]!.push(msg), warn: (_o, msg) => said[m]!.push(msg) });
-    const start = async (m: "a" | "b") => ensureTopology(await nats(), l1.ns, { log: logOf(m), migration: { ...quick, member: m, window: 16 } });
-    const [a, b] = await Promise.all([start("a"), start("b")]);
+    const said: Record<"a" | "b", string[]> = { a: [], b: [] };
+    const logOf = (m: "a" | "b"): MigrationLog => ({ info: (_o, msg) => said[m].push(msg), warn: (_o, msg) => said[m].push(msg) });
+    // Whichever takes the lock holds it until the other has said it waits.
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (open = r));
+    const start = async (m: "a" | "b") => ensureTopology(await nats(), l1.ns, { log: logOf(m), migration: { ...quick, member: m, window: 16, beforeCopy: () => gate } });
+    const both = Promise.all([start("a"), start("b")]);
+    await eventually(async () => [...said.a, ...said.b], (lines) => lines.some((s) => s.startsWith("waiting for ")), 10_000);
+    open();
+    const [a, b] = await both;
     expect(a.names.partitions).toBe(b.names.partitions);
-    const copiers = (["a", "b"] as const).filter((m) => said[m]!.some((s) => s.startsWith("migrating the log stream to the partitioned layout")));
+    const copiers = (["a", "b"] as const).filter((m) => said[m].some((s) => s.startsWith("migrating the log stream to the partitioned layout")));
     expect(copiers).toHaveLength(1);
     const waiter = copiers[0] === "a" ? "b" : "a";
-    expect(said[waiter]!.every((s) => s.startsWith("waiting for "))).toBe(true);
+    expect(said[waiter].length).toBeGreaterThan(0);
+    expect(said[waiter].every((s) => s.startsWith(`waiting for ${copiers[0]!} to finish`))).toBe(true);
     await expectMigrated(await nats(), l1);
   }, 60_000);
 });
