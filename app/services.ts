@@ -129,8 +129,8 @@ export interface ServiceOptions {
 
 /** The process's logger for a log layout migration; console when it has no info level. */
 function migrationLog(log: ServiceOptions["log"]): MigrationLog | undefined {
-  const info = log?.info;
-  return log && info ? { info: info.bind(log), warn: log.warn.bind(log) } : undefined;
+  if (!log?.info) return undefined;
+  return { info: (o, m) => log.info?.(o, m), warn: (o, m) => log.warn(o, m) };
 }
 
 export async function createServices(config: Config, role: ProcessRole = "all", options: ServiceOptions = {}): Promise<Services> {

@@ -10,7 +10,7 @@ import { ensureTopology, destroyTopology, topologyNames } from "../../infra/nats
 import { LOG_LAYOUT_KEY, LogLayoutMismatchError } from "../../infra/nats/log-layout.js";
 import { countAfter, MIGRATED_FROM_HEADER } from "../../infra/nats/legacy-log-copy.js";
 import { MigrationStopped, type MigrationOptions } from "../../infra/nats/log-migration.js";
-import { MIGRATION_LOCK_KEY, type MigrationLog } from "../../infra/nats/migration-lock.js";
+import { acquireOrWait, DEFAULT_LOCK_TIMING, MIGRATION_LOCK_KEY, MigrationLockLost, type MigrationLog } from "../../infra/nats/migration-lock.js";
 import { readSubject } from "../../infra/nats/log-history.js";
 import { loadConfig } from "../../src/config.js";
 import type { PatientLogMessage } from "../../src/logs/log-writer.js";
@@ -168,6 +168,34 @@ describe("migrating a namespace of the first log layout", () => {
     expect(said[waiter].every((s) => s.startsWith(`waiting for ${copiers[0]!} to finish`))).toBe(true);
     await expectMigrated(await nats(), l1);
   }, 60_000);
+});
+
+describe("the migration lock", () => {
+  it("a holder whose lock another member took over stops copying and leaves the migration to it", async () => {
+    const ns = `t${randomBytes(5).toString("hex")}`;
+    namespaces.push(ns);
+    const t = await ensureTopology(await nats(), ns);
+    const layout = { version: 2 as const, partitions: 16, created_at: new Date().toISOString() };
+    const held = await acquireOrWait(t.kv.config, "slow", layout, { ...DEFAULT_LOCK_TIMING, heartbeatMs: 100 }, async () => false, silent);
+    expect(held).not.toBeNull();
+    // A waiter that saw no beat for its stale time takes the lock with a revision-checked update.
+    const taker = await acquireOrWait(t.kv.config, "taker", layout, { ...DEFAULT_LOCK_TIMING, pollMs: 20, staleMs: 0 }, async () => false, silent);
+    expect((await t.kv.config.get(MIGRATION_LOCK_KEY))?.json()).toMatchObject({ member: "taker", layout });
+    await eventually(async () => held!.assertHeld.bind(held!), (assert) => {
+      try {
+        assert();
+        return false;
+      } catch (err) {
+        return err instanceof MigrationLockLost && err.message.includes("taker");
+      }
+    }, 5_000);
+    expect(() => held!.assertHeld()).toThrow(MigrationLockLost);
+    // The loser's release leaves the new holder's lock alone.
+    await held!.release();
+    expect((await t.kv.config.get(MIGRATION_LOCK_KEY))?.json()).toMatchObject({ member: "taker" });
+    await taker!.release();
+    expect((await t.kv.config.get(MIGRATION_LOCK_KEY))?.operation).not.toBe("PUT");
+  });
 });
 
 describe("PSS_PARTITIONS against the recorded count", () => {
