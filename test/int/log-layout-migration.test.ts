@@ -4,11 +4,12 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { jetstreamManager } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
 import { connectNats } from "../../infra/nats/connection.js";
 import { ensureTopology, destroyTopology, topologyNames } from "../../infra/nats/topology.js";
 import { LOG_LAYOUT_KEY, LogLayoutMismatchError } from "../../infra/nats/log-layout.js";
-import { countAfter, MIGRATED_FROM_HEADER } from "../../infra/nats/legacy-log-copy.js";
+import { copyLegacyLogs, countAfter, MIGRATED_FROM_HEADER } from "../../infra/nats/legacy-log-copy.js";
 import { MigrationStopped, type MigrationOptions } from "../../infra/nats/log-migration.js";
 import { acquireOrWait, DEFAULT_LOCK_TIMING, MIGRATION_LOCK_KEY, MigrationLockLost, type MigrationLog } from "../../infra/nats/migration-lock.js";
 import { readSubject } from "../../infra/nats/log-history.js";
@@ -145,6 +146,28 @@ describe("migrating a namespace of the first log layout", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(quick.staleMs!);
     expect(took.some((m) => m.includes("took the log layout migration over from crashed"))).toBe(true);
     await expectMigrated(crashed, l1);
+  }, 60_000);
+
+  it("finishes a migration whose member died after its last copy, with the partition count its copies were made for", async () => {
+    const l1 = await buildLayout1Namespace({ patients: 4, logsPerPatient: 30 });
+    namespaces.push(l1.ns);
+    const nc = await nats();
+    const { js, jsm } = { js: jetstream(nc), jsm: await jetstreamManager(nc) };
+    // Copied for 8 partitions, originals purged, then the member died: its lock is all that says so.
+    const names8 = topologyNames(l1.ns, 8);
+    const r = await copyLegacyLogs({ js, jsm, names: names8 }, { window: 32, assertHeld: () => undefined, progress: () => undefined });
+    expect(r.copied).toBe(l1.messages);
+    await jsm.streams.purge(names8.logsStream, { filter: names8.legacyLogSubjects });
+    await jsm.consumers.delete(names8.logsStream, names8.legacyStateConsumer);
+    const kv = await new Kvm(nc).open(names8.buckets.config);
+    const layout = { version: 2, partitions: 8, created_at: new Date().toISOString() };
+    await kv.create(MIGRATION_LOCK_KEY, JSON.stringify({ member: "crashed", started_at: layout.created_at, beat_at: layout.created_at, layout }));
+
+    const t = await ensureTopology(nc, l1.ns, { log: silent, migration: quick });
+    expect(t.names.partitions).toBe(8);
+    expect((await kv.get(LOG_LAYOUT_KEY))?.json()).toMatchObject({ version: 2, partitions: 8 });
+    const { byPatient } = await migratedLogs(nc, l1.ns);
+    for (const p of l1.patients) expect(byPatient.get(p.id)).toEqual(l1.stored.get(p.id)!.map((l) => l.id));
   }, 60_000);
 
   it("two members starting at once: one copies, the other waits for its record", async () => {
