@@ -125,6 +125,9 @@ describe("migrating a namespace of the first log layout", () => {
       await expectMigrated(migrated.services.nc, l1);
       expect(await statesOf(migrated, l1, placesOf([...l1.stored].map(([pid, logs]) => [pid, logs.map((l) => l.id)])))).toEqual(expected);
       expect(await queryCount(migrated, l1.logs)).toBe(l1.logs);
+      // The first layout's projector durable went with the family the projector's tenure replaced.
+      const { jsm, names } = migrated.services.topology;
+      await expect(jsm.consumers.info(names.logsStream, `${l1.ns}_clickhouse`)).rejects.toThrow(/consumer not found/);
     } finally {
       await migrated.close();
     }
