@@ -6,6 +6,13 @@ import type { Logger } from "pino";
  */
 export const SHUTDOWN_GRACE_MS = 10_000;
 
+/**
+ * Exit code of a process whose configuration is refused (a bad variable, or PSS_PARTITIONS
+ * against the namespace's recorded count): a restart would meet the same refusal, so the
+ * supervisor stops instead of starting another.
+ */
+export const CONFIG_EXIT_CODE = 2;
+
 /** What a supervised child tells its supervisor once it does its work. */
 export interface ReadyMessage {
   pss: "ready";

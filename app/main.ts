@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import { ConfigError, loadConfig, type Config } from "../src/config.js";
 import { processLogger, type ProcessKind } from "./logger.js";
 import { supervise } from "./supervisor.js";
+import { CONFIG_EXIT_CODE } from "./lifecycle.js";
 
 /*
  * The entry of `npm start`. What this process does follows PSS_ROLE:
@@ -27,7 +28,7 @@ function configOrExit(): Config {
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`configuration error: ${err.message}`);
-      process.exit(2);
+      process.exit(CONFIG_EXIT_CODE);
     }
     throw err;
   }
@@ -58,6 +59,18 @@ function ensureLocalAdminKey(config: Config, log: Logger): Config {
   return { ...config, adminKey: readFileSync(file, "utf8").trim() };
 }
 
+/**
+ * Exits with CONFIG_EXIT_CODE, the message printed once and no stack, when the namespace
+ * refuses this configuration: a restart would only fail the same way.
+ */
+async function exitIfRefused(err: unknown): Promise<void> {
+  // Loaded only on a failed start: the supervisor's path stays without the backends' clients.
+  const { isLogLayoutMismatch } = await import("../infra/nats/log-layout.js");
+  if (!isLogLayoutMismatch(err)) return;
+  console.error(`configuration error: ${err.message}`);
+  process.exit(CONFIG_EXIT_CODE);
+}
+
 async function main(): Promise<void> {
   const loaded = configOrExit();
   const supervising = cluster.isPrimary && (loaded.role === "all" || (loaded.role === "api" && loaded.workers > 1));
@@ -71,6 +84,7 @@ async function main(): Promise<void> {
     if (kind === "worker") return await runWorker(config, log, { supervised: cluster.isWorker });
     return await runApi(config, log);
   } catch (err) {
+    await exitIfRefused(err);
     log.fatal({ err }, "failed to start");
     process.exit(1);
   }

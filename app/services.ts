@@ -2,6 +2,8 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { ClickHouseClient } from "@clickhouse/client";
 import { connectNats } from "../infra/nats/connection.js";
 import { ensureTopology, type Topology } from "../infra/nats/topology.js";
+import type { MigrationOptions } from "../infra/nats/log-migration.js";
+import type { MigrationLog } from "../infra/nats/migration-lock.js";
 import { createJetStreamPublisher, type JetStreamPublisher } from "../infra/nats/jetstream-publisher.js";
 import { PublishedMessages } from "../infra/nats/published-messages.js";
 import { JsonKv } from "../infra/nats/json-kv.js";
@@ -119,15 +121,23 @@ function openClickHouse(config: Config, nc: NatsConnection, role: ProcessRole): 
 
 export interface ServiceOptions {
   log?: { error(o: unknown, m?: string): void; warn(o: unknown, m?: string): void; info?(o: unknown, m?: string): void };
+  /** A first-layout namespace's migration settings (tests shorten its waits). */
+  migration?: Partial<MigrationOptions>;
   /** Test hooks of the ingestion job stages (for example a slow replay to stop a job midway). */
   ingestion?: Pick<StageDeps, "beforeReplayChunk" | "backfillStallMs" | "bucketBytes" | "storageRetryMs">;
+}
+
+/** The process's logger for a log layout migration; console when it has no info level. */
+function migrationLog(log: ServiceOptions["log"]): MigrationLog | undefined {
+  if (!log?.info) return undefined;
+  return { info: (o, m) => log.info?.(o, m), warn: (o, m) => log.warn(o, m) };
 }
 
 export async function createServices(config: Config, role: ProcessRole = "all", options: ServiceOptions = {}): Promise<Services> {
   const nc = await connectNats(config);
   const stops: (() => void)[] = [];
   try {
-    const topology = await ensureTopology(nc, config.namespace, { partitions: config.partitions });
+    const topology = await ensureTopology(nc, config.namespace, { partitions: config.partitions, log: migrationLog(options.log), ...(options.migration ? { migration: options.migration } : {}) });
     const publisher = createJetStreamPublisher(nc, { timeoutMs: config.publishTimeoutMs });
     const instance = new InstanceStatus(`${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`, role, process.pid);
     const metrics = new ProcessMetrics(instance);

@@ -1,6 +1,6 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "pino";
-import { isReadyMessage, SHUTDOWN_GRACE_MS } from "./lifecycle.js";
+import { CONFIG_EXIT_CODE, isReadyMessage, SHUTDOWN_GRACE_MS } from "./lifecycle.js";
 import { relayReports, restartsMetric } from "./process-reports.js";
 
 /** What the supervisor runs: the background worker or not, and how many api processes. */
@@ -79,6 +79,11 @@ export async function supervise(plan: Plan, log: Logger): Promise<void> {
 
   const onExit = (slot: Slot, child: Worker, code: number | null, signal: string | null) => {
     if (stopping) return;
+    if (code === CONFIG_EXIT_CODE) {
+      log.error({ child: slot.role, child_pid: child.process.pid, code }, `${slot.role} process refused its configuration (its message is above); stopping, as another would be refused too`);
+      void stop("refused configuration", CONFIG_EXIT_CODE);
+      return;
+    }
     slot.deathsInARow = Date.now() - slot.startedAt >= STABLE_AFTER_MS ? 1 : slot.deathsInARow + 1;
     const wait = Math.min(RESTART_MOST_MS, RESTART_FIRST_MS * 2 ** (slot.deathsInARow - 1));
     log.warn({ child: slot.role, child_pid: child.process.pid, code, signal, restart_in_ms: wait }, `${slot.role} process exited; starting another`);
@@ -107,16 +112,16 @@ export async function supervise(plan: Plan, log: Logger): Promise<void> {
     }
   };
 
-  const stop = async (signal: NodeJS.Signals) => {
+  const stop = async (reason: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, plan.worker ? "stopping: the api processes, then the worker" : "stopping the api processes");
+    log.info({ reason }, plan.worker ? "stopping: the api processes, then the worker" : "stopping the api processes");
     workerReady();
     const deadline = Date.now() + SHUTDOWN_GRACE_MS;
     await stopSlots("api", plan.worker ? deadline - WORKER_STOP_SHARE_MS : deadline);
     if (plan.worker) await stopSlots("worker", deadline);
     log.info("stopped");
-    process.exit(0);
+    process.exit(exitCode);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));

@@ -1,7 +1,9 @@
-import { AckPolicy, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
 import { isCasConflict } from "./lease-bucket.js";
-import { migrateLegacyLogLayout } from "./log-migration.js";
+import { migrateLegacyLogLayout, type MigrationOptions } from "./log-migration.js";
+import { countAfter } from "./legacy-log-copy.js";
+import { migrationUnfinished, type MigrationLog } from "./migration-lock.js";
 import { DEFAULT_PARTITIONS } from "./partitions.js";
 import type { TopologyNames } from "./topology.js";
 
@@ -37,6 +39,10 @@ export interface LayoutDeps {
   jsm: JetStreamManager;
   config: KV;
   names: TopologyNames;
+  /** Where a migration says what it does (console when absent). */
+  log?: MigrationLog;
+  /** A migration's settings, for tests (see MigrationOptions). */
+  migration?: Partial<MigrationOptions>;
 }
 
 async function readLayout(config: KV): Promise<LogLayout | null> {
@@ -51,9 +57,7 @@ export async function hasLegacyLogs(deps: Pick<LayoutDeps, "jsm" | "names">): Pr
   const durable = await jsm.consumers.info(names.logsStream, names.legacyStateConsumer).then(() => true, () => false);
   if (durable) return true;
   // A counting consumer, not the stream's subject list: that lists every patient.
-  const c = await jsm.consumers.add(names.logsStream, { filter_subject: names.legacyLogSubjects, ack_policy: AckPolicy.None, inactive_threshold: 30_000_000_000 });
-  await jsm.consumers.delete(names.logsStream, c.name).catch(() => undefined);
-  return c.num_pending > 0;
+  return (await countAfter(jsm, names.logsStream, names.legacyLogSubjects)) > 0;
 }
 
 /**
@@ -69,7 +73,8 @@ export async function resolveLogLayout(deps: LayoutDeps, requested: number | nul
       return found;
     }
     const layout: LogLayout = { version: 2, partitions: requested ?? DEFAULT_PARTITIONS, created_at: new Date().toISOString() };
-    if (await hasLegacyLogs(deps)) {
+    // A lock left without a record: a migration stopped after its last copy, before recording.
+    if ((await hasLegacyLogs(deps)) || (await migrationUnfinished(deps.config))) {
       // Writes the record itself once every log is under its new subject.
       await migrateLegacyLogLayout(deps, layout);
       continue;

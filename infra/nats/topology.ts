@@ -2,7 +2,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { jetstreamManager, jetstream, RetentionPolicy, StorageType, DiscardPolicy, type JetStreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
 import { Objm, type ObjectStore } from "@nats-io/obj";
-import { resolveLogLayout } from "./log-layout.js";
+import { resolveLogLayout, type LayoutDeps } from "./log-layout.js";
 import { DEFAULT_PARTITIONS, partitionOf } from "./partitions.js";
 
 /** Largest audit entry the audit stream stores (its max_msg_size); src/audit keeps every entry under it. */
@@ -16,6 +16,7 @@ export const AUDIT_MAX_MSG_BYTES = 1024 * 1024;
 export function topologyNames(ns: string, partitions = DEFAULT_PARTITIONS) {
   const upper = ns.toUpperCase();
   return {
+    namespace: ns,
     logsStream: `${upper}_LOGS`,
     partitions,
     /**
@@ -31,6 +32,8 @@ export function topologyNames(ns: string, partitions = DEFAULT_PARTITIONS) {
     logSubjectsOfProject: (org: string, project: string) => `${ns}.log.*.${org}.${project}.*`,
     logSubjectsOfPartition: (partition: number) => `${ns}.log.${partition}.>`,
     logSubjectsAll: `${ns}.log.>`,
+    /** Every subject of the partitioned layout (one token more than the first layout's). */
+    partitionedLogSubjects: `${ns}.log.*.*.*.*`,
     /** The first layout's subjects, `{ns}.log.{organization}.{project}.{patient}`: only a migration reads them. */
     legacyLogSubjects: `${ns}.log.*.*.*`,
     legacyStateConsumer: `${ns}_state`,
@@ -117,7 +120,7 @@ export const LOG_ID_RETENTION_SECONDS = 3 * 24 * 3600;
  * Creates (or finds) every stream and bucket. Idempotent, so every start runs it; an
  * existing stream keeps its data and gets its config brought up to date.
  */
-export async function ensureTopology(nc: NatsConnection, ns: string, options: { partitions?: number | null } = {}): Promise<Topology> {
+export async function ensureTopology(nc: NatsConnection, ns: string, options: { partitions?: number | null } & Pick<LayoutDeps, "log" | "migration"> = {}): Promise<Topology> {
   const streamNames = topologyNames(ns);
   const jsm = await jetstreamManager(nc);
   await ensureStream(jsm, {
@@ -221,7 +224,7 @@ export async function ensureTopology(nc: NatsConnection, ns: string, options: { 
   // Uploads expire after 7 days: a file is read only until its job has staged its logs.
   const uploads = await new Objm(nc).create(streamNames.uploadsBucket, { storage: StorageType.File, ttl: 7 * 24 * 3600 * 1_000_000_000 });
   const js = jetstream(nc);
-  const { partitions } = await resolveLogLayout({ js, jsm, config: kv.config, names: streamNames }, options.partitions ?? null);
+  const { partitions } = await resolveLogLayout({ js, jsm, config: kv.config, names: streamNames, log: options.log, migration: options.migration }, options.partitions ?? null);
   return { names: topologyNames(ns, partitions), jsm, js, kv, uploads };
 }
 

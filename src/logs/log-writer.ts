@@ -39,7 +39,7 @@ const DAY_MS = 86_400_000;
 const MESSAGE_WRAPPER_BYTES = 11;
 
 /** A validated log as stored: its id (a ULID, so acceptance order), tenancy and acceptance time. */
-function toRecord(log: ValidLogInput, scope: WriteScope, ingestedAt: string, key: string | undefined): LogRecord {
+export function toRecord(log: ValidLogInput, scope: WriteScope, ingestedAt: string, key: string | undefined): LogRecord {
   const record: LogRecord = {
     id: newId("log"),
     log_type: log.log_type,

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { loadConfig, type Config } from "../../src/config.js";
-import { createServices, type Services } from "../../app/services.js";
+import { createServices, type ServiceOptions, type Services } from "../../app/services.js";
 import { buildApp } from "../../app/http/app.js";
 import { destroyTopology } from "../../infra/nats/topology.js";
 import { deleteKeys } from "../../infra/redis/connection.js";
@@ -23,21 +23,22 @@ export interface TestStack {
  * The real service against the machine's NATS and Redis and an embedded ClickHouse, in
  * a namespace of its own (streams, buckets, subjects, Redis keys), removed on close.
  */
-export async function startStack(env: Record<string, string> = {}): Promise<TestStack> {
+export async function startStack(env: Record<string, string> = {}, options: ServiceOptions = {}): Promise<TestStack> {
   const ns = `t${randomBytes(5).toString("hex")}`;
   const dataDir = mkdtempSync(join(tmpdir(), "pss-test-"));
   const adminKey = `admin-${randomBytes(16).toString("hex")}`;
   const config = loadConfig({ PSS_NAMESPACE: ns, DATA_DIR: dataDir, PSS_ADMIN_KEY: adminKey, LOG_LEVEL: "silent", ...env });
-  const services = await createServices(config);
+  const services = await createServices(config, "all", options);
   const app = await buildApp(services, { logger: false });
   await app.ready();
   return {
     config,
     services,
     app,
-    adminKey,
-    auth: { authorization: `Bearer ${adminKey}` },
-    close: () => closeAndDrop(app, services, ns, dataDir),
+    adminKey: config.adminKey ?? adminKey,
+    auth: { authorization: `Bearer ${config.adminKey ?? adminKey}` },
+    // `env` may name the namespace (one a test built beforehand): that one is dropped.
+    close: () => closeAndDrop(app, services, config.namespace, dataDir),
   };
 }
 
