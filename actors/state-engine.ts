@@ -7,7 +7,8 @@ import type { PublishedMessageReader, PublishedMessages } from "../infra/nats/pu
 import type { TopologyNames } from "../infra/nats/topology.js";
 import type { PatientStore } from "../src/control/patients.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
-import { decodeLogMessage, logSubjectOwner, readPatientMessages, type StoredLogMessage } from "../src/logs/stored-message.js";
+import { decodeLogMessage, logSubjectOwner, type StoredLogMessage } from "../src/logs/stored-message.js";
+import { PatientLog } from "../src/logs/patient-log.js";
 import { parkDelivery } from "./parked-messages.js";
 import type { ModuleKey } from "../readmodels/module.js";
 import { MODULE_KEYS } from "../readmodels/registry.js";
@@ -72,6 +73,7 @@ export class StateEngine {
   private readonly idle = new IdleGate();
   private readonly inflight: InflightBudget;
   private readonly deferred: DeferredRenders;
+  private readonly log: PatientLog;
   /** applied_logs counts logs folded: a replay folds the patient's whole history again. */
   readonly stats = { delivered: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0, parked: 0 };
   private readonly machine;
@@ -109,6 +111,7 @@ export class StateEngine {
       log: deps.log,
       name: "state engine",
     });
+    this.log = new PatientLog(deps);
     this.deferred = new DeferredRenders({
       idle: this.idle,
       store: deps.store,
@@ -334,7 +337,7 @@ export class StateEngine {
   private async history(s: Pick<StoredPatientState, "organization_id" | "project_id">, patientId: string): Promise<SequencedLogs[]> {
     const out: SequencedLogs[] = [];
     // A parked message reads as one without logs: the state has still applied up to it.
-    for await (const m of readPatientMessages(this.deps, { organization_id: s.organization_id, project_id: s.project_id, patient_id: patientId })) out.push({ seq: m.seq, logs: m.data.logs });
+    for await (const m of this.log.read({ organization_id: s.organization_id, project_id: s.project_id, patient_id: patientId })) out.push({ seq: m.seq, logs: m.data.logs });
     return out;
   }
 
@@ -352,14 +355,6 @@ export class StateEngine {
     }
   }
 
-  /** Sequence of the first message ever stored for the patient (0: none). */
-  private async firstSeq(input: PatientActorInput): Promise<number> {
-    const { jsm, names } = this.deps;
-    const subject = names.logSubject(input.organization_id, input.project_id, input.patient_id);
-    const m = await jsm.direct.getMessage(names.logsStream, { seq: 1, next_by_subj: subject }).catch(() => null);
-    return m?.seq ?? 0;
-  }
-
   private async load(input: LoadInput, now: string): Promise<{ stored: StoredPatientState; changed: ModuleKey[] }> {
     const unrendered = this.deferred.take(input.patient_id);
     const plan = loadPlan(await this.deps.store.load(input.patient_id), { forced: this.replayNext.delete(input.patient_id), firstQueuedSeq: input.firstQueuedSeq });
@@ -367,7 +362,7 @@ export class StateEngine {
     const record = await this.deps.patients.get(input.project_id, input.patient_id);
     const empty = emptyStored(input.patient_id, record?.timezone ?? "UTC", input.organization_id, input.project_id, record?.date_of_birth ?? null);
     // One direct get instead of reading the subject.
-    if (plan.kind === "new-if-first" && (await this.firstSeq(input)) === input.firstQueuedSeq) return { stored: empty, changed: [] };
+    if (plan.kind === "new-if-first" && (await this.log.firstSeq(input)) === input.firstQueuedSeq) return { stored: empty, changed: [] };
     // Redis lost the state, a reducer changed, or the last actor failed: replay.
     const r = await this.replay(empty, now);
     this.stats.applied_logs += r.events.length;

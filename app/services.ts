@@ -34,6 +34,7 @@ import { ClickHouseProjector } from "../actors/clickhouse-projector.js";
 import { copiedThrough, migrate } from "../infra/clickhouse/schema.js";
 import { LeasedWork, partitionResource, type LeasedTask } from "./leased-work.js";
 import { partitionOf } from "../infra/nats/partitions.js";
+import { PatientLog } from "../src/logs/patient-log.js";
 import { StateReader } from "../src/state/state-reader.js";
 import { LogQueryService } from "../src/query/log-query-service.js";
 import { JobRunner } from "../actors/ingestion/job-runner.js";
@@ -160,6 +161,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     const { patients, ledger, logIds, stateStore, writer: logWriter } = await openWritePath({ nc, topology, publisher, redis, config, outcomes: metrics, ...(published ? { published } : {}) }, stops);
     if (config.adminKey) await bootstrapAdmin({ orgs, projects, apiKeys }, config.adminKey);
     const touchSubject = `${config.namespace}.engine.touch`;
+    const patientLog = new PatientLog(topology);
     let engine: StateEngine | null = null;
     let deviceFeed: DeviceFeed | null = null;
     let projector: ClickHouseProjector | null = null;
@@ -170,8 +172,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       // null when the subject holds nothing; a JetStream that does not answer throws (a
       // 503), as an empty answer would serve a patient with history as one without.
       lastStoredSeq: async (scope, pid) => {
-        const m = await topology.jsm.streams.getMessage(topology.names.logsStream, { last_by_subj: topology.names.logSubject(scope.organization_id, scope.project_id, pid) });
-        return m?.seq ?? 0;
+        return patientLog.lastSeq({ organization_id: scope.organization_id, project_id: scope.project_id, patient_id: pid });
       },
       touch: async (input, replay) => {
         if (engine?.works(input.patient_id)) engine.touch(input, replay);

@@ -2,6 +2,7 @@ import { resolveLogType } from "../../catalog/index.js";
 import { AppError } from "../../src/errors.js";
 import type { JobRecord } from "../../src/ingestion/job-record.js";
 import { forgetPatient } from "../../src/ingestion/patient-details.js";
+import { PatientLog } from "../../src/logs/patient-log.js";
 import { bucketOf, lastSeqOf, readBucket, readDoc, StagingWriter, type StagedLine } from "../../src/ingestion/staging.js";
 import { DOCS, type LiveJob, type PatientDocRow, type StageDeps } from "./stage-deps.js";
 
@@ -76,8 +77,7 @@ function takeOut(r: JobRecord, patientId: string, rows: PatientDocRow[], lines: 
 async function deleteCreatedPatient(deps: StageDeps, r: JobRecord, patientId: string): Promise<void> {
   const p = await deps.patients.get(r.project_id, patientId);
   if (!p) return;
-  const { jsm, names } = deps.staging;
-  const logs = await lastSeqOf(jsm, names.logsStream, names.logSubject(r.organization_id, r.project_id, patientId));
+  const logs = await new PatientLog(deps.staging).lastSeq({ organization_id: r.organization_id, project_id: r.project_id, patient_id: patientId });
   if (logs === 0) {
     await deps.stateStore.erase(r.project_id, patientId);
     await deps.patients.erase(r.project_id, patientId);

@@ -4,7 +4,7 @@ import type { LogRecord } from "../../readmodels/log-record.js";
 import type { ValidLogInput } from "./envelope.js";
 import type { Claim, ClaimResult, IdempotencyLedger } from "./idempotency-ledger.js";
 import type { BatchAnswer, WriteScope } from "./log-writer.js";
-import { readPatientMessages } from "./stored-message.js";
+import { PatientLog } from "./patient-log.js";
 
 /**
  * Where a log's key is claimed: the ledger (idempotency keys for good, or clients' log
@@ -203,7 +203,7 @@ export class KeyClaims {
   private async historyIds(scope: WriteScope, patientId: string): Promise<Set<string>> {
     const ids = new Set<string>();
     const owner = { organization_id: scope.organization_id, project_id: scope.project_id, patient_id: patientId };
-    for await (const m of readPatientMessages(this.deps, owner)) for (const l of m.data.logs) ids.add(l.id);
+    for await (const l of new PatientLog(this.deps).logs(owner)) ids.add(l.id);
     return ids;
   }
 }

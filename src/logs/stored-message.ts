@@ -1,5 +1,3 @@
-import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
-import { readSubject, type StoredBatch } from "../../infra/nats/log-history.js";
 import type { TopologyNames } from "../../infra/nats/topology.js";
 import { canonicalTimestamp } from "../../readmodels/lib/time.js";
 import { isLogType } from "../../catalog/log-types.js";
@@ -81,17 +79,5 @@ export function decodeLogMessage(data: Uint8Array, owner: LogSubjectOwner): Stor
   }
   const problem = logMessageProblem(body, owner);
   return problem === null ? (body as PatientLogMessage) : { logs: [], unreadable: `the message ${problem}` };
-}
-
-/**
- * Every message of a patient's log subject, in stream order (see readSubject), each
- * decoded with decodeLogMessage: what the service did not write reads as no logs.
- */
-export function readPatientMessages(
-  deps: { js: JetStreamClient; jsm: JetStreamManager; names: TopologyNames },
-  owner: LogSubjectOwner,
-): AsyncGenerator<StoredBatch<StoredLogMessage>> {
-  const subject = deps.names.logSubject(owner.organization_id, owner.project_id, owner.patient_id);
-  return readSubject(deps.js, deps.jsm, deps.names.logsStream, subject, { decode: (data) => decodeLogMessage(data, owner) });
 }
 

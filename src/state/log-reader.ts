@@ -1,7 +1,7 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { TopologyNames } from "../../infra/nats/topology.js";
 import { traceParts, traceText, type LogRecord } from "../../readmodels/log-record.js";
-import { readPatientMessages } from "../logs/stored-message.js";
+import { PatientLog } from "../logs/patient-log.js";
 import { AppError } from "../errors.js";
 import { resolveLogType } from "../../catalog/index.js";
 
@@ -38,7 +38,7 @@ type LogDeps = { js: JetStreamClient; jsm: JetStreamManager; names: TopologyName
  */
 export async function* patientLogs(deps: LogDeps, scope: { organization_id: string; project_id: string }, patientId: string): AsyncGenerator<LogRecord> {
   const owner = { organization_id: scope.organization_id, project_id: scope.project_id, patient_id: patientId };
-  for await (const m of readPatientMessages(deps, owner)) yield* m.data.logs;
+  yield* new PatientLog(deps).logs(owner);
 }
 
 /** Whether a log's trace has the parts asked for (each filter optional; a log without a trace matches none). */

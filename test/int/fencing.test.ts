@@ -6,7 +6,7 @@ import { partitionOf } from "../../infra/nats/partitions.js";
 import { StateEngine, type StateEngineOptions } from "../../actors/state-engine.js";
 import { PatientStateStore, type StateEvent, type StoredPatientState } from "../../infra/redis/state-store.js";
 import { emptyStored, replayAll, type SequencedLogs } from "../../src/state/apply-logs.js";
-import { readPatientMessages } from "../../src/logs/stored-message.js";
+import { PatientLog } from "../../src/logs/patient-log.js";
 import { GatedStore, NO_PAUSES, random, StallingStore, type Pauses } from "../support/paused-stores.js";
 
 // Two members made to work one partition at once (a lapsed lease and the new holder)
@@ -102,7 +102,7 @@ function logsFor(rnd: () => number, patients: string[], clock: Map<string, numbe
 
 async function history(pid: string): Promise<SequencedLogs[]> {
   const out: SequencedLogs[] = [];
-  for await (const m of readPatientMessages(t.services.topology, { organization_id: ORG, project_id: PRJ, patient_id: pid })) out.push({ seq: m.seq, logs: m.data.logs });
+  for await (const m of new PatientLog(t.services.topology).read({ organization_id: ORG, project_id: PRJ, patient_id: pid })) out.push({ seq: m.seq, logs: m.data.logs });
   return out;
 }
 

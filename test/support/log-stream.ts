@@ -8,7 +8,7 @@ import { StateEngine } from "../../actors/state-engine.js";
 import { PatientStore } from "../../src/control/patients.js";
 import { JsonKv } from "../../infra/nats/json-kv.js";
 import type { PatientState } from "../../readmodels/patient-state.js";
-import { readPatientMessages } from "../../src/logs/stored-message.js";
+import { PatientLog } from "../../src/logs/patient-log.js";
 import type { Group, Member } from "./members.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -216,7 +216,7 @@ export async function storedKeys(ns: string, patients: readonly string[]): Promi
     const out = new Map<string, string[]>();
     for (const pid of patients) {
       const keys: string[] = [];
-      for await (const m of readPatientMessages(topology, { organization_id: "org_default", project_id: "prj_default", patient_id: pid })) {
+      for await (const m of new PatientLog(topology).read({ organization_id: "org_default", project_id: "prj_default", patient_id: pid })) {
         for (const l of m.data.logs) keys.push(String(l.idempotency_key));
       }
       out.set(pid, keys);

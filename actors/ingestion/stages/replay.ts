@@ -1,7 +1,7 @@
 import { addLineError, type ReplayCursor } from "../../../src/ingestion/job-record.js";
 import { markReplayed } from "../../../src/ingestion/patient-details.js";
 import { purgeStaging, readBucket, type StagedLine } from "../../../src/ingestion/staging.js";
-import { readPatientMessages } from "../../../src/logs/stored-message.js";
+import { PatientLog } from "../../../src/logs/patient-log.js";
 import type { StageInput } from "../job-machine.js";
 import { CHUNK, writePatients, type Counts, type PatientLines } from "../replay-writes.js";
 import { forEachLimited, retryStorage, type LiveJob, type StageDeps, type StageFn, type ReplayWrites } from "../stage-deps.js";
@@ -179,10 +179,8 @@ function replayWrites(deps: StageDeps): ReplayWrites {
 async function linesStored(deps: StageDeps, input: StageInput, patientId: string): Promise<Set<number>> {
   const lines = new Set<number>();
   const owner = { organization_id: input.organization_id, project_id: input.project_id, patient_id: patientId };
-  for await (const m of readPatientMessages(deps.staging, owner)) {
-    for (const log of m.data.logs) {
-      if (log.metadata?.ingestion_job_id === input.job_id && typeof log.metadata.ingestion_line === "number") lines.add(log.metadata.ingestion_line);
-    }
+  for await (const log of new PatientLog(deps.staging).logs(owner)) {
+    if (log.metadata?.ingestion_job_id === input.job_id && typeof log.metadata.ingestion_line === "number") lines.add(log.metadata.ingestion_line);
   }
   return lines;
 }

@@ -1,3 +1,4 @@
+import { PatientLog } from "../../../../src/logs/patient-log.js";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { AppError, fieldIssue, notFound } from "../../../../src/errors.js";
@@ -113,8 +114,7 @@ export const patientMaintenanceRoutes: FastifyPluginAsyncTypebox<{
         // logs, so a failure in between leaves a deleted patient to erase again (this
         // route, retried), never orphaned logs.
         if (p.status === "active") await softDelete(p);
-        const subject = s.topology.names.logSubject(organization_id, project_id, p.id);
-        await s.topology.jsm.streams.purge(s.topology.names.logsStream, { filter: subject });
+        await new PatientLog(s.topology).purge({ organization_id, project_id, patient_id: p.id });
         await s.logQuery.erasePatient({ organization_id, project_id }, p.id);
         await s.stateStore.erase(project_id, p.id);
         await s.patients.erase(project_id, p.id);
