@@ -12,9 +12,10 @@ import { PatientLog } from "../src/logs/patient-log.js";
 import { parkDelivery } from "./parked-messages.js";
 import type { ModuleKey } from "../readmodels/module.js";
 import { MODULE_KEYS } from "../readmodels/registry.js";
-import { viewsAffectedBy, type ViewType } from "../readmodels/views/index.js";
+import type { ViewType } from "../readmodels/views/index.js";
 import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "../src/state/apply-logs.js";
-import { patientActorMachine, report, type Delivery, type DrainResult, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
+import { patientActorMachine, type Delivery, type DrainResult, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
+import { providePatientActor } from "./patient-actor-wiring.js";
 import { Mailbox } from "./mailbox.js";
 import { DeferredRenders } from "./deferred-renders.js";
 import { batchNeedsReplay, loadPlan } from "./patient-decisions.js";
@@ -120,28 +121,17 @@ export class StateEngine {
       render: (stored, types) => this.renderViews(stored, types),
     });
     const now = deps.now ?? (() => new Date().toISOString());
-    this.machine = patientActorMachine.provide({
-      delays: { idle: options.idleMs ?? 60_000, viewDebounce: options.viewDebounceMs ?? 250, renderWait: options.renderWaitMs ?? 5_000 },
-      actions: {
-        // The actor itself is the key: one entry per waiting patient, removed on leaving.
-        awaitIdle: ({ self }) => this.idle.park(self, () => {
-          if (self.getSnapshot().status === "active") self.send({ type: "IDLE" });
-        }),
-        leaveIdle: ({ self }) => this.idle.unpark(self),
-        logFailure: ({ context, event }) => {
-          if (event.type === "FAILED") this.deps.log.warn({ err: event.error, patient_id: context.patient_id }, "patient actor failed; its deliveries come again and its next actor replays the patient");
-        },
-        load: ({ context: c, self }) =>
-          report(self, () => this.load({ patient_id: c.patient_id, organization_id: c.organization_id, project_id: c.project_id, firstQueuedSeq: c.mailbox.minSeq() }, now()), (output) => ({ type: "LOADED", output })),
-        process: ({ context: c, self }) => report(self, () => this.drain(c.stored!, c.mailbox, now), (output) => ({ type: "PROCESSED", output })),
-        render: ({ context: c, self }) => {
-          const render = c.render;
-          // Failed or not, the render is over: a failed one is retried by the next change.
-          const done = () => ({ type: "RENDERED", render }) as const;
-          report(self, () => this.renderViews(c.stored!, viewsAffectedBy(c.dirty)).catch((err: unknown) => this.deps.log.warn({ err, patient_id: c.patient_id }, "view render failed; reads render on demand")), done);
-        },
+    this.machine = providePatientActor(
+      {
+        idle: this.idle,
+        load: (input, at) => this.load(input, at),
+        drain: (stored, mailbox, clock) => this.drain(stored, mailbox, clock),
+        render: (stored, types) => this.renderViews(stored, types),
+        log: deps.log,
+        now,
       },
-    });
+      { idleMs: options.idleMs ?? 60_000, viewDebounceMs: options.viewDebounceMs ?? 250, renderWaitMs: options.renderWaitMs ?? 5_000 },
+    );
   }
 
   activeCount(): number {
