@@ -35,6 +35,7 @@ import { copiedThrough, migrate } from "../infra/clickhouse/schema.js";
 import { LeasedWork, partitionResource, type LeasedTask } from "./leased-work.js";
 import { partitionOf } from "../infra/nats/partitions.js";
 import { PatientLog } from "../src/logs/patient-log.js";
+import { leaseEpochReader } from "../infra/nats/lease-bucket.js";
 import { StateReader } from "../src/state/state-reader.js";
 import { LogQueryService } from "../src/query/log-query-service.js";
 import { JobRunner } from "../actors/ingestion/job-runner.js";
@@ -181,7 +182,9 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     });
     const jobStore = new JobStore(new JsonKv(kv.ingestionJobs), new JsonKv(kv.ingestionKeys));
     const uploads = new UploadStore({ os: topology.uploads, js: topology.js, publisher, bucket: topology.names.uploadsBucket, tokens: new JsonKv(kv.uploadTokens) });
-    const controlSubject = `${config.namespace}.ingestion.control`;
+    // One subject per tenure of the `jobs` lease (`{ns}.ingestion.control.{epoch}`): see IngestionService.
+    const controlSubject = (epoch: number) => `${config.namespace}.ingestion.control.${epoch}`;
+    const jobsEpoch = leaseEpochReader(nc, config.namespace);
     const log = options.log ?? console;
     let work: LeasedWork | null = null;
     // Rows projected by this process over all its tenures of the projector lease.
@@ -234,7 +237,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
         });
       }
       tasks.set("jobs", {
-        start: async () => {
+        start: async (epoch) => {
           const runner = new JobRunner(
             {
               store: jobStore,
@@ -251,10 +254,11 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
               confirmTimeoutMs: config.jobConfirmTimeoutMs,
               maxRunning: config.maxRunningJobs,
               heapCap: HeapGrowthCap.setByOperator() ? undefined : new HeapGrowthCap(config.jobHeapGrowthPercent),
+              epoch,
             },
           );
           await runner.start();
-          runner.serve(nc, controlSubject);
+          runner.serve(nc, controlSubject(epoch));
           jobRunner = runner;
         },
         stop: async () => {
@@ -265,7 +269,10 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       });
       work = await LeasedWork.join({ nc, namespace: config.namespace, ttlMs: config.leaseTtlMs, instance, tasks, log: { info: options.log?.info?.bind(options.log) ?? (() => {}), warn: log.warn.bind(log), error: log.error.bind(log) } });
     }
-    const ingestion = new IngestionService({ store: jobStore, uploads, runner: () => jobRunner, nc, controlSubject, maxUploadBytes: config.maxUploadBytes });
+    const ingestion = new IngestionService({ store: jobStore, uploads, runner: () => jobRunner, nc, controlSubject: async () => {
+      const epoch = await jobsEpoch("jobs");
+      return epoch === null ? null : controlSubject(epoch);
+    }, maxUploadBytes: config.maxUploadBytes });
     // An embedded copy is current only in the member that projects into it: the others ask that one.
     const localClient = clickhouse.client;
     const logQuery = new LogQueryService({

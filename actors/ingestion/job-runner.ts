@@ -2,7 +2,7 @@ import { createActor, type Actor, type SnapshotFrom } from "xstate";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { isAppError, notFound } from "../../src/errors.js";
 import { TERMINAL, type JobRecord, type Stage } from "../../src/ingestion/job-record.js";
-import type { JobStore, StoredJob } from "../../src/ingestion/job-store.js";
+import { StaleJobWriteError, type JobStore, type StoredJob } from "../../src/ingestion/job-store.js";
 import { AT_REVIEW_ONLY, conflict, machineInput, statusOf, type JobControl } from "./job-control.js";
 import type { JobStateName } from "./job-machine.js";
 import type { HeapGrowthCap } from "../../infra/heap-growth-cap.js";
@@ -21,6 +21,11 @@ export interface JobRunnerOptions {
   saveEveryMs?: number;
   /** Tightens V8's heap growth while any job works (infra/heap-growth-cap.ts); none: left alone. */
   heapCap?: HeapGrowthCap;
+  /**
+   * The epoch of the `jobs` lease this runner works under: every save is fenced on it, so
+   * a runner whose lease lapsed unnoticed cannot write over its successor. None: unfenced.
+   */
+  epoch?: number;
 }
 
 type JobActor = Actor<ProvidedJobMachine>;
@@ -170,7 +175,7 @@ export class JobRunner {
   private holdFinished(stored: StoredJob): HeldJob {
     const existing = this.held.get(stored.record.job_id);
     if (existing) return existing.job;
-    const job = new HeldJob(stored.record, this.deps.store, () => stored.snapshot, (err) => this.deps.log.error({ err }, "saving an ingestion job failed"));
+    const job = new HeldJob(stored.record, this.deps.store, () => stored.snapshot, (err) => this.saveFailed(stored.record.job_id, err), this.options.epoch);
     this.held.set(stored.record.job_id, { job, actor: null });
     return job;
   }
@@ -180,9 +185,7 @@ export class JobRunner {
     if (existing?.actor) return existing as { job: HeldJob; actor: JobActor };
     let actor: JobActor | null = null;
     const entry: { job: HeldJob; actor: JobActor | null; frozen?: unknown } = { job: null as unknown as HeldJob, actor: null };
-    const job = new HeldJob(stored.record, this.deps.store, () => entry.frozen ?? actor?.getPersistedSnapshot() ?? stored.snapshot, (err) =>
-      this.deps.log.error({ err, job_id: stored.record.job_id }, "saving an ingestion job failed"),
-    );
+    const job = new HeldJob(stored.record, this.deps.store, () => entry.frozen ?? actor?.getPersistedSnapshot() ?? stored.snapshot, (err) => this.saveFailed(stored.record.job_id, err), this.options.epoch);
     entry.job = job;
     this.held.set(stored.record.job_id, entry);
     const options = stored.snapshot
@@ -201,7 +204,28 @@ export class JobRunner {
       error: (err) => this.deps.log.error({ err, job_id: stored.record.job_id }, "ingestion job actor crashed"),
     });
     actor.start();
+    // A job resumed from another tenure's snapshot is claimed at once: the fenced write
+    // shuts out the runner that held it before, even while the job only waits.
+    if (stored.snapshot && this.options.epoch !== undefined) void job.save();
     return { job, actor };
+  }
+
+  /**
+   * A save refused because a later `jobs` tenure runs the job: this runner lost its lease
+   * without knowing yet. The job is let go, unsaved (its stage's signal aborts), so this
+   * runner neither writes nor works it further; the lease loss stops the rest.
+   */
+  private saveFailed(jobId: string, err: unknown): void {
+    if (!(err instanceof StaleJobWriteError)) {
+      this.deps.log.error({ err, job_id: jobId }, "saving an ingestion job failed");
+      return;
+    }
+    this.deps.log.warn({ job_id: jobId, reason: err.message }, "ingestion job let go: a later jobs lease runs it");
+    const h = this.held.get(jobId);
+    if (!h) return;
+    this.held.delete(jobId);
+    h.actor?.stop();
+    h.job.backfill?.abort();
   }
 
   /** Mirrors a transition into the record, saves it with the snapshot, frees slots. */

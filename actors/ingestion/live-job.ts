@@ -22,6 +22,8 @@ export class HeldJob implements LiveJob {
     /** The machine's persisted snapshot now (null before the machine exists). */
     private readonly snapshot: () => unknown,
     private readonly onError: (err: unknown) => void,
+    /** The runner's `jobs` lease epoch: its writes are fenced on it (JobStore.put). */
+    private readonly epoch?: number,
   ) {}
 
   touch(): void {
@@ -37,7 +39,7 @@ export class HeldJob implements LiveJob {
     this.chain = this.chain.then(async () => {
       refreshProgress(this.record, Date.now());
       // A copy: the actors keep changing the record while the write is on its way.
-      await this.store.put({ record: structuredClone(this.record), snapshot: this.snapshot() });
+      await this.store.put({ record: structuredClone(this.record), snapshot: this.snapshot() }, this.epoch);
     });
     const done = this.chain;
     this.chain = this.chain.catch((err) => this.onError(err));

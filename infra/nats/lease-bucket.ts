@@ -138,3 +138,21 @@ export const isLeaseRecord = (v: unknown): v is LeaseRecord => isObject(v) && ty
 
 export const isMemberRecord = (v: unknown): v is MemberRecord =>
   isObject(v) && typeof v.id === "string" && typeof v.role === "string" && typeof v.host === "string" && typeof v.pid === "number" && typeof v.started_at === "string";
+
+/**
+ * The epoch of the lease on `resource` as the bucket holds it now, for processes that
+ * address its holder without being members (api processes). Null when nobody holds it or
+ * no member has made the bucket yet. Opens the bucket as it is, never changing it.
+ */
+export function leaseEpochReader(nc: NatsConnection, ns: string): (resource: string) => Promise<number | null> {
+  let kv: Promise<KV> | null = null;
+  return async (resource) => {
+    kv ??= new Kvm(nc).open(topologyNames(ns).leasesBucket).catch((err: unknown) => {
+      kv = null;
+      throw err;
+    });
+    const entry = await (await kv).get(leaseKey(resource));
+    const record = entry ? parseRecord(entry, isLeaseRecord) : null;
+    return record?.epoch ?? null;
+  };
+}

@@ -1,4 +1,4 @@
-import { isKvConflict, type JsonKv } from "../../infra/nats/json-kv.js";
+import { isKvConflict, KvConflictError, type JsonKv } from "../../infra/nats/json-kv.js";
 import { digest } from "../control/hash.js";
 import { AppError } from "../errors.js";
 import { upgradeRecord, type JobRecord } from "./job-record.js";
@@ -8,6 +8,16 @@ import { wireStatus } from "./job-view.js";
 export interface StoredJob {
   record: JobRecord;
   snapshot: unknown;
+  /** The `jobs` lease epoch of the runner that wrote it last (absent: written before any runner held it). */
+  epoch?: number;
+}
+
+/**
+ * A runner's write refused: a runner of a later `jobs` lease tenure has written the job.
+ * The writer lost its lease without knowing yet (a pause past the TTL) and must let the job go.
+ */
+export class StaleJobWriteError extends Error {
+  override name = "StaleJobWriteError";
 }
 
 /** Who holds a job-level idempotency key. */
@@ -81,8 +91,31 @@ export class JobStore {
     return (await this.getStored(project, jobId))?.record ?? null;
   }
 
-  async put(job: StoredJob): Promise<void> {
-    await this.jobs.put(JobStore.key(job.record.project_id, job.record.job_id), job);
+  /**
+   * Writes the job. With the writer's `jobs` lease `epoch`, the write is fenced: refused
+   * (StaleJobWriteError) when a later tenure's runner has written the job, so a runner
+   * that lapsed unaware never sets a job back over what its successor did with it (its
+   * stop saves every job it held, as they stood when it paused).
+   */
+  async put(job: StoredJob, epoch?: number): Promise<void> {
+    const key = JobStore.key(job.record.project_id, job.record.job_id);
+    if (epoch === undefined) {
+      await this.jobs.put(key, job);
+      return;
+    }
+    const mine = { ...job, epoch };
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const cur = await this.jobs.get(key);
+      if (cur && (cur.value.epoch ?? 0) > epoch) throw new StaleJobWriteError(`job ${job.record.job_id} is run by a later jobs lease (epoch ${cur.value.epoch} > ${epoch})`);
+      try {
+        if (cur) await this.jobs.update(key, mine, cur.revision);
+        else await this.jobs.create(key, mine);
+        return;
+      } catch (err) {
+        if (!isKvConflict(err)) throw err;
+      }
+    }
+    throw new KvConflictError(key);
   }
 
   /** The project's jobs, newest first. */

@@ -64,8 +64,13 @@ export class IngestionService {
       /** The job runner of this process while it runs the namespace's jobs (it holds their lease), else null. */
       runner: () => JobController | null;
       nc: NatsConnection;
-      /** NATS subject the runner answers control requests on. */
-      controlSubject: string;
+      /**
+       * The NATS subject the runner of the current `jobs` lease tenure answers control
+       * requests on (null: no member holds the lease now). A subject per tenure: a holder
+       * whose lease lapsed while it was paused still listens on its own, and must not be
+       * handed requests its successor should answer.
+       */
+      controlSubject: () => Promise<string | null>;
       /** Largest upload, in bytes. */
       maxUploadBytes: number;
     },
@@ -190,12 +195,22 @@ export class IngestionService {
     await this.deps.uploads.eraseProject(projectId);
   }
 
+  /** The subject the job runner answers control requests on now (null: no member runs jobs now). */
+  runnerSubject(): Promise<string | null> {
+    return this.deps.controlSubject();
+  }
+
   /** Confirm, cancel, retry-backfill, revise, remove a patient (and "wake" after a create): the job afterwards. */
   async control(c: JobControl): Promise<JobRecord> {
     const runner = this.deps.runner();
     if (runner) return (await runner.control(c)) ?? (await this.get(c.project_id, c.job_id));
-    const reply = await this.deps.nc.request(this.deps.controlSubject, JSON.stringify(c), { timeout: 35_000 }).catch((err) => {
-      throw new AppError("unavailable", "the ingestion job runner does not answer; retry shortly", [], { cause: err });
+    const unavailable = (cause: unknown) => new AppError("unavailable", "the ingestion job runner does not answer; retry shortly", [], { cause });
+    const subject = await this.deps.controlSubject().catch((err: unknown) => {
+      throw unavailable(err);
+    });
+    if (subject === null) throw unavailable(new Error("no member holds the jobs lease now"));
+    const reply = await this.deps.nc.request(subject, JSON.stringify(c), { timeout: 35_000 }).catch((err: unknown) => {
+      throw unavailable(err);
     });
     const a = reply.json<{ ok: true; job: JobRecord | null } | { ok: false; code: ErrorCode; message: string; details: ErrorDetail[] }>();
     if (!a.ok) throw new AppError(a.code, a.message, a.details ?? []);

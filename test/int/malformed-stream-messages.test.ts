@@ -136,8 +136,11 @@ describe("the organization's audit trail with an entry the service did not write
 
 describe("the service's request subjects with a message that is not JSON", () => {
   it("keep the process's NATS connection serving: the ingestion control subject", async () => {
-    t.services.nc.publish(`${t.config.namespace}.ingestion.control`, "{not json");
-    t.services.nc.publish(`${t.config.namespace}.ingestion.control`, "null");
+    // The subject of the jobs lease's current tenure, which this process's runner answers.
+    const subject = await t.services.ingestion.runnerSubject();
+    expect(subject).toMatch(new RegExp(`^${t.config.namespace}\\.ingestion\\.control\\.\\d+$`));
+    t.services.nc.publish(subject!, "{not json");
+    t.services.nc.publish(subject!, "null");
     await t.services.nc.flush();
     const started = Date.now();
     const r = await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: [login("2026-05-04T00:00:00Z")] } });

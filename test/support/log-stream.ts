@@ -124,26 +124,8 @@ export class LogStream {
   }
 
   /** Audit rows of the patient's state (one per applied log), and how many distinct logs they name. */
-  async appliedEvents(m: Member, pid: string): Promise<{ rows: number; logs: number }> {
-    const ids = new Set<string>();
-    let rows = 0;
-    for (let cursor: string | null = null, tries = 0; ; ) {
-      const r = await this.g.call(m, "GET", `/v1/state/${pid}/events?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
-      // Stale: the engine had not caught up within the read's wait (a backlog after restarts).
-      if (r.status !== 200 || r.stale) {
-        if (++tries > 60) throw new Error(`events of ${pid}: ${r.status} ${r.stale ? "stale" : r.text}`);
-        await sleep(500);
-        ids.clear();
-        rows = 0;
-        cursor = null;
-        continue;
-      }
-      const page = r.json as { events: { source_event_log_id: string }[]; next_cursor: string | null };
-      rows += page.events.length;
-      for (const e of page.events) ids.add(e.source_event_log_id);
-      cursor = page.next_cursor;
-      if (!cursor) return { rows, logs: ids.size };
-    }
+  appliedEvents(m: Member, pid: string): Promise<{ rows: number; logs: number }> {
+    return appliedEvents(this.g, m, pid);
   }
 
   /** The patient's stable and event modules as the member answers them, as text. */
@@ -164,6 +146,29 @@ export class LogStream {
       if (i > 50) throw new Error(`log query: ${r.status} ${r.text}`);
       await sleep(200);
     }
+  }
+}
+
+/** Audit rows of the patient's state as `m` answers it (one per applied log), and how many distinct logs they name; a stale answer is read again. */
+export async function appliedEvents(g: Group, m: Member, pid: string): Promise<{ rows: number; logs: number }> {
+  const ids = new Set<string>();
+  let rows = 0;
+  for (let cursor: string | null = null, tries = 0; ; ) {
+    const r = await g.call(m, "GET", `/v1/state/${pid}/events?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    // Stale: the engine had not caught up within the read's wait (a backlog after restarts).
+    if (r.status !== 200 || r.stale) {
+      if (++tries > 60) throw new Error(`events of ${pid}: ${r.status} ${r.stale ? "stale" : r.text}`);
+      await sleep(500);
+      ids.clear();
+      rows = 0;
+      cursor = null;
+      continue;
+    }
+    const page = r.json as { events: { source_event_log_id: string }[]; next_cursor: string | null };
+    rows += page.events.length;
+    for (const e of page.events) ids.add(e.source_event_log_id);
+    cursor = page.next_cursor;
+    if (!cursor) return { rows, logs: ids.size };
   }
 }
 

@@ -20,7 +20,8 @@ export interface Group {
   ns: string;
   adminKey: string;
   members: Member[];
-  start(m: Member): Promise<void>;
+  /** Starts the member; `env` adds to (or overrides) the group's environment for this start only. */
+  start(m: Member, env?: Record<string, string>): Promise<void>;
   /** SIGKILL of the member's supervisor and every process it forked: a machine lost at once. */
   kill(m: Member): Promise<void>;
   /** SIGTERM, as an orchestrator stops a member; resolves once every process has exited. */
@@ -28,6 +29,8 @@ export interface Group {
   call(m: Member, method: string, path: string, body?: unknown): Promise<{ status: number; json: any; text: string; stale: boolean }>;
   /** Partitions each live member's worker applies now (from its /healthz), by member name. */
   partitions(): Promise<Map<string, number[]>>;
+  /** The live members whose worker holds the lease on `resource` now (from their /healthz). */
+  holders(resource: string): Promise<Member[]>;
   drop(): Promise<void>;
 }
 
@@ -66,9 +69,9 @@ export async function memberGroup(count: number, env: Record<string, string> = {
     adminKey,
     members,
     call,
-    async start(m) {
+    async start(m, more = {}) {
       m.process = startServiceProcess({
-        PORT: String(m.port), DATA_DIR: m.dataDir, PSS_NAMESPACE: ns, PSS_ADMIN_KEY: adminKey, LOG_LEVEL: "info", PSS_VIEW_DEBOUNCE_MS: "50", ...env,
+        PORT: String(m.port), DATA_DIR: m.dataDir, PSS_NAMESPACE: ns, PSS_ADMIN_KEY: adminKey, LOG_LEVEL: "info", PSS_VIEW_DEBOUNCE_MS: "50", ...env, ...more,
       });
       const end = Date.now() + 60_000;
       for (;;) {
@@ -103,6 +106,15 @@ export async function memberGroup(count: number, env: Record<string, string> = {
         // A busy worker may miss /healthz's gathering time: then nothing is known of it.
         const workers = (h?.processes ?? []).filter((p) => p.role !== "api");
         if (workers.length > 0) out.set(m.name, workers.flatMap((p) => p.partitions));
+      }
+      return out;
+    },
+    async holders(resource) {
+      const out: Member[] = [];
+      for (const m of members) {
+        if (!m.process) continue;
+        const h = await fetch(`${m.base}/healthz`).then((r) => r.json() as Promise<{ processes?: { leases?: { resource: string }[] }[] }>, () => null);
+        if ((h?.processes ?? []).some((p) => (p.leases ?? []).some((l) => l.resource === resource))) out.push(m);
       }
       return out;
     },
