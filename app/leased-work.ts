@@ -71,9 +71,16 @@ export class LeasedWork {
     if (!task) return;
     // A stop of an earlier tenure still running ends first.
     await this.running.get(resource);
-    const run = task.start(epoch).catch((err: unknown) => this.log.error({ err, resource }, "leased work failed to start; its lease is kept and the next hand-over starts it again"));
-    this.running.set(resource, run);
-    await run;
+    const run = task.start(epoch);
+    this.running.set(resource, run.catch(() => undefined));
+    try {
+      await run;
+    } catch (err) {
+      // Thrown on to the membership, which gives the lease up; its next rebalance takes it
+      // again and starts the work anew. Kept, the lease would hold work that never runs.
+      this.log.error({ err, resource }, "leased work failed to start; its lease is given up and taken again");
+      throw err;
+    }
     this.log.info({ resource, epoch }, "lease acquired");
   }
 

@@ -10,7 +10,7 @@ import { JsonKv } from "../infra/nats/json-kv.js";
 import { entryValue, watchKeys } from "../infra/nats/kv-invalidation.js";
 import { connectRedis, type Redis } from "../infra/redis/connection.js";
 import { createClickHouse, type InsertEncodedRows } from "../infra/clickhouse/client.js";
-import { pingClickHouseRpc, serveClickHouseRpc } from "../infra/clickhouse/rpc.js";
+import { pingClickHouseRpc } from "../infra/clickhouse/rpc.js";
 import { InstanceStatus } from "../infra/metrics/instance-status.js";
 import { ProcessMetrics } from "../infra/metrics/process-metrics.js";
 import { hostname } from "node:os";
@@ -30,16 +30,16 @@ import { bootstrapAdmin } from "../src/control/bootstrap.js";
 import type { PatientStateStore } from "../infra/redis/state-store.js";
 import { StateEngine } from "../actors/state-engine.js";
 import { DeviceFeed } from "../actors/device-feed.js";
-import { ClickHouseProjector } from "../actors/clickhouse-projector.js";
-import { copiedThrough, migrate } from "../infra/clickhouse/schema.js";
+import type { ClickHouseProjector } from "../actors/clickhouse-projector.js";
+import { migrate } from "../infra/clickhouse/schema.js";
 import { LeasedWork, partitionResource, type LeasedTask } from "./leased-work.js";
+import { jobsTask, projectorTask } from "./leased-tasks.js";
 import { partitionOf } from "../infra/nats/partitions.js";
 import { PatientLog } from "../src/logs/patient-log.js";
 import { leaseEpochReader } from "../infra/nats/lease-bucket.js";
 import { StateReader } from "../src/state/state-reader.js";
 import { LogQueryService } from "../src/query/log-query-service.js";
-import { JobRunner } from "../actors/ingestion/job-runner.js";
-import { HeapGrowthCap } from "../infra/heap-growth-cap.js";
+import type { JobRunner } from "../actors/ingestion/job-runner.js";
 import { ReplayThread } from "../actors/ingestion/replay-thread.js";
 import type { StageDeps } from "../actors/ingestion/stage-deps.js";
 import { JobStore } from "../src/ingestion/job-store.js";
@@ -165,7 +165,6 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     const patientLog = new PatientLog(topology);
     let engine: StateEngine | null = null;
     let deviceFeed: DeviceFeed | null = null;
-    let projector: ClickHouseProjector | null = null;
     const stateReader = new StateReader({
       store: stateStore,
       patients,
@@ -187,14 +186,8 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     const jobsEpoch = leaseEpochReader(nc, config.namespace);
     const log = options.log ?? console;
     let work: LeasedWork | null = null;
-    // Rows projected by this process over all its tenures of the projector lease.
-    const projectedRows = {
-      before: 0,
-      get rows(): number {
-        return this.before + (projector?.stats.rows ?? 0);
-      },
-    };
-    let jobRunner: JobRunner | null = null;
+    let projectorWork: ReturnType<typeof projectorTask> | null = null;
+    let jobsWork: ReturnType<typeof jobsTask> | null = null;
     const replayThread = role !== "api" && config.replayThread ? new ReplayThread(config, metrics) : null;
     if (role !== "api") {
       engine = new StateEngine(
@@ -209,84 +202,48 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       await deviceFeed.start();
       const tasks = new Map<string, LeasedTask>();
       for (let p = 0; p < topology.names.partitions; p++) tasks.set(partitionResource(p), { start: (epoch) => theEngine.addPartition(p, epoch), stop: () => theEngine.removePartition(p) });
-      const ch = clickhouse;
-      if (ch.client && ch.insertRows) {
-        const client = ch.client;
-        const insertRows = ch.insertRows;
-        let rpc: { unsubscribe(): void }[] = [];
-        tasks.set("projector", {
-          start: async (epoch) => {
-            const p = new ClickHouseProjector(
-              { js: topology.js, jsm: topology.jsm, names: topology.names, insertRows, database: config.namespace, redis, redisPrefix: config.namespace, log, ...(published ? { published } : {}) },
-              `${config.namespace}_clickhouse_${epoch}`,
-            );
-            await p.start({ after: await copiedThrough(client, config.namespace), family: `${config.namespace}_clickhouse` });
-            projectedRows.before = projectedRows.rows;
-            projector = p;
-            // The api processes (of every member) query the embedded copy of the member that projects into it.
-            if (ch.embedded) rpc = serveClickHouseRpc(nc, config.namespace, client);
-          },
-          stop: async () => {
-            for (const r of rpc) r.unsubscribe();
-            rpc = [];
-            const p = projector;
-            projector = null;
-            await p?.stop();
-            projectedRows.before += p?.stats.rows ?? 0;
-          },
-        });
+      const { client, insertRows, embedded } = clickhouse;
+      if (client && insertRows) {
+        projectorWork = projectorTask({ config, nc, topology, redis, client, insertRows, embedded, ...(published ? { published } : {}), log });
+        tasks.set("projector", projectorWork.task);
       }
-      tasks.set("jobs", {
-        start: async (epoch) => {
-          const runner = new JobRunner(
-            {
-              store: jobStore,
-              patients,
-              logWriter,
-              stateStore,
-              uploads,
-              staging: { js: topology.js, jsm: topology.jsm, publisher, names: topology.names },
-              log,
-              replayWrites: replayThread ?? undefined,
-              ...options.ingestion,
-            },
-            {
-              confirmTimeoutMs: config.jobConfirmTimeoutMs,
-              maxRunning: config.maxRunningJobs,
-              heapCap: HeapGrowthCap.setByOperator() ? undefined : new HeapGrowthCap(config.jobHeapGrowthPercent),
-              epoch,
-            },
-          );
-          await runner.start();
-          runner.serve(nc, controlSubject(epoch));
-          jobRunner = runner;
-        },
-        stop: async () => {
-          const r = jobRunner;
-          jobRunner = null;
-          await r?.stop();
+      jobsWork = jobsTask({
+        config,
+        nc,
+        controlSubject,
+        runner: {
+          store: jobStore,
+          patients,
+          logWriter,
+          stateStore,
+          uploads,
+          staging: { js: topology.js, jsm: topology.jsm, publisher, names: topology.names },
+          log,
+          replayWrites: replayThread ?? undefined,
+          ...options.ingestion,
         },
       });
+      tasks.set("jobs", jobsWork.task);
       work = await LeasedWork.join({ nc, namespace: config.namespace, ttlMs: config.leaseTtlMs, instance, tasks, log: { info: options.log?.info?.bind(options.log) ?? (() => {}), warn: log.warn.bind(log), error: log.error.bind(log) } });
     }
-    const ingestion = new IngestionService({ store: jobStore, uploads, runner: () => jobRunner, nc, controlSubject: async () => {
+    const ingestion = new IngestionService({ store: jobStore, uploads, runner: () => jobsWork?.current() ?? null, nc, controlSubject: async () => {
       const epoch = await jobsEpoch("jobs");
       return epoch === null ? null : controlSubject(epoch);
     }, maxUploadBytes: config.maxUploadBytes });
     // An embedded copy is current only in the member that projects into it: the others ask that one.
     const localClient = clickhouse.client;
     const logQuery = new LogQueryService({
-      client: () => (clickhouse.embedded && !projector ? null : localClient),
+      client: () => (clickhouse.embedded && !projectorWork?.current() ? null : localClient),
       nc,
       namespace: config.namespace,
       redis,
       projectAccepted: (p) => stateStore.projectAccepted(p),
-      projector: () => projector,
+      projector: () => projectorWork?.current() ?? null,
       options: { timeoutMs: config.queryTimeoutMs, maxRowsToRead: config.queryMaxRowsToRead, maxWaitMs: config.readWaitMs },
     });
     // Their own counts, read at each scrape.
     if (engine) metrics.observeEngine(engine.stats);
-    if (engine) metrics.observeProjector(projectedRows);
+    if (projectorWork) metrics.observeProjector(projectorWork.counts);
     if (deviceFeed) metrics.observeDeviceFeed(deviceFeed.stats);
     let backgroundStopped: Promise<void> | undefined;
     const stopBackground = () =>
@@ -300,10 +257,10 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       instance, metrics, config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logIds, logWriter,
       stateStore, stateReader, engine, deviceFeed, published: published ?? null, logQuery, ingestion,
       get projector() {
-        return projector;
+        return projectorWork?.current() ?? null;
       },
       get jobRunner() {
-        return jobRunner;
+        return jobsWork?.current() ?? null;
       },
       stopBackground,
       async close() {
