@@ -77,7 +77,12 @@ describe("the ClickHouse projector", () => {
       expect(p.stats.batches).toBeGreaterThanOrEqual(12);
       const [all, distinct] = [await rows(`SELECT count() AS n FROM ${db}.logs`), await rows(`SELECT uniqExact(id) AS n FROM ${db}.logs`)];
       expect([Number(all[0]!.n), Number(distinct[0]!.n)]).toEqual([stored, stored]);
-      const info = await s.topology.jsm.consumers.info(names.logsStream, `${t.config.namespace}_p2`);
+      // The last batch's ack is sent without waiting for JetStream's answer: it lands shortly.
+      let info = await s.topology.jsm.consumers.info(names.logsStream, `${t.config.namespace}_p2`);
+      for (let i = 0; i < 50 && info.num_ack_pending > 0; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        info = await s.topology.jsm.consumers.info(names.logsStream, `${t.config.namespace}_p2`);
+      }
       expect(info.num_ack_pending).toBe(0);
     } finally {
       await p.stop();

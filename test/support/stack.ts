@@ -27,7 +27,9 @@ export async function startStack(env: Record<string, string> = {}, options: Serv
   const ns = `t${randomBytes(5).toString("hex")}`;
   const dataDir = mkdtempSync(join(tmpdir(), "pss-test-"));
   const adminKey = `admin-${randomBytes(16).toString("hex")}`;
-  const config = loadConfig({ PSS_NAMESPACE: ns, DATA_DIR: dataDir, PSS_ADMIN_KEY: adminKey, LOG_LEVEL: "silent", ...env });
+  // A member alone on its namespace has no one to fail over to: a long lease TTL keeps a
+  // test process that other test files starve of CPU from losing (and restarting) its work.
+  const config = loadConfig({ PSS_NAMESPACE: ns, DATA_DIR: dataDir, PSS_ADMIN_KEY: adminKey, LOG_LEVEL: "silent", PSS_LEASE_TTL_MS: "30000", ...env });
   const services = await createServices(config, "all", options);
   const app = await buildApp(services, { logger: false });
   await app.ready();
