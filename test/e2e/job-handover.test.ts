@@ -158,19 +158,33 @@ describe("ingestion jobs when the member running them is lost", () => {
   }, 120_000);
 
   it("a job in the middle of REPLAYING when its holder stops (SIGTERM) resumes on another member, every log applied once", async () => {
-    const prefix = `c${randomBytes(3).toString("hex")}`;
     // 45,000 logs (inline records take up to 50,000 rows): a replay of some seconds, so a stop
-    // sent as it starts lands in its middle.
+    // sent as it starts mostly lands in its middle. When the replay wins the race (a quiet
+    // machine), the job must still be whole, and the stop is tried again on a new job.
     const [P, N] = [150, 300];
-    const id = await createJob(live()[0]!, { records: file(prefix, P, N), require_confirmation: false });
-    await waitJob(id, (j) => j.status === "replaying", 120_000);
-    const holder = await jobsHolder(30_000);
-    const stopAt = Date.now();
-    await g.stop(holder);
-    const stopMs = Date.now() - stopAt;
-    // Not finished when the holder let go (a resumed staging bucket counts its logs again from the bucket's start).
-    const left = await waitJob(id, () => true, 10_000);
-    expect(left.stage).toBe("REPLAYING");
+    let attempt = 0;
+    let prefix: string;
+    let id: string;
+    let holder: Member;
+    let left: Job;
+    let stopMs: number;
+    for (;;) {
+      attempt++;
+      for (const m of g.members) if (!m.process) await g.start(m);
+      holder = await jobsHolder(30_000);
+      prefix = `c${randomBytes(3).toString("hex")}`;
+      id = await createJob(live()[0]!, { records: file(prefix, P, N), require_confirmation: false });
+      await waitJob(id, (j) => j.status === "replaying", 120_000);
+      const stopAt = Date.now();
+      await g.stop(holder);
+      stopMs = Date.now() - stopAt;
+      // Not finished when the holder let go (a resumed staging bucket counts its logs again from the bucket's start).
+      left = await waitJob(id, () => true, 10_000);
+      if (left.stage === "REPLAYING") break;
+      const whole = await waitJob(id, (j) => TERMINAL.includes(j.status), 180_000);
+      expect(whole).toMatchObject({ status: "completed", logs_replayed: P * N, logs_duplicate: 0, logs_failed: 0 });
+      expect(attempt, "a stop landed mid-replay within three tries").toBeLessThan(3);
+    }
     const next = await jobsHolder(15_000);
     const done = await waitJob(id, (j) => TERMINAL.includes(j.status), 180_000);
     expect(done).toMatchObject({ status: "completed", logs_total: P * N, logs_replayed: P * N, logs_duplicate: 0, logs_failed: 0 });
