@@ -11,14 +11,14 @@
  * Workers run here at the default priority: alone, `PSS_ROLE=worker` does not lower it
  * (only under the supervisor of `npm start`, where it yields to the api processes).
  *
- *   npm run bench:apply [-- --workers 1 --logs 200000 --per-message 1 --patients 10000]
+ *   npm run bench:apply [-- --workers 1 --logs 200000 --per-message 1 --patients 10000 --poll-ms 2000 --limit 600]
  *
  * --per-message 1 stores one log per JetStream message (each 100-log batch covers 100
  * patients, the device feed's shape); 10 stores ten (10 patients per batch).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../src/config.js";
@@ -35,6 +35,10 @@ const workers = arg("workers", 1);
 const total = arg("logs", 200_000);
 const perMessage = arg("per-message", 1);
 const patientCount = arg("patients", 10_000);
+/** How often the partition durables are read (see waitStateDrained). */
+const pollMs = arg("poll-ms", 2000);
+/** Longest wait, in seconds: past it the run reports drained: false. */
+const limitS = arg("limit", 600);
 const batchSize = 100;
 const patientsPerBatch = batchSize / perMessage;
 if (!Number.isInteger(patientsPerBatch) || patientsPerBatch > patientCount) throw new Error("--per-message must divide 100, and --patients be at least 100 / --per-message");
@@ -95,11 +99,13 @@ try {
     });
     const warnings = new Map<string, number>();
     proc.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      // WORKER_LOG=prefix keeps each worker's log lines (prefix.0, prefix.1) for a closer look.
+      if (process.env.WORKER_LOG) appendFileSync(`${process.env.WORKER_LOG}.${i}`, chunk);
       for (const msg of chunk.matchAll(/"msg":"([^"]*)"/g)) warnings.set(msg[1]!, (warnings.get(msg[1]!) ?? 0) + 1);
     });
     procs.push({ proc, dataDir, warnings });
   }
-  const drained = await waitStateDrained(s.topology.jsm, namespace, s.topology.names, t0, 900);
+  const drained = await waitStateDrained(s.topology.jsm, namespace, s.topology.names, t0, { pollMs, limitS });
   const cpu = procs.map((p) => +processCpu(p.proc.pid!).toFixed(1));
   const natsCpu = natsServerCpu() - nats0;
   const redisCpu = redisServerCpu() - redis0;
@@ -124,6 +130,8 @@ try {
         patients: patientCount,
         drained: drained.drained,
         seconds_from_first_worker_start: sec,
+        drain_read_every_ms: pollMs,
+        consumer_list_ms: drained.listMs,
         logs_applied_per_second: Math.round(written / sec),
         every_partition_held_after_seconds: drained.allHeldAt,
         logs_applied_per_second_counted_from_all_held: drained.allHeldAt === null ? null : Math.round(written / (sec - drained.allHeldAt)),

@@ -55,20 +55,30 @@ export const stateDrained = (b: Backlog) => b.byPartition.every((p) => p === 0);
  * partition first had a durable (workers starting take their leases first), and one sample
  * a second (seconds since `since`, messages left, partitions with a durable) to show the
  * drain's shape. Stops waiting after `limitS` seconds and says so (drained: false).
+ *
+ * Reads `pollMs` apart, one at a time: on nats-server 2.9 a list computes every durable's
+ * num_pending over the partition filters, which took 2-6 s on a 200,000-message stream of
+ * 10,000 patient subjects, and blocks the reading connection meanwhile; polled faster, the
+ * bench's own reads slowed the workers' JetStream calls (their lease take-overs list too).
+ * So the drain time is known to within pollMs plus one list's time (listMs).
  */
 export async function waitStateDrained(
   jsm: JetStreamManager,
   ns: string,
   names: TopologyNames,
   since: number,
-  limitS = 600,
-): Promise<{ drained: boolean; seconds: number; allHeldAt: number | null; samples: [number, number, number][]; last: Backlog }> {
+  o: { limitS?: number; pollMs?: number } = {},
+): Promise<{ drained: boolean; seconds: number; allHeldAt: number | null; samples: [number, number, number][]; listMs: { median: number; max: number }; last: Backlog }> {
+  const { limitS = 900, pollMs = 1000 } = o;
+  const listMs: number[] = [];
   const samples: [number, number, number][] = [];
   let nextSample = 0;
   let allHeldAt: number | null = null;
   let last: Backlog = { state: NaN, byPartition: [], others: {} };
   for (;;) {
+    const asked = performance.now();
     const b = await logBacklog(jsm, ns, names, 1).catch(() => null);
+    listMs.push(performance.now() - asked);
     const t = (performance.now() - since) / 1000;
     const held = b ? b.byPartition.filter((p) => p !== null).length : 0;
     if (b && allHeldAt === null && held === names.partitions) allHeldAt = +t.toFixed(2);
@@ -76,9 +86,13 @@ export async function waitStateDrained(
       samples.push([Math.round(t), b.state, held]);
       nextSample = Math.floor(t) + 1;
     }
-    if (b && stateDrained(b)) return { drained: true, seconds: +t.toFixed(2), allHeldAt, samples, last: b };
+    const lists = () => {
+      const sorted = [...listMs].sort((a, b) => a - b);
+      return { median: Math.round(sorted[sorted.length >> 1]!), max: Math.round(sorted.at(-1)!) };
+    };
+    if (b && stateDrained(b)) return { drained: true, seconds: +t.toFixed(2), allHeldAt, samples, listMs: lists(), last: b };
     if (b) last = b;
-    if (t > limitS) return { drained: false, seconds: +t.toFixed(2), allHeldAt, samples, last };
-    await new Promise((r) => setTimeout(r, 100));
+    if (t > limitS) return { drained: false, seconds: +t.toFixed(2), allHeldAt, samples, listMs: lists(), last };
+    await new Promise((r) => setTimeout(r, Math.max(0, pollMs - (performance.now() - asked))));
   }
 }

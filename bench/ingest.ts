@@ -10,7 +10,7 @@
  * Issue 27's shape (one log per patient per batch, so one log per stored message):
  *   npm run bench:ingest -- --patients-per-batch 100
  *
- *   npm run bench:ingest [-- --seconds 20 --clients 32 --patients 10000 --patients-per-batch 10 --workers 1 --rate 0 --warmup 3 --drain 1]
+ *   npm run bench:ingest [-- --seconds 20 --clients 32 --patients 10000 --patients-per-batch 10 --workers 1 --rate 0 --warmup 3 --drain 1 --poll-ms 1000 --drain-limit 300]
  */
 import { randomBytes } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
@@ -30,6 +30,10 @@ const rate = arg("rate", 0);
 /** Seconds of load before measuring: JIT warm-up and first-touch of caches and shards. */
 const warmup = arg("warmup", 3);
 const drain = arg("drain", 1) !== 0;
+/** How often the partition durables are read while they drain (see waitStateDrained). */
+const pollMs = arg("poll-ms", 1000);
+/** Longest wait for the drain, in seconds: past it the run reports drained: false. */
+const drainLimit = arg("drain-limit", 300);
 const batchSize = 100;
 
 for (const m of LOG_MIX) {
@@ -138,7 +142,7 @@ try {
   const messages = (await jsm.streams.info(names.logsStream)).state.messages;
   const logsPerMessage = (accepted + warmupLogs) / messages;
   const atEnd = await logBacklog(jsm, svc.namespace, names);
-  const drained = drain ? await waitStateDrained(jsm, svc.namespace, names, tEnd) : null;
+  const drained = drain ? await waitStateDrained(jsm, svc.namespace, names, tEnd, { pollMs, limitS: drainLimit }) : null;
   const roles2 = svc.cpuByRole();
   const perRole = (a: Record<string, number>, b: Record<string, number>, s: number) => Object.fromEntries(Object.keys(b).map((k) => [k, +((b[k]! - (a[k] ?? 0)) / s).toFixed(2)]));
 
@@ -187,7 +191,9 @@ try {
         drain: drained && {
           drained: drained.drained,
           seconds_after_load: drained.seconds,
-          logs_applied_per_second_while_draining: drained.seconds > 0 ? Math.round((atEnd.state * logsPerMessage) / drained.seconds) : null,
+          read_every_ms: pollMs,
+          consumer_list_ms: drained.listMs,
+          logs_applied_per_second_while_draining: drained.drained && drained.seconds > 0 ? Math.round((atEnd.state * logsPerMessage) / drained.seconds) : null,
           service_cpu_cores_while_draining: drained.seconds > 0 ? perRole(roles1, roles2, drained.seconds) : null,
           state_messages_left_each_second: drained.samples.map((x) => x[1]),
           others_messages_left: drained.last.others,
