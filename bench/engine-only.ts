@@ -1,7 +1,8 @@
 /**
- * The state engine alone: 50,000 logs for 2,000 patients are stored first (through the
- * real write path), then a fresh engine applies them; prints logs/s and CPU per log.
- * Isolates the fold and its I/O from HTTP ingest. Each 100-log batch covers 10 patients
+ * The state engine alone (a part's figure, not the service's): 50,000 logs for 2,000
+ * patients are stored first (through the real write path), then a fresh engine in this
+ * process applies every partition (engine.start(), no leases, no projector, no HTTP);
+ * prints logs/s and CPU per log. Isolates the fold and its I/O from HTTP ingest. Each 100-log batch covers 10 patients
  * (ten logs per JetStream message); SPREAD=1 spreads it over 100 (one log per message, as
  * in bench/state.ts); ONE_PATIENT=1 gives each batch to one patient (a hundred logs per
  * message, as a job's replay writes them). BATCHES sets the number of batches (500).
@@ -19,7 +20,7 @@ import { LOG_MIX } from "./log-mix.js";
 import { deleteKeys } from "../infra/redis/connection.js";
 import { profileIfAsked } from "./profile.js";
 import { rss } from "./support.js";
-const cfg = loadConfig({ PSS_NAMESPACE: `eng${process.pid}`, DATA_DIR: `/tmp/eng${process.pid}`, PSS_ADMIN_KEY: "x".repeat(20), LOG_LEVEL: "silent" });
+const cfg = loadConfig({ ...process.env, PSS_NAMESPACE: `eng${process.pid}`, DATA_DIR: `/tmp/eng${process.pid}`, PSS_ADMIN_KEY: "x".repeat(20), LOG_LEVEL: "silent" });
 const s = await createServices(cfg, "api");
 const scope = { organization_id: "org_default", project_id: "prj_default" };
 const pats: string[] = [];
@@ -30,14 +31,18 @@ for (let b = 0; b < Number(process.env.BATCHES ?? 500); b++) {
   await s.logWriter.writeBatch(scope, logs, { source: "batch", atomic: false, at: ["b"] });
 }
 console.log("ingested", n);
-const engine = new StateEngine({ js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names, store: s.stateStore, patients: s.patients, log: console }, { viewDebounceMs: 5000 });
+const engine = new StateEngine({ js: s.topology.js, jsm: s.topology.jsm, names: s.topology.names, store: s.stateStore, patients: s.patients, log: console }, {
+  // The service's settings (PSS_MAX_ACTIVE_PATIENTS and the rest, from the environment), as its worker runs the engine.
+  idleMs: cfg.actorIdleMs, viewDebounceMs: cfg.viewDebounceMs, renderWaitMs: cfg.renderWaitMs, maxActive: cfg.maxActivePatients, maxInflightBytes: cfg.stateInflightBytes,
+});
 const stopProfile = await profileIfAsked();
 const c0 = process.cpuUsage(); const t0 = performance.now();
 await engine.start();
 while (engine.stats.applied_logs < n) { await new Promise((r) => setTimeout(r, 20)); if (process.env.DEBUG_ENGINE) console.log(engine.stats, engine.activeCount()); }
 const c = process.cpuUsage(c0); const dt = (performance.now() - t0) / 1000;
 await stopProfile();
-console.log("applied", engine.stats.applied_logs, "logs/s", Math.round(n / dt), "cpu us/log", ((c.user + c.system) / n).toFixed(1), "peak RSS MB", rss(process.pid).peak, "in flight", engine.inflightStats(), engine.stats);
+const perMessage = process.env.SPREAD ? 1 : process.env.ONE_PATIENT ? 100 : 10;
+console.log(JSON.stringify({ what: "engine alone (in process, all partitions, no projector)", logs_per_message: perMessage, partitions: engine.partitions().length, logs: n, logs_per_second: Math.round(n / dt), cpu_us_per_log: +((c.user + c.system) / n).toFixed(1), peak_rss_mb: rss(process.pid).peak, in_flight: engine.inflightStats(), stats: engine.stats }));
 await engine.stop();
 await destroyTopology(s.nc, cfg.namespace);
 await deleteKeys(s.redis, `${cfg.namespace}:*`);

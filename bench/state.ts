@@ -15,6 +15,7 @@ import { destroyTopology, topologyNames } from "../infra/nats/topology.js";
 import { LOG_MIX } from "./log-mix.js";
 import { arg, call, natsServerCpu, percentile, rss, startService } from "./support.js";
 import { speedProbeMs } from "./speed-probe.js";
+import { logBacklog, stateDrained } from "./backlog.js";
 
 const seconds = arg("seconds", 20);
 const clients = arg("clients", 32);
@@ -59,9 +60,10 @@ try {
   const prebuilt = Array.from({ length: clients }, (_, c) => Array.from({ length: ready }, (_, k) => body(c, k)));
   const bodyFor = (c: number, k: number): string => prebuilt[c]![k] ?? body(c, k);
 
+  // Every partition's durable counts; one not yet made (its lease not yet taken) is not drained.
   const backlog = async () => {
-    const ci = await jsm.consumers.info(names.logsStream, `${svc.namespace}_state`);
-    return ci.num_pending + ci.num_ack_pending;
+    const b = await logBacklog(jsm, svc.namespace, names);
+    return stateDrained(b) ? 0 : Math.max(1, b.state);
   };
   const samples: { t: number; backlog: number }[] = [];
   let accepted = 0;

@@ -11,8 +11,10 @@ export interface ServiceUnderTest {
   namespace: string;
   pool: Pool;
   proc: ChildProcess;
-  /** CPU seconds the service process used so far (user + system). */
+  /** CPU seconds the service's processes (the supervisor and its children) used so far (user + system). */
   cpuSeconds(): number;
+  /** The same, per process kind: the supervisor, the worker, the api processes (summed). */
+  cpuByRole(): Record<string, number>;
   stop(): Promise<void>;
 }
 
@@ -92,7 +94,6 @@ export async function startService(env: Record<string, string> = {}, connections
     await new Promise((r) => setTimeout(r, 100));
   }
   const pool = new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
-  const ticks = 100;
   return {
     url,
     adminKey,
@@ -100,17 +101,15 @@ export async function startService(env: Record<string, string> = {}, connections
     pool,
     proc,
     cpuSeconds() {
-      const pids = processTree(proc.pid!);
-      let total = 0;
-      for (const pid of pids) {
-        try {
-          const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-          total += (Number(f[11]) + Number(f[12])) / ticks;
-        } catch {
-          // exited
-        }
+      return processTree(proc.pid!).reduce((sum, pid) => sum + processCpu(pid), 0);
+    },
+    cpuByRole() {
+      const out: Record<string, number> = {};
+      for (const pid of processTree(proc.pid!)) {
+        const role = pid === proc.pid ? "supervisor" : roleOf(pid);
+        out[role] = (out[role] ?? 0) + processCpu(pid);
       }
-      return total;
+      return out;
     },
     async stop() {
       await pool.close();
@@ -149,13 +148,38 @@ export function arg(name: string, fallback: number): number {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
-/** CPU seconds used so far by the local nats-server (0 when it is not on this machine). */
-export function natsServerCpu(): number {
+/** CPU seconds (user + system, all threads) a live process used so far; 0 once it has exited. */
+export function processCpu(pid: number): number {
   try {
-    const pid = execSync("pgrep -o nats-server").toString().trim();
     const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
     return (Number(f[11]) + Number(f[12])) / 100;
   } catch {
     return 0;
   }
 }
+
+/** A service process's PSS_ROLE as its supervisor (or a bench) gave it; "api" without one. */
+function roleOf(pid: number): string {
+  try {
+    const env = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+    return env.find((e) => e.startsWith("PSS_ROLE="))?.slice("PSS_ROLE=".length) ?? "api";
+  } catch {
+    return "api";
+  }
+}
+
+/**
+ * CPU seconds used so far by the oldest local process named `name` (0 when there is none).
+ * nats-server and Redis are shared by whatever else runs on the machine: their figures
+ * include other users' work.
+ */
+function serverCpu(name: string): number {
+  try {
+    return processCpu(Number(execSync(`pgrep -o ${name}`).toString().trim()));
+  } catch {
+    return 0;
+  }
+}
+
+export const natsServerCpu = () => serverCpu("nats-server");
+export const redisServerCpu = () => serverCpu("redis-server");
