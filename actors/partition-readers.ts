@@ -58,10 +58,18 @@ export class PartitionReaders {
     this.readers.set(partition, reader);
     let ready!: () => void;
     const started = new Promise<void>((r) => (ready = r));
-    reader.done = this.run(partition, epoch, reader, ready).catch((err: unknown) => {
-      this.o.log.error({ err, partition }, `${this.o.name}: partition reader stopped`);
-    }).finally(ready);
-    await started;
+    const run = this.run(partition, epoch, reader, ready);
+    reader.done = run.then(
+      () => undefined,
+      (err: unknown) => this.o.log.error({ err, partition }, `${this.o.name}: partition reader stopped`),
+    );
+    // A start that fails (JetStream too slow to answer) is thrown to the caller, whose lease
+    // is then given up and taken again: a reader left registered would hold the partition
+    // and read nothing.
+    const outcome = await Promise.race([started.then(() => "ready" as const), run.then(() => "ended" as const, (err: unknown) => err)]);
+    if (outcome === "ready" || outcome === "ended") return;
+    if (this.readers.get(partition) === reader) this.readers.delete(partition);
+    throw outcome;
   }
 
   /** Stops reading `partition`; messages of its open pull not yet read come again to the next holder. */

@@ -38,7 +38,7 @@ export async function durableFromAckFloor(jsm: JetStreamManager, stream: string,
   const info = await jsm.consumers.info(stream, config.durable_name);
   if (info.num_ack_pending === 0) return 0;
   await jsm.consumers.delete(stream, config.durable_name);
-  await jsm.consumers.add(stream, { ...config, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: info.ack_floor.stream_seq + 1 });
+  await jsm.consumers.add(stream, { ...config, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: floorOf(info) + 1 });
   return info.num_ack_pending;
 }
 
@@ -53,11 +53,26 @@ export async function durableFromAckFloor(jsm: JetStreamManager, stream: string,
  * Returns the stream sequence reading starts after (0: from the start).
  */
 export async function takeOverDurable(jsm: JetStreamManager, stream: string, family: string, config: DurableConfig): Promise<number> {
-  const old = await durablesOf(jsm, stream, family);
-  for (const c of old) await jsm.consumers.delete(stream, c.name).catch(() => undefined);
-  const start = old.length === 0 ? 0 : Math.min(...old.map((c) => c.ack_floor.stream_seq));
+  const members = await durablesOf(jsm, stream, family);
+  const start = members.length === 0 ? 0 : Math.min(...members.map(floorOf));
+  const old = members.filter((c) => c.name !== config.durable_name);
+  // Made before the old ones go: a take-over that fails midway (JetStream too slow to
+  // answer) leaves their ack floors in place for the next try, never a family without one.
+  // (A durable of the same name, only without leases, must go first.)
+  if (old.length < members.length) await jsm.consumers.delete(stream, config.durable_name);
   await jsm.consumers.add(stream, { ...config, ...(start > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start + 1 } : { deliver_policy: DeliverPolicy.All }) });
+  for (const c of old) await jsm.consumers.delete(stream, c.name).catch(() => undefined);
   return start;
+}
+
+/**
+ * The stream sequence a durable has done everything up to. JetStream's ack floor stays 0
+ * until a first ack, also for a durable made to start further on (an earlier take-over's,
+ * that acknowledged nothing yet): its start then says where it stands.
+ */
+function floorOf(c: ConsumerInfo): number {
+  const startedAfter = c.config.deliver_policy === DeliverPolicy.StartSequence ? (c.config.opt_start_seq ?? 1) - 1 : 0;
+  return Math.max(c.ack_floor.stream_seq, startedAfter);
 }
 
 /** The stream's durables whose names start with `family`. */

@@ -83,8 +83,9 @@ export const logBatchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
       );
       const storageFailures = answer.errors.filter((e) => e.code === "storage_error").length;
       if (storageFailures > 0 && answer.accepted === 0 && answer.duplicates === 0) {
-        // Nothing was stored and the cause is ours: a 5xx tells clients to retry the batch.
-        throw new AppError("unavailable", "log storage is unavailable; nothing was stored, retry the batch", [
+        // Nothing is known stored and the cause is ours: a 5xx tells clients to retry. A publish
+        // whose acknowledgement timed out may still have landed, so the answer says so.
+        throw new AppError("unavailable", "log storage did not confirm the batch; retry it with the same idempotency keys (a log that was stored then answers duplicate)", [
           { type: "storage_error", message: answer.errors[0]!.message },
         ]);
       }
