@@ -75,9 +75,35 @@ function floorOf(c: ConsumerInfo): number {
   return Math.max(c.ack_floor.stream_seq, startedAfter);
 }
 
-/** The stream's durables whose names start with `family`. */
+/**
+ * The names of a stream's consumers, from JetStream's names API. nats.js lists consumers
+ * only with their info, and nats-server 2.9 computes each info's pending count over its
+ * filter: with a durable per partition and lease tenure on a large stream, one list took
+ * seconds and held up every other JetStream request of the member (lease renewals with them).
+ */
+async function consumerNames(jsm: JetStreamManager, stream: string): Promise<string[]> {
+  // The consumer API's own request path (its prefix covers JetStream domains): ConsumerAPIImpl.
+  const api = jsm.consumers as unknown as { prefix: string; _request(subject: string, data?: unknown): Promise<unknown> };
+  const out: string[] = [];
+  for (;;) {
+    const page = (await api._request(`${api.prefix}.CONSUMER.NAMES.${stream}`, { offset: out.length })) as { consumers: string[] | null; total: number };
+    const names = page.consumers ?? [];
+    out.push(...names);
+    if (names.length === 0 || out.length >= page.total) return out;
+  }
+}
+
+/** The stream's durables whose names start with `family` (a few), each with its info. */
 export async function durablesOf(jsm: JetStreamManager, stream: string, family: string): Promise<ConsumerInfo[]> {
-  const out: ConsumerInfo[] = [];
-  for await (const c of jsm.consumers.list(stream)) if (c.name.startsWith(family)) out.push(c);
-  return out;
+  const names = (await consumerNames(jsm, stream)).filter((n) => n.startsWith(family));
+  const infos = await Promise.all(
+    names.map((n) =>
+      jsm.consumers.info(stream, n).catch((err: unknown) => {
+        // Deleted between the two requests (another member's take-over).
+        if (String((err as Error).message).includes("consumer not found")) return null;
+        throw err;
+      }),
+    ),
+  );
+  return infos.filter((c): c is ConsumerInfo => c !== null);
 }
