@@ -71,6 +71,7 @@ export class LeasedWork {
     if (!task) return;
     // A stop of an earlier tenure still running ends first.
     await this.running.get(resource);
+    const t0 = performance.now();
     const run = task.start(epoch);
     this.running.set(resource, run.catch(() => undefined));
     try {
@@ -81,7 +82,7 @@ export class LeasedWork {
       this.log.error({ err, resource }, "leased work failed to start; its lease is given up and taken again");
       throw err;
     }
-    this.log.info({ resource, epoch }, "lease acquired");
+    this.log.info({ resource, epoch, start_ms: Math.round(performance.now() - t0) }, "lease acquired");
   }
 
   private async stopped(resource: string, epoch: number, reason: string): Promise<void> {

@@ -27,7 +27,7 @@ async function reportOf(services: Services, kind: ReportKind): Promise<ProcessRe
 export async function runApi(config: Config, log: Logger): Promise<void> {
   const setClose = stopOn(log, ["SIGTERM", "SIGINT"]);
   const services = await createServices(config, "api", { log });
-  const observer = new MemberObserver(services, joinSiblings((kind) => reportOf(services, kind)));
+  const observer = new MemberObserver(services, joinSiblings((kind) => reportOf(services, kind), () => services.instance.snapshot()));
   const app = await buildApp(services, { loggerInstance: log, observer });
   let metricsServer: { close(): Promise<void> } | null = null;
   // Requests in flight are finished (Fastify's close), then the connections closed.
@@ -59,7 +59,7 @@ export async function runWorker(config: Config, log: Logger, opts: MemberOptions
     log.info({ niceness }, "background work runs at a lower scheduling priority than the api processes");
   }
   const services = await createServices(config, "worker", { log });
-  const siblings = joinSiblings((kind) => reportOf(services, kind));
+  const siblings = joinSiblings((kind) => reportOf(services, kind), () => services.instance.snapshot());
   // Under a supervisor the api processes serve the member's metrics; alone, this process does.
   const metricsServer = !opts.supervised && config.metricsPort !== null ? await serveMetrics(new MemberObserver(services, siblings), config.metricsPort, config.host) : null;
   setClose(async () => {

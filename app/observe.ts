@@ -5,7 +5,7 @@ import type { InstanceSnapshot } from "../infra/metrics/instance-status.js";
 import type { Services } from "./services.js";
 import { NO_SIBLINGS, type Siblings } from "./process-reports.js";
 
-/** Longest /healthz waits for the other processes of the member to say what they hold. */
+/** Longest /healthz waits for the supervisor to pass on what the other processes of the member last said they hold. */
 const HEALTH_GATHER_MS = 500;
 /** Longest /metrics waits for the other processes' metrics (Prometheus's own scrape time-out is 10 s by default). */
 const METRICS_GATHER_MS = 2_000;

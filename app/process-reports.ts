@@ -4,14 +4,24 @@ import type { InstanceSnapshot } from "../infra/metrics/instance-status.js";
 
 /*
  * Under a supervisor (PSS_ROLE=all, or api with PSS_WORKERS > 1) the processes of one member
- * answer for each other: an api process answering /metrics or /healthz asks the supervisor,
- * over node:cluster's IPC channel, for its siblings' reports (the worker's counters, the
- * leases it holds). The supervisor relays the question to every other child and the answers
- * back, adding its own restart counts; it never loads prom-client or a backend's client.
+ * answer for each other over node:cluster's IPC channel:
  *
- *   api ──gather──▶ supervisor ──report?──▶ worker, other api processes
+ * - what each child works (its partitions and leases) is pushed to the supervisor when it
+ *   changes and every few seconds; an api process answering /healthz gets the siblings'
+ *   latest at once, so a busy or niced worker never makes /healthz slow or incomplete
+ *   (`reported_at` says how old each one is);
+ * - metrics are asked for when /metrics is scraped: the supervisor relays the question to
+ *   every other child and the answers back, adding its own restart counts.
+ *
+ *   child ──instance──▶ supervisor (kept per child)
+ *   api ──gather──▶ supervisor ──report?──▶ worker, other api processes   (metrics)
  *   api ◀─gathered── supervisor ◀─report──── each, within the wait
  */
+
+/** How often a child says what it works even when nothing changed (its report's age shows a wedged process). */
+const ANNOUNCE_EVERY_MS = 5_000;
+/** How often a child checks whether what it works changed. */
+const CHANGE_CHECK_MS = 200;
 
 /** What one process says of itself: metrics only when they were asked for. */
 export interface ProcessReport {
@@ -33,6 +43,7 @@ export interface Siblings {
 }
 
 type Message =
+  | { pss: "instance"; instance: InstanceSnapshot }
   | { pss: "gather"; id: number; kind: ReportKind; waitMs: number }
   | { pss: "gathered"; id: number; parts: ProcessReport[]; missing: number }
   | { pss: "report?"; relay: number; kind: ReportKind }
@@ -44,15 +55,28 @@ const isMessage = (m: unknown): m is Message => typeof m === "object" && m !== n
 export const NO_SIBLINGS: Siblings = { gather: () => Promise.resolve({ parts: [], missing: 0 }) };
 
 /**
- * The child's side, in an api or worker process of a supervisor: answers the
- * supervisor's `report?` with `report(kind)`, and gathers its siblings' reports through it.
- * Outside node:cluster (a process run alone, or tests) it does nothing and has no siblings.
+ * The child's side, in an api or worker process of a supervisor: pushes `instance()` to the
+ * supervisor when it changes (and every ANNOUNCE_EVERY_MS), answers the supervisor's
+ * `report?` with `report(kind)`, and gathers its siblings' reports through it. Outside
+ * node:cluster (a process run alone, or tests) it does nothing and has no siblings.
  */
-export function joinSiblings(report: (kind: ReportKind) => Promise<ProcessReport>): Siblings {
+export function joinSiblings(report: (kind: ReportKind) => Promise<ProcessReport>, instance: () => InstanceSnapshot): Siblings {
   if (!cluster.isWorker || !process.send) return NO_SIBLINGS;
   const send = (m: Message) => process.send?.(m);
   const waiting = new Map<number, (g: Gathered) => void>();
   let nextId = 1;
+  let said = "";
+  let saidAt = 0;
+  const announce = () => {
+    const now = instance();
+    const text = JSON.stringify({ ...now, reported_at: undefined });
+    if (text === said && Date.now() - saidAt < ANNOUNCE_EVERY_MS) return;
+    said = text;
+    saidAt = Date.now();
+    send({ pss: "instance", instance: now });
+  };
+  announce();
+  setInterval(announce, CHANGE_CHECK_MS).unref();
   process.on("message", (m: unknown) => {
     if (!isMessage(m)) return;
     if (m.pss === "report?") {
@@ -93,12 +117,14 @@ export function restartsMetric(restarts: Readonly<Record<string, number>>): Metr
 }
 
 /**
- * The supervisor's side: relays each child's `gather` to its live siblings and their
- * reports back, within the wait the child gave. `own(kind)` is the supervisor's own
- * report (its restart counts), added to every answer.
+ * The supervisor's side: keeps each child's latest pushed instance and answers an
+ * `instance` gather with its siblings' at once; relays a `metrics` gather to the live
+ * siblings and their reports back, within the wait the child gave. `own(kind)` is the
+ * supervisor's own report (its restart counts), added to every answer.
  */
 export function relayReports(own: (kind: ReportKind) => ProcessReport): void {
   const relays = new Map<number, { asker: Worker; id: number; parts: ProcessReport[]; pending: Set<number>; timer: NodeJS.Timeout }>();
+  const instances = new Map<number, InstanceSnapshot>();
   let nextRelay = 1;
   const finish = (relay: number) => {
     const r = relays.get(relay);
@@ -107,16 +133,25 @@ export function relayReports(own: (kind: ReportKind) => ProcessReport): void {
     clearTimeout(r.timer);
     if (r.asker.isConnected()) r.asker.send({ pss: "gathered", id: r.id, parts: r.parts, missing: r.pending.size } satisfies Message);
   };
+  cluster.on("exit", (worker: Worker) => instances.delete(worker.id));
   cluster.on("message", (worker: Worker, m: unknown) => {
     if (!isMessage(m)) return;
-    if (m.pss === "report") {
+    if (m.pss === "instance") {
+      instances.set(worker.id, m.instance);
+    } else if (m.pss === "report") {
       const r = relays.get(m.relay);
       if (!r?.pending.delete(worker.id)) return;
       r.parts.push(m.part);
       if (r.pending.size === 0) finish(m.relay);
     } else if (m.pss === "gather") {
-      const relay = nextRelay++;
       const others = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.id !== worker.id && w.isConnected());
+      if (m.kind === "instance") {
+        const parts = [own(m.kind), ...others.flatMap((w) => (instances.has(w.id) ? [{ instance: instances.get(w.id)! }] : []))];
+        const missing = others.filter((w) => !instances.has(w.id)).length;
+        worker.send({ pss: "gathered", id: m.id, parts, missing } satisfies Message);
+        return;
+      }
+      const relay = nextRelay++;
       const timer = setTimeout(() => finish(relay), Math.min(Math.max(m.waitMs, 0), 10_000));
       relays.set(relay, { asker: worker, id: m.id, parts: [own(m.kind)], pending: new Set(others.map((w) => w.id)), timer });
       for (const w of others) w.send({ pss: "report?", relay, kind: m.kind } satisfies Message);

@@ -24,6 +24,8 @@ export interface InstanceSnapshot {
   partitions: number[];
   /** Leases this process holds, by resource; `since` as an ISO 8601 time. */
   leases: { resource: string; epoch: number; since: string }[];
+  /** When the process said so, as an ISO 8601 time: a sibling's report may be a few seconds old. */
+  reported_at: string;
 }
 
 const NO_LEASES: LeaseSource = { counters: { acquisitions: 0, losses: 0, releases: 0 }, held: () => [] };
@@ -74,6 +76,7 @@ export class InstanceStatus {
       pid: this.pid,
       partitions: this.partitions(),
       leases: this.leases().map((l) => ({ resource: l.resource, epoch: l.epoch, since: new Date(l.since).toISOString() })),
+      reported_at: new Date().toISOString(),
     };
   }
 

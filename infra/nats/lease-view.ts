@@ -54,6 +54,16 @@ export class LeaseView {
     return out;
   }
 
+  /** The monotonic ms at which the next current key lapses unless its writer rewrites it first. */
+  nextLapse(now: number): number | undefined {
+    let next: number | undefined;
+    for (const seen of [...this.members.values(), ...this.leases.values()]) {
+      const at = seen.seenAt + this.ttlMs;
+      if (at > now && (next === undefined || at < next)) next = at;
+    }
+    return next;
+  }
+
   /** The lease on `resource` if its key is current. */
   currentLease(resource: string, now: number): Seen<LeaseRecord> | undefined {
     const lease = this.leases.get(resource);

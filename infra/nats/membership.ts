@@ -34,6 +34,13 @@ export interface MembershipOptions {
 
 /** Watch events come in bursts (a join, a handover): one rebalance for a burst. */
 const DEBOUNCE_MS = 20;
+/**
+ * A key lapses on the server's clock a little before our watch's (it stored the write
+ * before we saw it); this covers the server's expiry timer running late. A create that
+ * still finds the key is tried again after RETRY_MS, doubled while it keeps finding it.
+ */
+const LAPSE_SLACK_MS = 50;
+const RETRY_MS = 100;
 
 /**
  * One member of a namespace's group: keeps `member.{id}` alive, and holds the leases the
@@ -58,6 +65,10 @@ export class Membership {
   private lastEventAt = 0;
   private tickTimer?: ReturnType<typeof setInterval>;
   private debounceTimer?: ReturnType<typeof setTimeout>;
+  /** Runs a rebalance when the next key lapses: a dead member's leases are taken then, not at the next tick. */
+  private lapseTimer?: ReturnType<typeof setTimeout>;
+  /** Rebalances in a row that could not create a lease they found free. */
+  private misses = 0;
   private running?: Promise<void>;
   private again = false;
   private stopping = false;
@@ -124,6 +135,7 @@ export class Membership {
     this.stopping = true;
     clearInterval(this.tickTimer);
     clearTimeout(this.debounceTimer);
+    clearTimeout(this.lapseTimer);
     await this.running;
     await this.memberWrite;
     // Leaving first makes the others prefer themselves for what this member holds, so
@@ -225,6 +237,7 @@ export class Membership {
           this.report(err instanceof Error ? err : new Error(String(err)));
         }
       } while (this.again && !this.stopping);
+      if (!this.stopping) this.armLapse();
     })();
     try {
       await this.running;
@@ -233,12 +246,25 @@ export class Membership {
     }
   }
 
+  /** Rebalances when the next key lapses, or soon after a rebalance that could not create a lease it found free. */
+  private armLapse(): void {
+    const now = performance.now();
+    const next = this.view.nextLapse(now);
+    const wait = this.misses > 0 ? RETRY_MS * 2 ** (this.misses - 1) : next === undefined ? undefined : next - now + LAPSE_SLACK_MS;
+    clearTimeout(this.lapseTimer);
+    this.lapseTimer = undefined;
+    if (wait === undefined) return;
+    this.lapseTimer = setTimeout(() => void this.runNow(), Math.max(0, Math.min(wait, this.opTimeoutMs)));
+    this.lapseTimer.unref();
+  }
+
   private async rebalance(): Promise<void> {
     if (this.stopping) return;
     const now = performance.now();
     const live = this.live(now);
     const owners = this.owners(live);
     const work: Promise<unknown>[] = [];
+    let missed = false;
     for (const r of this.resources) {
       const preferred = owners.get(r) ?? null;
       if (this.holder.has(r)) {
@@ -254,9 +280,12 @@ export class Membership {
       // A live holder hands it over once it sees it is not preferred; a lapsed or dead one
       // cannot, and the create succeeds once the server has dropped its key.
       if (lease && live.has(lease.record.member)) continue;
-      work.push(this.holder.acquire(r));
+      work.push(this.holder.acquire(r).then((epoch) => (missed ||= epoch === null)));
     }
     await Promise.all(work);
+    // Free by our view but not on the server (its expiry ran late, or another member's create
+    // is not seen yet): armLapse tries again soon rather than at the next tick.
+    this.misses = missed ? this.misses + 1 : 0;
   }
 
   private live(now: number): Map<string, MemberRecord> {

@@ -172,6 +172,18 @@ describe("PSS_ROLE=all", () => {
     expect(total(m, "pss_scrape_missing_processes")).toBe(0);
     const h = await health(d);
     expect(h?.json.processes.map((p: { role: string; pid: number }) => `${p.role} ${p.pid}`)).toEqual([`api ${apiPid}`, `worker ${workerPid}`]);
+    // A worker too busy to answer (stopped here) is still listed, as it last said, with when it said it.
+    const said = h!.json.processes[1];
+    expect(said.partitions).toHaveLength(16);
+    process.kill(workerPid, "SIGSTOP");
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const paused = await health(d);
+      expect(paused?.json.processes[1]).toMatchObject({ role: "worker", pid: workerPid, partitions: said.partitions });
+      expect(Date.parse(paused?.json.processes[1].reported_at)).toBeLessThan(Date.now() - 250);
+    } finally {
+      process.kill(workerPid, "SIGCONT");
+    }
 
     // Killed: what is accepted meanwhile waits in JetStream, and the supervisor starts another.
     // Meanwhile the api process says it still serves: /healthz 503 (a backend is down, as the

@@ -29,9 +29,9 @@ afterAll(async () => {
 });
 
 // A bucket per test: members of one test would otherwise be candidates in the next.
-async function freshBucket(): Promise<void> {
+async function freshBucket(ttlMs = TTL): Promise<void> {
   ns = `t${randomBytes(5).toString("hex")}`;
-  kv = await ensureLeaseBucket(nc, ns, TTL);
+  kv = await ensureLeaseBucket(nc, ns, ttlMs);
   log = new LeaseLog();
   errors = [];
 }
@@ -40,8 +40,8 @@ afterEach(async () => {
   await destroyTopology(nc, ns);
 });
 
-async function join(id: string, bucket: KV = kv): Promise<Membership> {
-  const m = await Membership.join({ kv: bucket, member: { id, role: "all" }, resources: RESOURCES, ttlMs: TTL, safetyMarginMs: MARGIN, ...log.callbacks(id), onError: (e) => errors.push(e) });
+async function join(id: string, bucket: KV = kv, ttlMs = TTL): Promise<Membership> {
+  const m = await Membership.join({ kv: bucket, member: { id, role: "all" }, resources: RESOURCES, ttlMs, safetyMarginMs: (ttlMs * MARGIN) / TTL, ...log.callbacks(id), onError: (e) => errors.push(e) });
   running.push(m);
   return m;
 }
@@ -114,6 +114,35 @@ describe("leases", () => {
     await until(() => ownedOnceAndBalanced([a!, b!, c], RESOURCES), 4 * TTL, "balanced among three after the cut heals");
     expect(log.violations()).toEqual([]);
     expect(owners([a!, b!, c], RESOURCES).size).toBe(16);
+  });
+
+  it("takes a silent member's leases when they lapse, not at the next tick", async () => {
+    // Ticks come every TTL/3: a longer TTL than the file's makes a lease taken at a tick
+    // (up to 1 s after its lapse) stand out from one taken at its lapse.
+    const ttl = 3_000;
+    await freshBucket(ttl);
+    // When the watch last saw c write each lease key: its lapse is that plus the TTL.
+    const seen = new Map<string, number>();
+    const watch = await kv.watch({ key: "lease.>" });
+    void (async () => {
+      for await (const e of watch) if (e.operation === "PUT" && e.json<{ member: string }>().member === "c") seen.set(e.key, stamp());
+    })();
+    const cut = freezable(kv);
+    const a = await join("a", kv, ttl);
+    const c = await join("c", cut.kv, ttl);
+    await until(() => ownedOnceAndBalanced([a, c], RESOURCES), 3 * ttl, "balanced between two");
+    const itsShare = heldBy(c);
+    const since = stamp();
+    cut.freeze();
+    await until(() => a.held().length === 16, 2 * ttl, "all with a");
+    watch.stop();
+    const late = log.events
+      .filter((e) => e.member === "a" && e.kind === "acquired" && e.t > since && itsShare.includes(e.resource))
+      .map((e) => e.t - (seen.get(leaseKey(e.resource))! + ttl));
+    expect(late.length).toBe(itsShare.length);
+    // The server's expiry may run a little after the lapse: a create that finds the key is tried again within 100 ms, then 200.
+    expect(Math.max(...late), `ms after each lapse: ${late.map((l) => l.toFixed(0)).join(", ")}`).toBeLessThan(350);
+    expect(log.violations()).toEqual([]);
   });
 
   it("keeps a resource's epochs rising across every owner it has had", async () => {

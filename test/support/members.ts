@@ -60,6 +60,7 @@ export async function memberGroup(count: number, env: Record<string, string> = {
     }
     return { status: r.status, json, text, stale: r.headers.get("x-pss-stale") === "true" };
   };
+  const health = <T>(m: Member) => fetch(`${m.base}/healthz`).then((r) => r.json() as Promise<T>, () => null);
   const exited = async (m: Member) => {
     await m.process?.exited;
     m.process = null;
@@ -99,24 +100,21 @@ export async function memberGroup(count: number, env: Record<string, string> = {
       await exited(m);
     },
     async partitions() {
+      // Asked of every member at once: one busy member's /healthz (its backend probes wait up
+      // to 2 s) must not delay what the others say.
+      const live = members.filter((m) => m.process);
+      const answers = await Promise.all(live.map((m) => health<{ processes?: { role: string; partitions: number[] }[] }>(m)));
       const out = new Map<string, number[]>();
-      for (const m of members) {
-        if (!m.process) continue;
-        const h = await fetch(`${m.base}/healthz`).then((r) => r.json() as Promise<{ processes?: { role: string; partitions: number[] }[] }>, () => null);
-        // A busy worker may miss /healthz's gathering time: then nothing is known of it.
-        const workers = (h?.processes ?? []).filter((p) => p.role !== "api");
+      live.forEach((m, i) => {
+        const workers = (answers[i]?.processes ?? []).filter((p) => p.role !== "api");
         if (workers.length > 0) out.set(m.name, workers.flatMap((p) => p.partitions));
-      }
+      });
       return out;
     },
     async holders(resource) {
-      const out: Member[] = [];
-      for (const m of members) {
-        if (!m.process) continue;
-        const h = await fetch(`${m.base}/healthz`).then((r) => r.json() as Promise<{ processes?: { leases?: { resource: string }[] }[] }>, () => null);
-        if ((h?.processes ?? []).some((p) => (p.leases ?? []).some((l) => l.resource === resource))) out.push(m);
-      }
-      return out;
+      const live = members.filter((m) => m.process);
+      const answers = await Promise.all(live.map((m) => health<{ processes?: { leases?: { resource: string }[] }[] }>(m)));
+      return live.filter((_, i) => (answers[i]?.processes ?? []).some((p) => (p.leases ?? []).some((l) => l.resource === resource)));
     },
     async drop() {
       for (const m of members) if (m.process) await group.kill(m);

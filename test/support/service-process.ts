@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -72,6 +72,13 @@ export function startServiceProcess(env: Record<string, string>): ServiceProcess
   };
   proc.stdout.setEncoding("utf8").on("data", (c: string) => take(c, true));
   proc.stderr.setEncoding("utf8").on("data", (c: string) => other.push(c));
+  // PSS_TEST_LOG_DIR keeps every line a service process writes, one file per process, to read after a failure.
+  const dump = process.env.PSS_TEST_LOG_DIR;
+  if (dump) {
+    const file = join(dump, `${env.PSS_NAMESPACE ?? "service"}-${env.PORT ?? "port"}-${proc.pid}.log`);
+    proc.stdout.on("data", (c: string) => appendFileSync(file, c));
+    proc.stderr.on("data", (c: string) => appendFileSync(file, c));
+  }
   const exited = new Promise<number | string>((r) => proc.once("exit", (code, signal) => r(code ?? signal ?? -1)));
   return {
     proc,

@@ -18,6 +18,7 @@ const Instance = Type.Object({
     }),
     { description: "Leases the process holds" },
   ),
+  reported_at: Type.String({ format: "date-time", description: "When the process said what it works: now for the process that answered; a sibling says so when it changes and at least every 5 s, so an older time means a process too busy or wedged to say" }),
 });
 const Health = Type.Object({
   status: Type.Union([Type.Literal("ok"), Type.Literal("degraded"), Type.Literal("unavailable")], {
@@ -28,7 +29,7 @@ const Health = Type.Object({
   redis: Status,
   clickhouse: Status,
   instance: Instance,
-  processes: Type.Array(Instance, { description: "Every process of this member that answered within 0.5 s: the one that answered first, then, under a supervisor, the worker and the other api processes" }),
+  processes: Type.Array(Instance, { description: "Every process of this member: the one that answered first, then, under a supervisor, what the worker and the other api processes last said (see reported_at)" }),
 });
 
 export const healthRoutes: FastifyPluginAsyncTypebox<{ observer: MemberObserver }> = async (app, { observer }) => {
