@@ -14,12 +14,17 @@ export interface PartitionReadersOptions {
   pullBytes: number;
   /** Resolves when the reader has room for more messages. */
   room: () => Promise<void>;
+  /** Null when the next message may be dispatched now; else a promise of when it may. */
+  admit?: () => Promise<void> | null;
   /** Called for each message, in stream order within a partition. */
   dispatch: (m: JsMsg, partition: number) => void;
   log: { warn(obj: unknown, msg?: string): void; error(obj: unknown, msg?: string): void };
   /** What reads ("state engine", "projector"), for log lines. */
   name: string;
 }
+
+/** Longest a reader dispatches before letting the event loop turn. */
+const YIELD_EVERY_MS = 10;
 
 interface Reader {
   pull: PacedPull | null;
@@ -106,6 +111,18 @@ export class PartitionReaders {
     reader.pull = pull;
     if (reader.stopped) return;
     ready();
-    for await (const m of pull) this.o.dispatch(m, partition);
+    let since = performance.now();
+    for await (const m of pull) {
+      for (let wait = this.o.admit?.(); wait; wait = this.o.admit?.()) await wait;
+      if (reader.stopped) break;
+      this.o.dispatch(m, partition);
+      // A pull's buffered messages come through microtasks, which never let the event loop
+      // turn: Redis replies, lease renewals and timers would wait behind thousands of
+      // dispatches (and time out). Yielding every few ms keeps them prompt.
+      if (performance.now() - since > YIELD_EVERY_MS) {
+        await new Promise((r) => setImmediate(r));
+        since = performance.now();
+      }
+    }
   }
 }

@@ -58,9 +58,16 @@ interface Logger {
  * feeds per-patient actors (see patient-actor.ts), created on a patient's first message
  * and passivated when idle, so memory stays bounded however many patients there are.
  */
+/** Actor states with nothing to apply (see evictIdle). */
+const EVICTABLE: ReadonlySet<string> = new Set(["idle", "settling", "waiting", "rendering"]);
+
 export class StateEngine {
   /** The engine's durable consumer on the log stream of namespace `ns`: a log it has acknowledged is in saved state. */
   private readonly actors = new Map<string, PatientActor>();
+  /** Actors with nothing to apply, least recently become so first: what eviction takes, found without a scan. */
+  private readonly evictable = new Set<string>();
+  /** Readers waiting for the actor count to fall under maxActive (see admit). */
+  private admitWaiters: (() => void)[] = [];
   private readonly mailboxes = new Map<string, Mailbox>();
   private stopping = false;
   /** Patients whose actor failed: the next one replays from JetStream, not trusting order. */
@@ -76,7 +83,7 @@ export class StateEngine {
   private readonly deferred: DeferredRenders;
   private readonly log: PatientLog;
   /** applied_logs counts logs folded: a replay folds the patient's whole history again. */
-  readonly stats = { delivered: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0, parked: 0 };
+  readonly stats = { delivered: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0, parked: 0, peak_active: 0 };
   private readonly machine;
   private readonly maxActive: number;
   private readonly published: PublishedMessageReader<PatientLogMessage> | undefined;
@@ -108,6 +115,7 @@ export class StateEngine {
       durable: (p) => ({ family: options.durablePrefix ? `${options.durablePrefix}_p${p}_` : deps.names.stateConsumers(p), filter: deps.names.logSubjectsOfPartition(p) }),
       pullBytes: options.pullBytes ?? 4 * 1024 * 1024,
       room: () => this.inflight.room(),
+      admit: () => this.admit(),
       dispatch: (m, p) => this.dispatch(m, p),
       log: deps.log,
       name: "state engine",
@@ -229,6 +237,7 @@ export class StateEngine {
     this.stopping = true;
     for (const p of [...this.touchSubs.keys()]) this.unsubscribeTouch(p);
     this.inflight.release();
+    this.admitWaiters.splice(0).forEach((go) => go());
     await this.readers.removeAll();
     for (const a of this.actors.values()) a.stop();
     this.actors.clear();
@@ -285,9 +294,22 @@ export class StateEngine {
     if (this.actors.size >= this.maxActive) this.evictIdle();
     const mailbox = this.mailboxOf(input.patient_id);
     const actor = createActor(this.machine, { input: { ...input, mailbox } satisfies PatientActorStart });
+    const pid = input.patient_id;
     actor.subscribe({
+      next: (snapshot) => {
+        if (this.actors.get(pid) !== actor) return;
+        if (!EVICTABLE.has(snapshot.value)) this.evictable.delete(pid);
+        // Readers waiting for a place (see admit): an actor with nothing left to apply makes one.
+        else if (this.admitWaiters.length > 0 || this.actors.size > this.maxActive) queueMicrotask(() => actor.send({ type: "PASSIVATE" }));
+        else this.evictable.add(pid);
+      },
       complete: () => {
-        if (this.actors.get(input.patient_id) === actor) this.actors.delete(input.patient_id);
+        if (this.actors.get(input.patient_id) === actor) {
+          this.actors.delete(input.patient_id);
+          this.evictable.delete(input.patient_id);
+          // Every waiting reader asks again (see PartitionReaders): the first takes the place.
+          if (this.actors.size < this.maxActive) this.admitWaiters.splice(0).forEach((go) => go());
+        }
         const last = actor.getSnapshot();
         if (last.value === "failed") {
           this.stats.failures++;
@@ -303,24 +325,37 @@ export class StateEngine {
       error: (err) => this.deps.log.error({ err, patient_id: input.patient_id }, "patient actor crashed"),
     });
     this.actors.set(input.patient_id, actor);
+    if (this.actors.size > this.stats.peak_active) this.stats.peak_active = this.actors.size;
     actor.start();
     return actor;
   }
 
   /**
+   * Null when a delivery may go to the actors now; else resolves once one may. Past
+   * maxActive with every actor busy (a flood of patients new to this process), readers
+   * wait rather than start more: each new actor loads from Redis, and thousands loading
+   * at once queue their commands past Redis's time-out, fail, and are replayed.
+   */
+  private admit(): Promise<void> | null {
+    if (this.actors.size < this.maxActive || this.stopping) return null;
+    // An idle actor passivated here may be gone at once (xstate runs the event synchronously).
+    this.evictIdle();
+    if (this.actors.size < this.maxActive) return null;
+    return new Promise((resolve) => this.admitWaiters.push(resolve));
+  }
+
+  /**
    * Passivates a tenth of the actors with nothing to apply (idle, or only waiting to
-   * render views, rendered later from Redis), least recently fed first (dispatch moves a
-   * fed actor to the end of the map).
+   * render views, rendered later from Redis), those idle longest first. When every actor
+   * is busy (a flood of new patients) none goes and the map grows past maxActive for a
+   * while: the in-flight budget, not the actor count, bounds what is held.
    */
   private evictIdle(): void {
     let n = Math.max(1, Math.floor(this.maxActive / 10));
-    for (const a of this.actors.values()) {
-      if (n <= 0) break;
-      const state = a.getSnapshot().value;
-      if (state === "idle" || state === "settling" || state === "waiting" || state === "rendering") {
-        a.send({ type: "PASSIVATE" });
-        n--;
-      }
+    for (const pid of [...this.evictable]) {
+      if (n-- <= 0) break;
+      this.evictable.delete(pid);
+      this.actors.get(pid)?.send({ type: "PASSIVATE" });
     }
   }
 

@@ -66,4 +66,39 @@ describe("the state engine working through a backlog", () => {
     const after = await Promise.all(pids.map(async (pid) => (await inject("GET", `/v1/state/${pid}/event-modules/symptoms`)).json()));
     expect(after).toEqual(expected);
   });
+
+  it("holds no more patient actors than its limit while a backlog of many patients waits, and fails none", async () => {
+    const pids: string[] = [];
+    const created = (await inject("POST", "/v1/patients/batch", { patients: Array.from({ length: 60 }, (_, i) => ({ first_name: `B${i}` })) })).json();
+    pids.push(...created.items.map((x: { id: string }) => x.id));
+    // One log per patient per batch, three batches: 180 messages, each for a patient no actor holds.
+    for (let b = 0; b < 3; b++) {
+      const r = (await inject("POST", "/v1/logs/batch", { logs: pids.map((pid) => symptom(pid, b)) })).json();
+      expect(r.accepted, JSON.stringify(r.errors?.slice(0, 2))).toBe(60);
+    }
+    const expected = await Promise.all(pids.map(async (pid) => (await inject("GET", `/v1/state/${pid}/event-modules/symptoms`)).json()));
+    const { topology, stateStore, patients } = t.services;
+    const { jsm, names } = topology;
+    const consumer = `${t.config.namespace}_state_crowd`;
+    const engine = new StateEngine({ js: topology.js, jsm, names, store: stateStore, patients, log: console }, { durablePrefix: consumer, idleMs: 200, maxActive: 4 });
+    await engine.start();
+    const totals = () => partitionConsumerTotals(jsm, names, (p) => `${consumer}_p${p}_`);
+    try {
+      let info = await totals();
+      for (let i = 0; i < 300 && (info.num_pending > 0 || info.num_ack_pending > 0); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        info = await totals();
+      }
+      expect(info.num_pending + info.num_ack_pending).toBe(0);
+      // Without the limit every patient of a pull gets an actor at once (each loading from Redis).
+      expect(engine.stats.peak_active).toBeLessThanOrEqual(4);
+      expect(engine.stats.failures).toBe(0);
+      expect(engine.stats.replays).toBe(0);
+    } finally {
+      await engine.stop();
+      for (const c of await durablesOf(jsm, names.logsStream, `${consumer}_p`)) await jsm.consumers.delete(names.logsStream, c.name);
+    }
+    const after = await Promise.all(pids.map(async (pid) => (await inject("GET", `/v1/state/${pid}/event-modules/symptoms`)).json()));
+    expect(after).toEqual(expected);
+  });
 });
