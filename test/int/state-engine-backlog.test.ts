@@ -20,6 +20,34 @@ const symptom = (pid: string, i: number) => ({
   payload: { instrument: "esas_r", symptoms: [{ name: "pain", score: i % 11 }, { name: "tiredness", score: (i * 7) % 11 }] },
 });
 
+type EngineOptions = ConstructorParameters<typeof StateEngine>[1];
+type Totals = Awaited<ReturnType<typeof partitionConsumerTotals>>;
+
+/**
+ * A second engine, on durables of its own, finds the namespace's whole stream waiting (as
+ * after an outage) and works through it; `check` sees it and its consumers' totals once
+ * at least `delivered` messages came and none is left, then the durables go.
+ */
+async function drainWithSecondEngine(name: string, options: Omit<EngineOptions, "durablePrefix">, delivered: number, check: (engine: StateEngine, info: Totals) => void): Promise<void> {
+  const { topology, stateStore, patients } = t.services;
+  const { jsm, names } = topology;
+  const consumer = `${t.config.namespace}_${name}`;
+  const engine = new StateEngine({ js: topology.js, jsm, names, store: stateStore, patients, log: console }, { ...options, durablePrefix: consumer });
+  await engine.start();
+  const totals = () => partitionConsumerTotals(jsm, names, (p) => `${consumer}_p${p}_`);
+  try {
+    let info = await totals();
+    for (let i = 0; i < 300 && (info.num_pending > 0 || info.num_ack_pending > 0 || info.delivered < delivered); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      info = await totals();
+    }
+    check(engine, info);
+  } finally {
+    await engine.stop();
+    for (const c of await durablesOf(jsm, names.logsStream, `${consumer}_p`)) await jsm.consumers.delete(names.logsStream, c.name);
+  }
+}
+
 describe("the state engine working through a backlog", () => {
   it("reads no more than its in-flight budget (plus one pull) at a time, and applies the whole backlog without redeliveries", async () => {
     const pids: string[] = [];
@@ -31,23 +59,12 @@ describe("the state engine working through a backlog", () => {
       expect(r.accepted, JSON.stringify(r.errors?.slice(0, 2))).toBe(160);
     }
     const expected = await Promise.all(pids.map(async (pid) => (await inject("GET", `/v1/state/${pid}/event-modules/symptoms`)).json()));
-    const { topology, stateStore, patients } = t.services;
-    const { jsm, names } = topology;
+    const { jsm, names } = t.services.topology;
     const total = (await jsm.streams.info(names.logsStream)).state.bytes;
 
-    // A second engine on a consumer of its own finds all 240 messages waiting, as after an
-    // outage; its budget is one byte and its pulls about 64 KB, so it holds one pull's worth
-    // (a few messages; the first pull assumes 4 KB messages: 16 of them) at most.
-    const consumer = `${t.config.namespace}_state_backlog`;
-    const engine = new StateEngine({ js: topology.js, jsm, names, store: stateStore, patients, log: console }, { durablePrefix: consumer, idleMs: 200, maxInflightBytes: 1, pullBytes: 64 * 1024 });
-    await engine.start();
-    const totals = () => partitionConsumerTotals(jsm, names, (p) => `${consumer}_p${p}_`);
-    try {
-      let info = await totals();
-      for (let i = 0; i < 200 && (info.num_pending > 0 || info.num_ack_pending > 0 || info.delivered < 240); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        info = await totals();
-      }
+    // Its budget is one byte and its pulls about 64 KB, so it holds one pull's worth (a few
+    // messages; the first pull assumes 4 KB messages: 16 of them) at most.
+    await drainWithSecondEngine("state_backlog", { idleMs: 200, maxInflightBytes: 1, pullBytes: 64 * 1024 }, 240, (engine, info) => {
       expect(info.delivered).toBe(240);
       expect(info.num_pending).toBe(0);
       expect(info.num_ack_pending).toBe(0);
@@ -58,10 +75,7 @@ describe("the state engine working through a backlog", () => {
       // partitions (at most 8) bound it, not the backlog.
       expect(peak_bytes).toBeLessThanOrEqual(total / 4);
       expect(engine.stats.replays).toBe(0);
-    } finally {
-      await engine.stop();
-      for (const c of await durablesOf(jsm, names.logsStream, `${consumer}_p`)) await jsm.consumers.delete(names.logsStream, c.name);
-    }
+    });
     // The state it saved is what the service's own engine had compiled.
     const after = await Promise.all(pids.map(async (pid) => (await inject("GET", `/v1/state/${pid}/event-modules/symptoms`)).json()));
     expect(after).toEqual(expected);
@@ -77,27 +91,13 @@ describe("the state engine working through a backlog", () => {
       expect(r.accepted, JSON.stringify(r.errors?.slice(0, 2))).toBe(60);
     }
     const expected = await Promise.all(pids.map(async (pid) => (await inject("GET", `/v1/state/${pid}/event-modules/symptoms`)).json()));
-    const { topology, stateStore, patients } = t.services;
-    const { jsm, names } = topology;
-    const consumer = `${t.config.namespace}_state_crowd`;
-    const engine = new StateEngine({ js: topology.js, jsm, names, store: stateStore, patients, log: console }, { durablePrefix: consumer, idleMs: 200, maxActive: 4 });
-    await engine.start();
-    const totals = () => partitionConsumerTotals(jsm, names, (p) => `${consumer}_p${p}_`);
-    try {
-      let info = await totals();
-      for (let i = 0; i < 300 && (info.num_pending > 0 || info.num_ack_pending > 0); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        info = await totals();
-      }
+    await drainWithSecondEngine("state_crowd", { idleMs: 200, maxActive: 4 }, 180, (engine, info) => {
       expect(info.num_pending + info.num_ack_pending).toBe(0);
       // Without the limit every patient of a pull gets an actor at once (each loading from Redis).
       expect(engine.stats.peak_active).toBeLessThanOrEqual(4);
       expect(engine.stats.failures).toBe(0);
       expect(engine.stats.replays).toBe(0);
-    } finally {
-      await engine.stop();
-      for (const c of await durablesOf(jsm, names.logsStream, `${consumer}_p`)) await jsm.consumers.delete(names.logsStream, c.name);
-    }
+    });
     const after = await Promise.all(pids.map(async (pid) => (await inject("GET", `/v1/state/${pid}/event-modules/symptoms`)).json()));
     expect(after).toEqual(expected);
   });
