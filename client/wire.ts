@@ -65,8 +65,13 @@ export interface paths {
                                      */
                                     since: string;
                                 }[];
+                                /**
+                                 * Format: date-time
+                                 * @description When the process said what it works: now for the process that answered; a sibling says so when it changes and at least every 5 s, so an older time means a process too busy or wedged to say
+                                 */
+                                reported_at: string;
                             };
-                            /** @description Every process of this member that answered within 0.5 s: the one that answered first, then, under a supervisor, the worker and the other api processes */
+                            /** @description Every process of this member: the one that answered first, then, under a supervisor, what the worker and the other api processes last said (see reported_at) */
                             processes: {
                                 /** @description Stable for the life of the process: host, pid and a random part */
                                 id: string;
@@ -87,6 +92,11 @@ export interface paths {
                                      */
                                     since: string;
                                 }[];
+                                /**
+                                 * Format: date-time
+                                 * @description When the process said what it works: now for the process that answered; a sibling says so when it changes and at least every 5 s, so an older time means a process too busy or wedged to say
+                                 */
+                                reported_at: string;
                             }[];
                         };
                     };
@@ -134,8 +144,13 @@ export interface paths {
                                      */
                                     since: string;
                                 }[];
+                                /**
+                                 * Format: date-time
+                                 * @description When the process said what it works: now for the process that answered; a sibling says so when it changes and at least every 5 s, so an older time means a process too busy or wedged to say
+                                 */
+                                reported_at: string;
                             };
-                            /** @description Every process of this member that answered within 0.5 s: the one that answered first, then, under a supervisor, the worker and the other api processes */
+                            /** @description Every process of this member: the one that answered first, then, under a supervisor, what the worker and the other api processes last said (see reported_at) */
                             processes: {
                                 /** @description Stable for the life of the process: host, pid and a random part */
                                 id: string;
@@ -156,7 +171,102 @@ export interface paths {
                                      */
                                     since: string;
                                 }[];
+                                /**
+                                 * Format: date-time
+                                 * @description When the process said what it works: now for the process that answered; a sibling says so when it changes and at least every 5 s, so an older time means a process too busy or wedged to say
+                                 */
+                                reported_at: string;
                             }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Protected-resource metadata (RFC 9728) of the REST API (no auth) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The protected resource: the service's address, or its MCP endpoint */
+                            resource: string;
+                            resource_name: string;
+                            /** @description Credentials go in the Authorization header only */
+                            bearer_methods_supported: string[];
+                            scopes_supported: string[];
+                            /** @description The OpenAPI document of the REST API */
+                            resource_documentation: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Protected-resource metadata (RFC 9728) of the MCP endpoint (no auth) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The protected resource: the service's address, or its MCP endpoint */
+                            resource: string;
+                            resource_name: string;
+                            /** @description Credentials go in the Authorization header only */
+                            bearer_methods_supported: string[];
+                            scopes_supported: string[];
+                            /** @description The OpenAPI document of the REST API */
+                            resource_documentation: string;
                         };
                     };
                 };

@@ -24,6 +24,12 @@ export interface Config {
    * and a worker run alone serves none.
    */
   metricsPort: number | null;
+  /**
+   * PSS_PUBLIC_URL: the service's address as clients reach it (`https://pss.example.org`),
+   * named in 401 answers and the protected-resource metadata (RFC 9728). Unset: the
+   * request's own scheme and Host header.
+   */
+  publicUrl: string | null;
   /** May carry `user:password@` (or `token@`) for a NATS server with users. @default "nats://127.0.0.1:4222" */
   natsUrl: string;
   /**
@@ -196,6 +202,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: int(env, "PORT", 8080, 0, 65535),
     host: env.HOST || "127.0.0.1",
     metricsPort: env.PSS_METRICS_PORT ? int(env, "PSS_METRICS_PORT", 0, 1, 65535) : null,
+    publicUrl: url(env, "PSS_PUBLIC_URL", undefined, ["http:", "https:"])?.replace(/\/+$/, "") ?? null,
     natsUrl: url(env, "NATS_URL", "nats://127.0.0.1:4222", ["nats:", "tls:"]),
     natsNkeySeedFile,
     redisUrl: url(env, "REDIS_URL", "redis://127.0.0.1:6379", ["redis:", "rediss:"]),

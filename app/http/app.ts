@@ -9,6 +9,7 @@ import { authPlugin } from "./plugins/auth.js";
 import { ErrorBodySchema } from "./schemas.js";
 import { createValidatorCompiler } from "./validators.js";
 import { PatientSchema } from "../../src/control/patient-schemas.js";
+import { wellKnownRoutes } from "./routes/well-known.js";
 import { healthRoutes } from "./routes/health.js";
 import { authRoutes } from "./routes/auth.js";
 import { organizationRoutes } from "./routes/organizations.js";
@@ -70,7 +71,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  installErrorHandler(app);
+  installErrorHandler(app, services.config.publicUrl);
   // First, so its onResponse hook times every request, refused ones included.
   await app.register(requestMetricsPlugin, { metrics: services.metrics });
   // Many HTTP clients send `content-type: application/json` on every request, bodiless
@@ -112,6 +113,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
 
   const observer = opts.observer ?? new MemberObserver(services);
   await app.register(healthRoutes, { observer });
+  await app.register(wellKnownRoutes, { publicUrl: services.config.publicUrl });
   // With PSS_METRICS_PORT, /metrics is served on that port only (app/metrics-server.ts).
   if (services.config.metricsPort === null) await app.register(metricsRoutes, { observer });
   await app.register(authRoutes, { services });

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { backendUnavailable } from "./backend-unavailable.js";
 import { AppError, ERROR_CATALOGUE, MAX_ERROR_DETAILS, echoField, echoValue, errorBody, fieldIssue, moreDetails, type ErrorCode, type ErrorDetail } from "../../src/errors.js";
 import { FIRST_PROBLEM_ONLY } from "./validators.js";
+import { bearerChallenge } from "./protected-resource.js";
 
 interface AjvIssue {
   instancePath: string;
@@ -102,12 +103,16 @@ function fastifyCode(err: FastifyError): ErrorCode | undefined {
   return undefined;
 }
 
-/** The one place where failures become the spec's error body. */
-export function installErrorHandler(app: FastifyInstance): void {
+/**
+ * The one place where failures become the spec's error body. `publicUrl` (PSS_PUBLIC_URL)
+ * is where a 401's challenge says the protected-resource metadata is.
+ */
+export function installErrorHandler(app: FastifyInstance, publicUrl: string | null = null): void {
   app.setErrorHandler((err: FastifyError | AppError, req: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof AppError) {
       const { status, error_type } = ERROR_CATALOGUE[err.code];
       if (err.headers) reply.headers(err.headers);
+      if (status === 401 && !reply.hasHeader("www-authenticate")) reply.header("www-authenticate", bearerChallenge(req, publicUrl, err.message));
       if (status >= 500) req.log.error({ err }, err.message);
       return reply.status(status).send(errorBody(status, error_type, err.message, err.details));
     }

@@ -184,6 +184,32 @@ describe("MCP authentication", () => {
     expect((err as StreamableHTTPError).code).toBe(401);
   });
 
+  it("says in every 401 which scheme to use and where its protected-resource metadata is (RFC 9110, 6750, 9728)", async () => {
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const none = await fetch(`${base}/mcp`, { method: "POST", headers, body: "{}" });
+    // Without a credential: the challenge alone, no error code (RFC 6750 3.1).
+    expect(none.headers.get("www-authenticate")).toBe(`Bearer realm="patient-state-service", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
+    const bad = await fetch(`${base}/mcp`, { method: "POST", headers: { ...headers, authorization: "Bearer not-a-key" }, body: "{}" });
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get("www-authenticate")).toBe(
+      `Bearer realm="patient-state-service", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="invalid or revoked API key"`,
+    );
+    const expired = await fetch(`${base}/v1/patients`, { headers: { authorization: "Bearer a.b.c" } });
+    expect(expired.status).toBe(401);
+    expect(expired.headers.get("www-authenticate")).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource", error="invalid_token", error_description="invalid or expired token"`);
+
+    const mcp = await fetch(`${base}/.well-known/oauth-protected-resource/mcp`);
+    expect(mcp.status).toBe(200);
+    expect(await mcp.json()).toEqual({
+      resource: `${base}/mcp`,
+      resource_name: "Patient State Service MCP server",
+      bearer_methods_supported: ["header"],
+      scopes_supported: expect.arrayContaining(["mcp:patient-state", "sdk:state-read"]),
+      resource_documentation: `${base}/openapi.json`,
+    });
+    expect((await (await fetch(`${base}/.well-known/oauth-protected-resource`)).json()).resource).toBe(base);
+  });
+
   it("answers 403 to a key without mcp:patient-state", async () => {
     const secret = generateSecret();
     await t.services.apiKeys.create({ organization_id: "org_default", project_id: null, name: "reader", scopes: ["sdk:state-read"] }, secret);
