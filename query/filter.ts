@@ -237,7 +237,9 @@ function scalarList(c: Cond, numbers: boolean): { type: "String" | "Float64"; va
   return wrong(c, numbers ? "a list of only strings or only numbers" : "a list of strings");
 }
 
-const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+/** A date, or a date-time with a UTC offset and optional seconds: the time bounds every route and tool takes. */
+export const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+const ISO = ISO_INSTANT;
 
 /** Epoch ms of an ISO 8601 timestamp (a date alone is UTC midnight; a time needs Z or an offset, never the server's zone). */
 export function isoMs(v: unknown): number | undefined {

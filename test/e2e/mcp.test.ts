@@ -131,6 +131,13 @@ describe("MCP tools over streamable HTTP", () => {
     expect((await call("get_logs", { patient_id: pid, trace: "visit-1" })).json.logs.map((l: any) => l.id)).toEqual([logIds[0]]);
     const window = await call("get_logs", { patient_id: pid, since: "2026-07-02T09:00:00Z", until: "2026-07-02T23:00:00Z" });
     expect(window.json.logs.map((l: any) => l.type)).toEqual(["user_login"]);
+    // The forms REST takes: a bare date (UTC midnight), a time without seconds, any offset.
+    const sameWindow = await call("get_logs", { patient_id: pid, since: "2026-07-02T11:00+02:00", until: "2026-07-02T23:00Z" });
+    expect(sameWindow.json.logs.map((l: any) => l.type)).toEqual(["user_login"]);
+    const fromDate = await call("get_logs", { patient_id: pid, since: "2026-07-03" });
+    expect(fromDate.json.logs.map((l: any) => l.id)).toEqual([logIds[1]]);
+    const events = await call("get_events", { patient_id: pid, since: "2020-01-01", until: "2099-12-31T00:00Z" });
+    expect(events.json.count).toBe(6);
     expect((await call("get_logs", { patient_id: pid })).json.count).toBe(6);
     // An empty list filters nothing, as REST's empty ?log_types= does.
     expect((await call("get_logs", { patient_id: pid, log_types: [] })).json.count).toBe(6);
@@ -161,7 +168,14 @@ describe("MCP bad arguments and domain failures", () => {
 
   it("refuses an invalid format, a bad time and a bad cursor as tool errors", async () => {
     expect((await call("get_view", { patient_id: pid, view_type: "labs_snapshot", format: "pdf" })).isError).toBe(true);
-    expect((await call("get_logs", { patient_id: pid, since: "yesterday" })).isError).toBe(true);
+    const bad = await call("get_logs", { patient_id: pid, since: "yesterday" });
+    expect(bad).toMatchObject({ isError: true, text: expect.stringContaining("2026-07-01T09:30Z") });
+    expect((await call("get_logs", { patient_id: pid, until: "2026-02-30" })).text).toContain("real calendar date");
+    // The schema says which forms it takes.
+    const { tools } = await client.listTools();
+    const since = (tools.find((x) => x.name === "get_logs")!.inputSchema.properties as Record<string, { description: string; pattern?: string }>).since!;
+    expect(since.description).toContain("a date (2026-07-01: UTC midnight)");
+    expect(since.pattern).toBeDefined();
     const cursor = await call("get_logs", { patient_id: pid, cursor: "garbage" });
     expect(cursor).toMatchObject({ isError: true, text: expect.stringContaining("cursor") });
     expect((await call("get_logs", { patient_id: pid, limit: 1000 })).isError).toBe(true);

@@ -1,6 +1,17 @@
 import { z } from "zod";
 import { EVENT_MODULES, STABLE_MODULES } from "../../../readmodels/module.js";
 import { VIEW_TYPES } from "../../../readmodels/views/index.js";
+import { ISO_INSTANT, isoMs } from "../../../query/filter.js";
+
+const TIME_FORMS = "a date (2026-07-01: UTC midnight) or a date-time with a UTC offset, seconds optional (2026-07-01T09:30Z, 2026-07-01T09:30:00+02:00)";
+
+/** A time bound in the forms REST's since/until take, answered as the UTC instant (2026-07-01T00:00:00.000Z). */
+const instant = (description: string) =>
+  z.string().regex(ISO_INSTANT, `must be ${TIME_FORMS}`)
+    .refine((v) => isoMs(v) !== undefined, `must be a real calendar date: ${TIME_FORMS}`)
+    .transform((v) => new Date(isoMs(v)!).toISOString())
+    .optional()
+    .describe(`${description} Accepts ${TIME_FORMS}.`);
 
 /**
  * Argument schemas shared by the tools (names from the contract's "MCP tool arguments").
@@ -17,8 +28,10 @@ export const args = {
   format: z.enum(["markdown", "raw"]).default("raw")
     .describe("raw (default): JSON blocks with structured data and refs; markdown: one readable document with each block's log ids."),
   blockId: z.string().min(1).max(100).describe("Block id as listed by list_views_and_blocks (for example active_symptoms, missed_doses)."),
-  since: z.iso.datetime({ offset: true }).optional().describe("Only items at or after this ISO 8601 time (event time), e.g. 2026-07-01T00:00:00Z."),
-  until: z.iso.datetime({ offset: true }).optional().describe("Only items at or before this ISO 8601 time (event time)."),
+  since: instant("Only items at or after this time (event time)."),
+  until: instant("Only items at or before this time (event time)."),
+  /** A since/until described for its tool. */
+  instant,
   cursor: z.string().min(1).max(500).optional().describe("next_cursor of the previous page; leave out for the first page."),
   limit: (fallback: number, max: number) =>
     z.number().int().min(1).max(max).default(fallback).describe(`Most items to return (default ${fallback}, at most ${max}); the answer may hold fewer to stay under about 20 kB.`),

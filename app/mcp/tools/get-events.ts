@@ -5,8 +5,8 @@ import { defineTool, jsonResult } from "../context.js";
 import { args } from "./args.js";
 
 const schema = {
-  since: args.since.describe("Only events triggered (logs accepted) at or after this ISO 8601 time."),
-  until: args.until.describe("Only events triggered at or before this ISO 8601 time."),
+  since: args.instant("Only events triggered (logs accepted) at or after this time."),
+  until: args.instant("Only events triggered at or before this time."),
   limit: args.limit(20, 100),
   cursor: z.string().regex(new RegExp(EVENTS_CURSOR_PATTERN), "a cursor is the next_cursor of a previous answer").max(500).optional()
     .describe("next_cursor of the previous page; leave out for the first page."),

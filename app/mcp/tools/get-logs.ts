@@ -36,8 +36,8 @@ export const getLogs = defineTool({
     if (unknown.length > 0) return toolError(`unknown log type ${unknown.join(", ")}; known log types: ${LOG_TYPES.join(", ")}`);
     await ctx.services.stateReader.authorize(ctx.principal, pid);
     const q: LogQuery = {
-      since: a.since && new Date(a.since).toISOString(),
-      until: a.until && new Date(a.until).toISOString(),
+      since: a.since,
+      until: a.until,
       // An empty list filters nothing, as REST's empty ?log_types= does.
       log_types: a.log_types && a.log_types.length > 0 ? a.log_types : undefined,
       trace: a.trace,
