@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { CallToolRequestSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Principal } from "../../src/auth/scopes.js";
 import type { Services } from "../services.js";
 import type { CallOutcomes } from "./call-outcomes.js";
-import { isBound, PATIENT_ID, runTool, type McpContext } from "./context.js";
+import { isBound, PATIENT_ID, runTool, toolError, type McpContext } from "./context.js";
 import { registerPrompts } from "./prompts/index.js";
 import { registerResources } from "./resources.js";
 import { TOOLS } from "./tools/index.js";
@@ -99,7 +100,32 @@ export function createMcpServer(services: Services, principal: Principal, featur
       (args: Record<string, unknown>, extra) => runTool(ctx, tool, args, extra.requestId),
     );
   }
+  if (features.tools) answerCallsOfKnownToolsOnly(server, ctx, schemas);
   if (features.resources) registerResources(server, ctx);
   if (features.prompts) registerPrompts(server, ctx);
+  // A server lives for one request, with no stream to send list_changed on: the lists never
+  // change under a client, so none is promised (the SDK advertises listChanged: true).
+  const fixed = { listChanged: false };
+  server.server.registerCapabilities({ ...(features.tools ? { tools: fixed } : {}), ...(features.resources ? { resources: fixed } : {}), ...(features.prompts ? { prompts: fixed } : {}) });
   return server;
+}
+
+const TOOL_NAMES = TOOLS.map((t) => t.name).join(", ");
+
+/**
+ * tools/call as MCP says: a tool this server does not have is a JSON-RPC error (-32602),
+ * not a tool result (the SDK answers one with isError, which a model reads as the tool's
+ * own failure). Arguments that do not fit the schema stay a tool result the model can
+ * correct, saying which argument and why.
+ */
+function answerCallsOfKnownToolsOnly(server: McpServer, ctx: McpContext, schemas: Map<string, z.ZodObject>): void {
+  server.server.removeRequestHandler("tools/call");
+  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: given } = request.params;
+    const tool = TOOLS.find((t) => t.name === name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}. This server's tools are ${TOOL_NAMES}.`);
+    const parsed = await schemas.get(name)!.safeParseAsync(given ?? {});
+    if (!parsed.success) return toolError(`Invalid arguments for tool ${name}: ${z.prettifyError(parsed.error)}`);
+    return runTool(ctx, tool, parsed.data, extra.requestId);
+  });
 }

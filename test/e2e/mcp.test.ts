@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { generateSecret } from "../../src/control/api-keys.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
@@ -179,6 +180,20 @@ describe("MCP bad arguments and domain failures", () => {
     const cursor = await call("get_logs", { patient_id: pid, cursor: "garbage" });
     expect(cursor).toMatchObject({ isError: true, text: expect.stringContaining("cursor") });
     expect((await call("get_logs", { patient_id: pid, limit: 1000 })).isError).toBe(true);
+  });
+
+  it("answers a tool it does not have as a JSON-RPC error (-32602) naming its tools, and promises no list changes", async () => {
+    const err = await client.callTool({ name: "get_horoscope", arguments: { patient_id: pid } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(McpError);
+    expect((err as McpError).code).toBe(-32602);
+    expect((err as McpError).message).toContain("get_stable_data");
+    // Bad arguments stay a tool result a model can correct, naming the argument.
+    const bad = await call("get_view", { patient_id: pid, view_type: "labs_snapshot", format: "pdf" });
+    expect(bad).toMatchObject({ isError: true, text: expect.stringContaining("Invalid arguments for tool get_view") });
+    expect(bad.text).toContain("format");
+    // One server per request, no stream: nothing could ever send list_changed.
+    const caps = client.getServerCapabilities()!;
+    expect([caps.tools?.listChanged, caps.resources?.listChanged, caps.prompts?.listChanged]).toEqual([false, false, false]);
   });
 
   it("answers an unknown patient, or none given, as a tool error", async () => {
