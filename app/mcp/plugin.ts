@@ -6,6 +6,7 @@ import { AppError, ERROR_CATALOGUE, type ErrorCode as AppErrorCode } from "../..
 import { responses } from "../http/schemas.js";
 import type { Services } from "../services.js";
 import { recordOutcome, watchOutcomes, type CallOutcomes } from "./call-outcomes.js";
+import { sendPlainErrors } from "./plain-errors.js";
 import { createMcpServer, featuresFor } from "./server.js";
 
 /**
@@ -68,6 +69,7 @@ export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app,
       const server = createMcpServer(services, req.principal, featuresFor(req.body), known);
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       watchOutcomes(req, transport, known);
+      sendPlainErrors(transport);
       // A client gone mid-call: close the server (and its transport) so in-flight handlers
       // are aborted, and stop waiting for an answer no one will read. After a finished
       // answer nothing is left to release, and closing would only build a "connection

@@ -89,6 +89,11 @@ describe("MCP with a patient token", () => {
     await expect(client.readResource({ uri: `patient://${b}/event-modules/symptoms` })).rejects.toThrow(/not found/);
     await expect(client.readResource({ uri: `patient://${b}/views/symptom_snapshot` })).rejects.toThrow(/not found/);
     await expect(client.readResource({ uri: "org://log-types" })).rejects.toThrow();
+    // So get_logs names the log types itself rather than sending it there.
+    const logs = (await client.listTools()).tools.find((x) => x.name === "get_logs")!;
+    const logTypes = JSON.stringify(logs.inputSchema.properties!.log_types);
+    expect(logTypes).not.toContain("org://");
+    expect(logTypes).toContain("symptom_report");
   });
 
   it("resolves prompts for its own patient and refuses another's", async () => {

@@ -96,7 +96,11 @@ describe("MCP prompts", () => {
     const sym = promptText(await client.getPrompt({ name: "missing_data_elicitation", arguments: { patient_id: pid, view_type: "symptom_snapshot" } }));
     expect(sym).toContain("headache");
     expect(sym).toContain(ids[4]);
-    await expect(client.getPrompt({ name: "missing_data_elicitation", arguments: { patient_id: pid, view_type: "horoscope" } })).rejects.toThrow();
+    // The SDK's own refusals reach the client with one prefix (the client's), not two.
+    const bad = await client.getPrompt({ name: "missing_data_elicitation", arguments: { patient_id: pid, view_type: "horoscope" } }).catch((e: Error) => e);
+    expect((bad as Error).message).toMatch(/^MCP error -32602: Invalid arguments for prompt missing_data_elicitation: .*symptom_snapshot/);
+    const unknown = await client.getPrompt({ name: "horoscope_reading", arguments: {} }).catch((e: Error) => e);
+    expect((unknown as Error).message).toBe("MCP error -32602: Prompt horoscope_reading not found");
   });
 
   it("provider_alert cites the logs of severe symptoms, abnormal labs and missed doses since a time", async () => {

@@ -7,7 +7,8 @@ import { args } from "./args.js";
 
 const schema = {
   log_types: z.array(z.string().min(1).max(100)).max(60).optional()
-    .describe("Only these log types (catalog names such as symptom_report, lab_results, medication_adherence; legacy aliases work). The org://log-types resource lists them."),
+    // Named here, not by pointing at org://log-types: a patient token cannot read org:// resources.
+    .describe(`Only these log types (legacy aliases work too): ${LOG_TYPES.join(", ")}.`),
   since: args.since,
   until: args.until,
   trace: z.string().min(1).max(200).optional().describe("Only logs with this trace (a string, or object_type:object_id for an object trace)."),
