@@ -7,9 +7,10 @@ import type { InstanceSnapshot } from "../infra/metrics/instance-status.js";
  * answer for each other over node:cluster's IPC channel:
  *
  * - what each child works (its partitions and leases) is pushed to the supervisor when it
- *   changes and every few seconds; an api process answering /healthz gets the siblings'
- *   latest at once, so a busy or niced worker never makes /healthz slow or incomplete
- *   (`reported_at` says how old each one is);
+ *   changes and every second; an api process answering /healthz gets the siblings' latest
+ *   at once, so a busy or niced worker never makes /healthz slow or incomplete
+ *   (`reported_at` says how old each one is). A child silent for STALE_AFTER_MS (stopped,
+ *   wedged) is left out: the leases it last named may have lapsed and been taken since;
  * - metrics are asked for when /metrics is scraped: the supervisor relays the question to
  *   every other child and the answers back, adding its own restart counts.
  *
@@ -18,8 +19,13 @@ import type { InstanceSnapshot } from "../infra/metrics/instance-status.js";
  *   api ◀─gathered── supervisor ◀─report──── each, within the wait
  */
 
-/** How often a child says what it works even when nothing changed (its report's age shows a wedged process). */
-const ANNOUNCE_EVERY_MS = 5_000;
+/** How often a child says what it works even when nothing changed. */
+const ANNOUNCE_EVERY_MS = 1_000;
+/**
+ * A report older than this is not passed on. Below the lease TTL's safety deadline (4.8 s
+ * by default), so a paused holder is not shown holding leases others may hold by then.
+ */
+const STALE_AFTER_MS = 3_000;
 /** How often a child checks whether what it works changed. */
 const CHANGE_CHECK_MS = 200;
 
@@ -124,7 +130,7 @@ export function restartsMetric(restarts: Readonly<Record<string, number>>): Metr
  */
 export function relayReports(own: (kind: ReportKind) => ProcessReport): void {
   const relays = new Map<number, { asker: Worker; id: number; parts: ProcessReport[]; pending: Set<number>; timer: NodeJS.Timeout }>();
-  const instances = new Map<number, InstanceSnapshot>();
+  const instances = new Map<number, { instance: InstanceSnapshot; at: number }>();
   let nextRelay = 1;
   const finish = (relay: number) => {
     const r = relays.get(relay);
@@ -137,7 +143,7 @@ export function relayReports(own: (kind: ReportKind) => ProcessReport): void {
   cluster.on("message", (worker: Worker, m: unknown) => {
     if (!isMessage(m)) return;
     if (m.pss === "instance") {
-      instances.set(worker.id, m.instance);
+      instances.set(worker.id, { instance: m.instance, at: Date.now() });
     } else if (m.pss === "report") {
       const r = relays.get(m.relay);
       if (!r?.pending.delete(worker.id)) return;
@@ -146,8 +152,12 @@ export function relayReports(own: (kind: ReportKind) => ProcessReport): void {
     } else if (m.pss === "gather") {
       const others = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.id !== worker.id && w.isConnected());
       if (m.kind === "instance") {
-        const parts = [own(m.kind), ...others.flatMap((w) => (instances.has(w.id) ? [{ instance: instances.get(w.id)! }] : []))];
-        const missing = others.filter((w) => !instances.has(w.id)).length;
+        const fresh = others.flatMap((w) => {
+          const said = instances.get(w.id);
+          return said && Date.now() - said.at <= STALE_AFTER_MS ? [{ instance: said.instance }] : [];
+        });
+        const parts = [own(m.kind), ...fresh];
+        const missing = others.length - fresh.length;
         worker.send({ pss: "gathered", id: m.id, parts, missing } satisfies Message);
         return;
       }

@@ -67,7 +67,7 @@ export interface paths {
                                 }[];
                                 /**
                                  * Format: date-time
-                                 * @description When the process said what it works: now for the process that answered; a sibling says so when it changes and at least every 5 s, so an older time means a process too busy or wedged to say
+                                 * @description When the process said what it works: now for the process that answered; a sibling says so when it changes and every second, and one silent for over 3 s is left out
                                  */
                                 reported_at: string;
                             };
@@ -94,7 +94,7 @@ export interface paths {
                                 }[];
                                 /**
                                  * Format: date-time
-                                 * @description When the process said what it works: now for the process that answered; a sibling says so when it changes and at least every 5 s, so an older time means a process too busy or wedged to say
+                                 * @description When the process said what it works: now for the process that answered; a sibling says so when it changes and every second, and one silent for over 3 s is left out
                                  */
                                 reported_at: string;
                             }[];
@@ -146,7 +146,7 @@ export interface paths {
                                 }[];
                                 /**
                                  * Format: date-time
-                                 * @description When the process said what it works: now for the process that answered; a sibling says so when it changes and at least every 5 s, so an older time means a process too busy or wedged to say
+                                 * @description When the process said what it works: now for the process that answered; a sibling says so when it changes and every second, and one silent for over 3 s is left out
                                  */
                                 reported_at: string;
                             };
@@ -173,7 +173,7 @@ export interface paths {
                                 }[];
                                 /**
                                  * Format: date-time
-                                 * @description When the process said what it works: now for the process that answered; a sibling says so when it changes and at least every 5 s, so an older time means a process too busy or wedged to say
+                                 * @description When the process said what it works: now for the process that answered; a sibling says so when it changes and every second, and one silent for over 3 s is left out
                                  */
                                 reported_at: string;
                             }[];

@@ -18,7 +18,7 @@ const Instance = Type.Object({
     }),
     { description: "Leases the process holds" },
   ),
-  reported_at: Type.String({ format: "date-time", description: "When the process said what it works: now for the process that answered; a sibling says so when it changes and at least every 5 s, so an older time means a process too busy or wedged to say" }),
+  reported_at: Type.String({ format: "date-time", description: "When the process said what it works: now for the process that answered; a sibling says so when it changes and every second, and one silent for over 3 s is left out" }),
 });
 const Health = Type.Object({
   status: Type.Union([Type.Literal("ok"), Type.Literal("degraded"), Type.Literal("unavailable")], {
