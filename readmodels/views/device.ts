@@ -1,5 +1,5 @@
 /** device_snapshot: wearable and CGM daily rollups for the week, latest readings, out-of-range values. */
-import type { GlucoseReading } from "../modules/glucose/index.js";
+import { cgmMetrics, CGM_THRESHOLDS, type GlucoseReading } from "../modules/glucose/index.js";
 import type { HeartEntry } from "../modules/heart/index.js";
 import type { PatientState } from "../patient-state.js";
 import { block, day, dayInWeek, doc, entry, fmt, measured, parts, spread } from "./lib.js";
@@ -66,6 +66,10 @@ function activityBlock(state: PatientState, w: Window): ViewBlock[] {
   return block("activity_week", "Physical activity (last 7 days)", "week", lines, ids, days);
 }
 
+/** The consensus thresholds, stated wherever a percentage of them is shown. */
+const T = CGM_THRESHOLDS;
+const CGM_BASIS = `in range ${T.low}–${T.high} mg/dL, below ${T.low} and ${T.veryLow}, above ${T.high} and ${T.veryHigh} (international consensus; from the readings' values, not devices' flags)`;
+
 function glucoseBlock(state: PatientState, w: Window): ViewBlock[] {
   const d = doc(state, "glucose");
   const days = (d?.days ?? []).filter((x) => dayInWeek(w, x.date));
@@ -76,8 +80,18 @@ function glucoseBlock(state: PatientState, w: Window): ViewBlock[] {
     if (g.count === 1) return `${x.date}: ${fmt(g.mean, 0)} mg/dL (${n})`;
     return `${x.date}: mean ${fmt(g.mean, 0)} mg/dL, range ${fmt(g.min, 0)}–${fmt(g.max, 0)}, ${fmt(x.time_in_range_percent, 1)}% in range (${n})`;
   });
+  const m = cgmMetrics(days, 7);
+  if (m && m.readings > 1) {
+    const cv = m.cv_percent === null ? "" : `, CV ${fmt(m.cv_percent, 1)}%`;
+    lines.unshift(
+      `**${w.firstDay} to ${w.lastDay}**: ${fmt(m.time_in_range_percent, 1)}% in range, ${fmt(m.below_70_percent, 1)}% below ${T.low} (${fmt(m.below_54_percent, 1)}% below ${T.veryLow}), ` +
+        `${fmt(m.above_180_percent, 1)}% above ${T.high} (${fmt(m.above_250_percent, 1)}% above ${T.veryHigh}); mean ${fmt(m.mean_mg_dl, 0)} mg/dL, GMI ${fmt(m.gmi_percent, 1)}%${cv}; ` +
+        `readings cover ${fmt(m.coverage_percent, 1)}% of the 7 days`,
+      `**Thresholds**: ${CGM_BASIS}`,
+    );
+  }
   const ids = (d?.recent ?? []).filter((r) => dayInWeek(w, glucoseDay(r, w.tz))).map((r) => r.log_id);
-  return block("glucose_week", "Glucose (last 7 days)", "week", lines, ids, days);
+  return block("glucose_week", "Glucose (last 7 days)", "week", lines, ids, { metrics: m, days });
 }
 
 function latestBlock(state: PatientState, w: Window): ViewBlock[] {

@@ -4,20 +4,41 @@ import { finite, round, str, text } from "../../lib/payload.js";
 import { cmpTime, dayOf, utcInstant } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
-/** Consensus CGM target range (mg/dL), used when a reading carries no glucose_flag. */
-export const TARGET_LOW_MG_DL = 70;
-export const TARGET_HIGH_MG_DL = 180;
+/**
+ * The international consensus on CGM metrics (Battelino et al., Diabetes Care 2019): in
+ * range 70-180 mg/dL; below 70 (level 1 and 2) and below 54 (level 2); above 180 and above
+ * 250. Every count is taken from the reading's value, never from a device's flag.
+ */
+export const CGM_THRESHOLDS = { veryLow: 54, low: 70, high: 180, veryHigh: 250 } as const;
+export const TARGET_LOW_MG_DL = CGM_THRESHOLDS.low;
+export const TARGET_HIGH_MG_DL = CGM_THRESHOLDS.high;
+/** Coverage is counted in 15-minute slots (the longest interval common CGMs report at). */
+export const SLOT_MINUTES = 15;
+export const SLOTS_PER_DAY = (24 * 60) / SLOT_MINUTES;
 
 export interface GlucoseDay {
   /** YYYY-MM-DD: local_date when given, else sensor_timestamp's date in the patient's timezone. */
   date: string;
   glucose_mg_dl: Stat | null;
+  /** Sum of the squared values: with the Stat's sum and count, the standard deviation of any set of days. */
+  sum_squares: number;
   readings: number;
+  /** Readings below 70 mg/dL (those below 54 included). */
   low: number;
-  high: number;
+  /** Readings below 54 mg/dL. */
+  very_low: number;
+  /** Readings of 70-180 mg/dL. */
   in_range: number;
+  /** Readings above 180 mg/dL (those above 250 included). */
+  high: number;
+  /** Readings above 250 mg/dL. */
+  very_high: number;
   /** in_range / readings, percent, 1 decimal. */
   time_in_range_percent: number;
+  /** The day's 15-minute slots with at least one reading, as a bitmap (hex, slot 0 first by the reading's minute of the UTC day). */
+  slots: string;
+  /** Of the day's 96 slots, how many hold a reading. */
+  covered_slots: number;
 }
 
 export interface GlucoseReading {
@@ -26,8 +47,10 @@ export interface GlucoseReading {
   sensor_timestamp: string | null;
   glucose_mg_dl: number;
   trend_arrow: string | null;
-  /** As sent, else derived from the 70–180 mg/dL range. */
+  /** From the value against 70-180 mg/dL; what the device said is device_flag. */
   glucose_flag: "low" | "normal" | "high";
+  /** The glucose_flag the device sent (low, normal or high), else null: kept, never counted. */
+  device_flag: "low" | "normal" | "high" | null;
   device_provider: string | null;
 }
 
@@ -43,10 +66,21 @@ export interface GlucoseDoc {
 /** When a reading was taken. A receiver uploads backfilled readings late, so the log's timestamp can be long after. */
 const takenAt = (r: GlucoseReading) => (r.sensor_timestamp === null ? r.timestamp : utcInstant(r.sensor_timestamp));
 
-/** The reading's flag as sent (anything but the three flags reads as none), else against the target range. */
-function flagOf(flag: string | undefined, v: number): GlucoseReading["glucose_flag"] {
-  if (flag === "low" || flag === "normal" || flag === "high") return flag;
-  return v < TARGET_LOW_MG_DL ? "low" : v > TARGET_HIGH_MG_DL ? "high" : "normal";
+const flagOf = (v: number): GlucoseReading["glucose_flag"] => (v < CGM_THRESHOLDS.low ? "low" : v > CGM_THRESHOLDS.high ? "high" : "normal");
+const deviceFlag = (flag: unknown): GlucoseReading["device_flag"] => (flag === "low" || flag === "normal" || flag === "high" ? flag : null);
+
+/** The day's slot bitmap with the reading's 15-minute slot set, and whether it was new. */
+function markSlot(slots: string, taken: string): { slots: string; added: boolean } {
+  const ms = Date.parse(taken);
+  if (Number.isNaN(ms)) return { slots, added: false };
+  const slot = Math.floor((((ms % 86_400_000) + 86_400_000) % 86_400_000) / (SLOT_MINUTES * 60_000));
+  const digits = (slots || "0".repeat(SLOTS_PER_DAY / 4)).split("");
+  const at = Math.floor(slot / 4);
+  const bit = 1 << (slot % 4);
+  const was = parseInt(digits[at]!, 16);
+  if (was & bit) return { slots, added: false };
+  digits[at] = (was | bit).toString(16);
+  return { slots: digits.join(""), added: true };
 }
 
 export const handles = ["cgm_reading"] as const;
@@ -54,7 +88,7 @@ export const handles = ["cgm_reading"] as const;
 export const glucose: ReadModel<"glucose", GlucoseDoc, "cgm_reading"> = {
   key: "glucose",
   kind: "event",
-  version: 2,
+  version: 3,
   handles,
   reads: [],
   initial: () => ({ days: [], recent: [], latest: null }),
@@ -67,18 +101,23 @@ export const glucose: ReadModel<"glucose", GlucoseDoc, "cgm_reading"> = {
     const date = dayOf(str(p, "local_date"), sensor ?? log.timestamp, ctx.timezone);
     const reading: GlucoseReading = {
       timestamp: log.timestamp, log_id: log.id, sensor_timestamp: sensor, glucose_mg_dl: value,
-      trend_arrow: text(p.trend_arrow) ?? null, glucose_flag: flagOf(p.glucose_flag, value),
+      trend_arrow: text(p.trend_arrow) ?? null, glucose_flag: flagOf(value), device_flag: deviceFlag(p.glucose_flag),
       device_provider: text(p.device_provider) ?? null,
     };
+    const t = CGM_THRESHOLDS;
     const days = upsertDay(
       s.doc.days,
       date,
-      () => ({ date, glucose_mg_dl: null, readings: 0, low: 0, high: 0, in_range: 0, time_in_range_percent: 0 }),
+      () => ({ date, glucose_mg_dl: null, sum_squares: 0, readings: 0, low: 0, very_low: 0, in_range: 0, high: 0, very_high: 0, time_in_range_percent: 0, slots: "", covered_slots: 0 }),
       (d) => {
-        const next = { ...d, glucose_mg_dl: addStat(d.glucose_mg_dl, value), readings: d.readings + 1 };
-        if (reading.glucose_flag === "low") next.low++;
-        else if (reading.glucose_flag === "high") next.high++;
-        else next.in_range++;
+        const mark = markSlot(d.slots, takenAt(reading));
+        const next = {
+          ...d, glucose_mg_dl: addStat(d.glucose_mg_dl, value), sum_squares: d.sum_squares + value * value, readings: d.readings + 1,
+          low: d.low + (value < t.low ? 1 : 0), very_low: d.very_low + (value < t.veryLow ? 1 : 0),
+          high: d.high + (value > t.high ? 1 : 0), very_high: d.very_high + (value > t.veryHigh ? 1 : 0),
+          in_range: d.in_range + (value >= t.low && value <= t.high ? 1 : 0),
+          slots: mark.slots, covered_slots: d.covered_slots + (mark.added ? 1 : 0),
+        };
         next.time_in_range_percent = round((next.in_range / next.readings) * 100, 1);
         return next;
       },
@@ -87,3 +126,53 @@ export const glucose: ReadModel<"glucose", GlucoseDoc, "cgm_reading"> = {
     return withDoc(s, { days, recent: insertSorted(s.doc.recent, reading, RECENT), latest });
   },
 };
+
+/** The consensus CGM metrics of a set of days (a view's window). Percentages of readings, 1 decimal. */
+export interface CgmMetrics {
+  readings: number;
+  /** Share of the period's 15-minute slots that hold a reading (the consensus asks for 70 % over 14 days). */
+  coverage_percent: number;
+  time_in_range_percent: number;
+  below_70_percent: number;
+  below_54_percent: number;
+  above_180_percent: number;
+  above_250_percent: number;
+  mean_mg_dl: number;
+  /** Glucose management indicator: 3.31 + 0.02392 x mean mg/dL (Bergenstal et al. 2018). */
+  gmi_percent: number;
+  /** Coefficient of variation: standard deviation / mean; null with one reading. */
+  cv_percent: number | null;
+}
+
+/** `periodDays`: how many days the period has, whether or not each holds readings. */
+export function cgmMetrics(days: readonly GlucoseDay[], periodDays: number): CgmMetrics | null {
+  let n = 0, sum = 0, squares = 0, low = 0, veryLow = 0, high = 0, veryHigh = 0, inRange = 0, slots = 0;
+  for (const d of days) {
+    if (!d.glucose_mg_dl) continue;
+    n += d.readings;
+    sum += d.glucose_mg_dl.sum;
+    squares += d.sum_squares;
+    low += d.low;
+    veryLow += d.very_low;
+    high += d.high;
+    veryHigh += d.very_high;
+    inRange += d.in_range;
+    slots += d.covered_slots;
+  }
+  if (n === 0) return null;
+  const pct = (k: number) => round((k / n) * 100, 1);
+  const mean = sum / n;
+  const sd = n > 1 ? Math.sqrt(Math.max(0, (squares - (sum * sum) / n) / (n - 1))) : null;
+  return {
+    readings: n,
+    coverage_percent: round(Math.min(100, (slots / (SLOTS_PER_DAY * Math.max(1, periodDays))) * 100), 1),
+    time_in_range_percent: pct(inRange),
+    below_70_percent: pct(low),
+    below_54_percent: pct(veryLow),
+    above_180_percent: pct(high),
+    above_250_percent: pct(veryHigh),
+    mean_mg_dl: round(mean, 1),
+    gmi_percent: round(3.31 + 0.02392 * mean, 1),
+    cv_percent: sd === null ? null : round((sd / mean) * 100, 1),
+  };
+}

@@ -1,3 +1,4 @@
+import { cgmMetrics } from "../../../readmodels/modules/glucose/index.js";
 import { describe, expect, it } from "vitest";
 import { applyInArrivalOrder, given, log, payload } from "./given.js";
 
@@ -58,16 +59,31 @@ describe("sleep", () => {
 });
 
 describe("glucose", () => {
-  it("counts time in range per day from flags, or from 70–180 mg/dL without one", () => {
+  it("counts time in range per day from the readings' values (consensus thresholds), never from a device's flag", () => {
     const s = given([
       log("cgm_reading", "2025-03-01T08:00:00Z", { glucose_mg_dl: 65, sensor_timestamp: "2025-03-01T08:00:00Z" }),
       log("cgm_reading", "2025-03-01T08:05:00Z", { glucose_mg_dl: 120, sensor_timestamp: "2025-03-01T08:05:00Z", trend_arrow: "rising" }),
       log("cgm_reading", "2025-03-01T08:10:00Z", { glucose_mg_dl: 150, glucose_flag: "high", sensor_timestamp: "2025-03-01T08:10:00Z" }),
       log("cgm_reading", "2025-03-01T08:15:00Z", { glucose_mg_dl: 100, sensor_timestamp: "2025-03-01T08:15:00Z" }),
+      // A device that calls 245 and 58 normal: both still count out of range.
+      log("cgm_reading", "2025-03-01T08:20:00Z", { glucose_mg_dl: 245, glucose_flag: "normal", sensor_timestamp: "2025-03-01T08:20:00Z" }),
+      log("cgm_reading", "2025-03-01T08:25:00Z", { glucose_mg_dl: 52, glucose_flag: "normal", sensor_timestamp: "2025-03-01T08:25:00Z" }),
+      log("cgm_reading", "2025-03-01T08:30:00Z", { glucose_mg_dl: 260, sensor_timestamp: "2025-03-01T08:30:00Z" }),
     ]);
     const d = payload(s, "glucose");
-    expect(d.days[0]).toMatchObject({ readings: 4, low: 1, high: 1, in_range: 2, time_in_range_percent: 50, glucose_mg_dl: { mean: 108.75, min: 65, max: 150 } });
-    expect(d.latest).toMatchObject({ glucose_mg_dl: 100, glucose_flag: "normal" });
+    expect(d.days[0]).toMatchObject({ readings: 7, low: 2, very_low: 1, in_range: 3, high: 2, very_high: 1, time_in_range_percent: 42.9, covered_slots: 3 });
+    expect(d.latest).toMatchObject({ glucose_mg_dl: 260, glucose_flag: "high", device_flag: null });
+    expect(d.recent.find((r) => r.glucose_mg_dl === 52)).toMatchObject({ glucose_flag: "low", device_flag: "normal" });
+
+    const m = cgmMetrics(d.days, 1)!;
+    expect(m).toMatchObject({ readings: 7, time_in_range_percent: 42.9, below_70_percent: 28.6, below_54_percent: 14.3, above_180_percent: 28.6, above_250_percent: 14.3 });
+    // Mean 141.7 mg/dL: GMI 3.31 + 0.02392 x 141.7; 3 of the day's 96 quarter hours hold a reading.
+    expect(m.mean_mg_dl).toBe(141.7);
+    expect(m.gmi_percent).toBe(6.7);
+    expect(m.coverage_percent).toBe(3.1);
+    const values = [65, 120, 150, 100, 245, 52, 260];
+    const sd = Math.sqrt(values.reduce((a, v) => a + (v - 141.71428571428572) ** 2, 0) / 6);
+    expect(m.cv_percent).toBe(Math.round((sd / 141.71428571428572) * 1000) / 10);
   });
 });
 

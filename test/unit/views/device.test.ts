@@ -28,7 +28,12 @@ describe("device_snapshot", () => {
     expect(blockOf(v, "sleep_week")).toMatchObject({ text: "- 2025-03-16: 7 h 00 min (deep 80 min)", refs: [f.sleep.id] });
     expect(blockOf(v, "activity_week").text).toBe("- 2025-03-16: 6,500 steps, 40 active min\n- 2025-03-19: 4,000 steps\n- **Average**: 5,250 steps/day over 2 days");
     const g = blockOf(v, "glucose_week");
-    expect(g.text.split("\n")[0]).toBe("- 2025-03-18: mean 168 mg/dL, range 65–270, 0% in range (2 readings)");
+    const lines = g.text.split("\n");
+    // The week's consensus metrics first, with the thresholds they use, then each day.
+    expect(lines[0]).toMatch(/^- \*\*2025-03-14 to 2025-03-20\*\*: 33.3% in range, 33.3% below 70 \(0% below 54\), 33.3% above 180 \(33.3% above 250\); mean 152 mg\/dL, GMI 6.9%, CV 70(\.0)?%; readings cover 0.4% of the 7 days$/);
+    expect(lines[1]).toBe("- **Thresholds**: in range 70–180 mg/dL, below 70 and 54, above 180 and 250 (international consensus; from the readings' values, not devices' flags)");
+    expect(lines[2]).toBe("- 2025-03-18: mean 168 mg/dL, range 65–270, 0% in range (2 readings)");
+    expect((g.data as { metrics: { readings: number } }).metrics.readings).toBe(3);
     expect(g.refs).toEqual([f.cgmLow.id, f.cgmHigh.id, f.cgm.id].sort());
   });
 
