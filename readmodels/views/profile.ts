@@ -6,13 +6,14 @@ import type { Device } from "../modules/devices/index.js";
 import type { Relative } from "../modules/family_history/index.js";
 import type { Immunization } from "../modules/immunizations/index.js";
 import { cmpTime } from "../lib/time.js";
+import { lastEncounterBlock } from "./encounter.js";
 import { moduleEntry, type PatientState } from "../patient-state.js";
 import { block, calendarDate, clean, doc, entry, parts, sourceIds, words } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 const PROFILE_INPUTS = [
   "demographics", "condition_diagnosis", "allergies", "care_team", "emergency_contact", "insurance", "pharmacy",
-  "user_preferences", "social", "immunizations", "family_history", "devices",
+  "user_preferences", "social", "immunizations", "family_history", "devices", "clinical_context",
 ] as const;
 
 const field = (label: string, v: unknown) => (v === undefined || v === null || v === "" ? null : `**${label}**: ${clean(v, 120)}`);
@@ -132,6 +133,7 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
   return [
     ...demographics(state, w),
     ...conditions(state, w),
+    ...lastEncounterBlock(state, w),
     ...entryBlock("allergies", "Allergies", allergies, allergyLine),
     ...entryBlock("care_team", "Care team", doc(state, "care_team")?.members, (m) =>
       `**${words(m.role)}**: ${join([m.name ?? "unnamed", m.npi && `NPI ${m.npi}`, m.organization])}`),

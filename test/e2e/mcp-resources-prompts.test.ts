@@ -133,6 +133,21 @@ describe("MCP prompts", () => {
     expect(p).toContain("# Labs snapshot");
     expect(p).toContain(ids[1]);
   });
+
+  it("visit_prep_summary carries the last encounter's note and plan", async () => {
+    const logs = [
+      { log_type: "care_encounter", patient_id: pid, timestamp: "2026-07-04T09:00:00Z", payload: { encounter_id: "enc-7", status: "finished", encounter_class: "ambulatory", period: { start: "2026-07-04T09:00:00Z" }, reason: "Hyperkalemia follow-up" } },
+      { log_type: "clinical_note", patient_id: pid, timestamp: "2026-07-04T10:00:00Z", payload: { note_type: "progress_note", source: "ehr", encounter_id: "enc-7", sections: [{ section_label: "Plan", content: "Stop potassium supplement; repeat BMP in one week." }] } },
+      { log_type: "clinical_plan_item", patient_id: pid, timestamp: "2026-07-04T10:05:00Z", payload: { plan_item_id: "pi-7", item_type: "lab", description: "Repeat BMP", status: "scheduled", scheduled_date: "2026-07-11", encounter_id: "enc-7" } },
+    ];
+    const r = (await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs } })).json();
+    expect(r.accepted, JSON.stringify(r.errors)).toBe(3);
+    const p = promptText(await client.getPrompt({ name: "visit_prep_summary", arguments: { patient_id: pid } }));
+    expect(p).toContain("Last encounter, note and plan");
+    expect(p).toContain("**Plan**: Stop potassium supplement; repeat BMP in one week.");
+    expect(p).toContain("**Plan**: Repeat BMP (lab, scheduled, scheduled 2026-07-11)");
+    for (const id of r.results.map((x: { id: string }) => x.id)) expect(p).toContain(id);
+  });
 });
 
 describe("MCP answer size", () => {

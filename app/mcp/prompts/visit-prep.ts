@@ -34,7 +34,8 @@ export function registerVisitPrepSummary(server: McpServer, ctx: McpContext): vo
       const share = Math.floor(MATERIAL_BYTES / views.length);
       return userMessage(`Visit prep from ${views.length} views`, [
         `Prepare a visit summary for the clinician seeing patient ${pid}, from the views below.`,
-        "Structure: 1) who the patient is and the main condition and treatment; 2) what changed in the last week",
+        "Structure: 1) who the patient is, the main condition and treatment, and the last encounter's assessment and plan",
+        "(the 'Last encounter' block); 2) what changed since then and in the last week",
         "(symptoms, doses, labs, vitals); 3) open items to raise at the visit (the 'To follow up' sections); 4) questions",
         "to ask. At most 250 words, facts only, and cite the log ids of each fact in square brackets from the",
         "'Sources' lines.",

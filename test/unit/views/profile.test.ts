@@ -96,3 +96,34 @@ describe("profile_snapshot", () => {
     expect((blockOf(e, "missing_essentials").data as { missing: string }[]).map((m) => m.missing)).toEqual(["date_of_birth", "emergency_contact", "allergies", "primary_condition"]);
   });
 });
+
+describe("profile_snapshot: the last encounter", () => {
+  it("gives the last encounter held, its note's sections and the open plan and goals, each traced to its log", () => {
+    const earlier = log("care_encounter", at(2), { encounter_id: "enc-1", status: "finished", encounter_class: "ambulatory", period: { start: "2025-03-02T09:00:00Z" } });
+    const visit = log("care_encounter", at(10), {
+      encounter_id: "enc-2", status: "finished", encounter_class: "ambulatory", encounter_type: "oncology_follow_up",
+      period: { start: "2025-03-10T09:00:00Z", end: "2025-03-10T09:30:00Z" }, reason: "Cycle 3 review", practitioner: { name: "Dr. Rivera" },
+    });
+    const planned = log("care_encounter", at(11), { encounter_id: "enc-3", status: "planned", period: { start: "2025-04-01T09:00:00Z" } });
+    const oldNote = log("clinical_note", at(2), { note_type: "progress_note", encounter_id: "enc-1", sections: [{ section_label: "Plan", content: "Start cycle 1." }] });
+    const note = log("clinical_note", at(10, 13), {
+      note_type: "progress_note", encounter_id: "enc-2", authored_date: "2025-03-10",
+      sections: [{ section_label: "Assessment", content: "Tolerating chemotherapy; grade 1 neuropathy." }, { section_label: "Plan", content: "Reduce paclitaxel dose by 20%. CBC before cycle 4." }],
+    });
+    const cbc = log("clinical_plan_item", at(10, 14), { plan_item_id: "pi-1", item_type: "lab", description: "CBC before cycle 4", status: "scheduled", scheduled_date: "2025-03-24", encounter_id: "enc-2" });
+    const done = log("clinical_plan_item", at(3), { plan_item_id: "pi-0", item_type: "imaging", description: "Baseline CT", status: "completed", encounter_id: "enc-1" });
+    const goal = log("care_goal", at(10, 15), { goal_id: "g-1", description: "Walk 30 minutes a day", lifecycle_status: "active", achievement_status: "improving" });
+    const v = renderView("profile_snapshot", given([earlier, visit, planned, oldNote, note, cbc, done, goal]));
+    const b = blockOf(v, "last_encounter");
+    expect(b.segment).toBe("long_term");
+    expect(b.text.split("\n")).toEqual([
+      "- **Encounter** 2025-03-10 (ambulatory, oncology follow up) with Dr. Rivera: finished, reason: Cycle 3 review",
+      "- **Note** (progress note, 2025-03-10)",
+      "- **Assessment**: Tolerating chemotherapy; grade 1 neuropathy.",
+      "- **Plan**: Reduce paclitaxel dose by 20%. CBC before cycle 4.",
+      "- **Plan**: CBC before cycle 4 (lab, scheduled, scheduled 2025-03-24)",
+      "- **Goal**: Walk 30 minutes a day (active, improving)",
+    ]);
+    expect(b.refs).toEqual([visit.id, note.id, cbc.id, goal.id].sort());
+  });
+});
