@@ -105,9 +105,9 @@ describe("MCP prompts", () => {
 
   it("provider_alert cites the logs of severe symptoms, abnormal labs and missed doses since a time", async () => {
     const p = promptText(await client.getPrompt({ name: "provider_alert", arguments: { patient_id: pid } }));
-    expect(p).toContain(`pain: score 9 (esas_r), first reported 2026-07-03T08:00:00.000Z [${ids[0]}]`);
+    expect(p).toContain(`pain: score 9 (esas_r), severe since 2026-07-03T08:00:00.000Z [${ids[0]}]`);
     expect(p).toContain(`Potassium: 6.9 mmol/L flag HH (CRITICAL) [${ids[1]}]`);
-    expect(p).toContain(`Metformin: dose skipped (scheduled 2026-07-02T08:00:00Z) [${ids[3]}]`);
+    expect(p).toContain(`Metformin: dose skipped (scheduled 2026-07-02 08:00) [${ids[3]}]`);
     expect(p).not.toContain("Glucose"); // a month before the default week
     const since = promptText(await client.getPrompt({ name: "provider_alert", arguments: { patient_id: pid, since: "2026-05-01T00:00:00Z" } }));
     expect(since).toContain(`[${ids[2]}]`);
@@ -123,8 +123,41 @@ describe("MCP prompts", () => {
     ];
     const sent = (await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs } })).json();
     const p = promptText(await client.getPrompt({ name: "provider_alert", arguments: { patient_id: who } }));
-    expect(p).toMatch(/Metformin: not reported \(4 scheduled doses, 2026-07-01T08:00:00\.000Z to 2026-07-02T20:00:00\.000Z\)/);
+    expect(p).toMatch(/Metformin: not reported \(4 scheduled doses, 2026-07-01 08:00 to 2026-07-02 20:00\)/);
     expect(p).toContain(`[${sent.results[0].id}]`);
+  });
+
+  it("provider_alert: new severe symptoms apart from long-standing ones, one-sided ranges, local dose times, vitals and device readings", async () => {
+    const who = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: { timezone: "America/New_York" } })).json().id;
+    const sym = (ts: string, name: string, score: number) => ({ log_type: "symptom_report", patient_id: who, timestamp: ts, payload: { instrument: "esas_r", symptoms: [{ name, score }] } });
+    const logs = [
+      sym("2026-06-01T12:00:00Z", "tiredness", 8), sym("2026-07-02T12:00:00Z", "tiredness", 8),
+      sym("2026-06-01T12:00:00Z", "nausea", 2), sym("2026-07-02T12:00:00Z", "nausea", 8),
+      { log_type: "lab_results", patient_id: who, timestamp: "2026-07-02T07:00:00Z", payload: { results: [{ loinc_code: "1988-5", test_name: "CRP", value_numeric: 12, unit: "mg/L", reference_range_high: 3, abnormal_flag: "H" }] } },
+      { log_type: "medication_adherence", patient_id: who, timestamp: "2026-07-02T13:00:00Z", payload: { medication_adherence: [{ status: "skipped", medication_name: "Ondansetron", scheduled_time: "2026-07-02T12:00:00Z" }] } },
+      { log_type: "vitals_measurement", patient_id: who, timestamp: "2026-07-02T14:00:00Z", payload: { measurements: { temperature_celsius: 37.9, heart_rate_bpm: 102, systolic_bp_mmhg: 120 }, context: {}, source: "clinic", collection_datetime: null } },
+      { log_type: "cgm_reading", patient_id: who, timestamp: "2026-07-02T15:00:00Z", payload: { glucose_mg_dl: 45, glucose_flag: "normal", sensor_timestamp: "2026-07-02T15:00:00Z" } },
+    ];
+    const sent = (await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs } })).json();
+    expect(sent.accepted, JSON.stringify(sent.errors)).toBe(logs.length);
+    const id = (i: number) => sent.results[i].id as string;
+    const p = promptText(await client.getPrompt({ name: "provider_alert", arguments: { patient_id: who, since: "2026-06-28" } }));
+    const section = (title: string) => p.slice(p.indexOf(`## ${title}`)).split("\n\n")[0]!;
+    expect(section("New severe symptoms")).toContain(`nausea: score 8 (esas_r), severe since 2026-07-02T12:00:00.000Z [${id(3)}]`);
+    expect(section("New severe symptoms")).not.toContain("tiredness");
+    expect(section("Severe symptoms that were already severe")).toContain(`tiredness: score 8 (esas_r), severe since 2026-06-01T12:00:00.000Z (before this window) [${id(1)}]`);
+    expect(p).toContain(`CRP: 12 mg/L flag H, reference ≤ 3 [${id(4)}]`);
+    // 12:00 UTC is 08:00 in New York.
+    expect(p).toContain(`Ondansetron: dose skipped (scheduled 2026-07-02 08:00) [${id(5)}]`);
+    expect(section("Vital signs out of range")).toContain(`Temperature 37.9 °C, Heart rate 102 bpm [${id(6)}]`);
+    expect(section("Vital signs out of range")).not.toContain("Systolic");
+    expect(section("Device readings out of range")).toContain(`CGM glucose 45 mg/dL [${id(7)}]`);
+    expect(p).toContain("Doses are shown in America/New_York");
+
+    const empty = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id;
+    const none = promptText(await client.getPrompt({ name: "provider_alert", arguments: { patient_id: empty } }));
+    expect(none).toContain("no symptom, lab, dose, vital sign or device data yet");
+    expect(none).not.toContain("1970");
   });
 
   it("visit_prep_summary is resolved from the views, with their sources", async () => {
