@@ -89,6 +89,17 @@ describe("MCP prompts", () => {
     expect(byName.provider_alert!.arguments!.find((x) => x.name === "since")).toMatchObject({ required: false });
   });
 
+  it("missing_data_elicitation does not ask whether the patient uses devices whose readings are flowing", async () => {
+    const who = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id;
+    const ask = async () => promptText(await client.getPrompt({ name: "missing_data_elicitation", arguments: { patient_id: who, view_type: "profile_snapshot" } }));
+    expect(await ask()).toContain("Do you use any health devices, such as a glucose monitor");
+    const cgm = { log_type: "cgm_reading", patient_id: who, timestamp: "2026-07-02T15:00:00Z", payload: { glucose_mg_dl: 110, sensor_timestamp: "2026-07-02T15:00:00Z" } };
+    expect((await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: [cgm] } })).json().accepted).toBe(1);
+    const after = await ask();
+    expect(after).not.toContain("Do you use any health devices, such as a glucose monitor");
+    expect(after).toContain("We already receive your glucose monitor readings. Which device sends them");
+  });
+
   it("missing_data_elicitation asks for what the view's template lacks, essentials first", async () => {
     const p = promptText(await client.getPrompt({ name: "missing_data_elicitation", arguments: { patient_id: pid, view_type: "profile_snapshot" } }));
     expect(p).toMatch(/Essential[\s\S]*emergency[\s\S]*If time allows/);

@@ -82,6 +82,19 @@ function templateAsks(temp: readonly ViewBlock[], state: PatientState): { asks: 
   return { asks, covered };
 }
 
+/** Device data modules, and what their readings are called in a question. */
+const DEVICE_DATA: readonly [ModuleKey, string][] = [["glucose", "glucose monitor"], ["heart", "heart rate or oxygen"], ["sleep", "sleep"], ["physical_activity", "activity"]];
+
+/**
+ * No device is registered, but readings may be flowing already (a CGM feeding the glucose
+ * module): then the question names them and asks only about others.
+ */
+function devicesQuestion(state: PatientState): string {
+  const flowing = DEVICE_DATA.filter(([k]) => moduleEntry(state, k) !== undefined).map(([, what]) => what);
+  if (flowing.length === 0) return QUESTIONS.devices!;
+  return `We already receive your ${flowing.join(", ")} readings. Which device sends them, and do you use any other health devices (for example a blood pressure cuff, scale or pump)?`;
+}
+
 const numbered = (asks: Ask[], from = 1) =>
   asks.map((a, i) => `${from + i}. ${a.question}\n   (why: ${a.why}${a.log_types.length ? `; record as ${a.log_types.join(" or ")}` : ""})${cite(a.refs)}`);
 
@@ -110,7 +123,7 @@ export function registerMissingDataElicitation(server: McpServer, ctx: McpContex
       const empty = VIEW_INPUTS[view_type].filter((k) => moduleEntry(snap.stored.state, k) === undefined);
       const first = templateAsks(view.temp, snap.stored.state);
       const rest: Ask[] = empty.flatMap((k) => {
-        const question = QUESTIONS[k];
+        const question = k === "devices" ? devicesQuestion(snap.stored.state) : QUESTIONS[k];
         return question && !first.covered.has(k) ? [{ question, why: `nothing recorded for ${k}`, log_types: MODELS[k].handles, refs: [] }] : [];
       });
       const asks = [...first.asks, ...rest];
