@@ -111,6 +111,14 @@ export function createMcpServer(services: Services, principal: Principal, featur
 }
 
 const TOOL_NAMES = TOOLS.map((t) => t.name).join(", ");
+const MOST_ISSUES = 5;
+
+/** "Too big: expected array to have <=50 items at modules; …": the first few of what can be 200,000 issues. */
+function issuesText(error: z.ZodError): string {
+  const shown = error.issues.slice(0, MOST_ISSUES).map((i) => `${i.message}${i.path.length ? ` at ${i.path.join(".")}` : ""}`);
+  const more = error.issues.length - shown.length;
+  return `${shown.join("; ")}${more > 0 ? ` (and ${more} more)` : ""}`;
+}
 
 /**
  * tools/call as MCP says: a tool this server does not have is a JSON-RPC error (-32602),
@@ -125,7 +133,7 @@ function answerCallsOfKnownToolsOnly(server: McpServer, ctx: McpContext, schemas
     const tool = TOOLS.find((t) => t.name === name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}. This server's tools are ${TOOL_NAMES}.`);
     const parsed = await schemas.get(name)!.safeParseAsync(given ?? {});
-    if (!parsed.success) return toolError(`Invalid arguments for tool ${name}: ${z.prettifyError(parsed.error)}`);
+    if (!parsed.success) return toolError(`Invalid arguments for tool ${name}: ${issuesText(parsed.error)}`);
     return runTool(ctx, tool, parsed.data, extra.requestId);
   });
 }
