@@ -27,7 +27,7 @@ function medLine(m: Medication, w: Window): string {
   return `**${clean(m.medication_name ?? m.rxnorm_cui ?? "unnamed", 80)}**${what}${times}${since}${by}`;
 }
 
-interface Tally { name: string; taken: number; skipped: number; on_time: number; early: number; late: number; log_ids: string[] }
+interface Tally { name: string; taken: number; skipped: number; on_time: number; early: number; late: number; unscheduled: number; log_ids: string[] }
 
 /** Listed medications' scheduled doses of the week (by scheduled time), for those tracked: read once per render by both blocks. */
 type WeekSchedules = ReadonlyMap<Medication, ScheduledDose[]>;
@@ -47,6 +47,19 @@ function unreportedText(doses: readonly ScheduledDose[] | undefined): string {
   return n > 0 && doses ? `; ${n} of ${doses.length} scheduled dose${doses.length === 1 ? "" : "s"} not reported` : "";
 }
 
+/**
+ * A scheduled medication's week, each dose once by its scheduled time: "11 of 14 scheduled
+ * doses taken, 1 skipped, 2 not reported" (the three add up to the schedule). A report
+ * made this week for a dose scheduled before it counts in that dose's week.
+ */
+function scheduledCounts(doses: readonly ScheduledDose[]): string {
+  const n = (status: ScheduledDose["status"]) => doses.filter((d) => d.status === status).length;
+  return `${n("taken")} of ${doses.length} scheduled dose${doses.length === 1 ? "" : "s"} taken, ${n("skipped")} skipped, ${n("unreported")} not reported`;
+}
+
+/** Reports that name no scheduled time (an extra or as-needed dose): counted apart from the schedule. */
+const unscheduledText = (k: number) => (k > 0 ? `; ${k} more reported without a scheduled time` : "");
+
 function adherenceBlock(state: PatientState, meds: readonly Medication[], weekly: WeekSchedules, w: Window): ViewBlock[] {
   const a = doc(state, "adherence");
   if (!a) return [];
@@ -55,9 +68,10 @@ function adherenceBlock(state: PatientState, meds: readonly Medication[], weekly
   for (const d of wk) {
     const listed = listedFor(meds, d);
     const k = listed ? keyOf(listed) : keyOf(d);
-    const t = tallies.get(k) ?? { name: doseName(meds, d), taken: 0, skipped: 0, on_time: 0, early: 0, late: 0, log_ids: [] };
+    const t = tallies.get(k) ?? { name: doseName(meds, d), taken: 0, skipped: 0, on_time: 0, early: 0, late: 0, unscheduled: 0, log_ids: [] };
     if (d.status === "taken") t.taken++;
     else t.skipped++;
+    if (d.scheduled_time === null) t.unscheduled++;
     if (d.timing !== null) t[d.timing]++;
     t.log_ids.push(d.log_id);
     tallies.set(k, t);
@@ -67,9 +81,10 @@ function adherenceBlock(state: PatientState, meds: readonly Medication[], weekly
     return { ...t, scheduled: m ? weekly.get(m) : undefined };
   });
   const lines = list.map((t) => {
-    const total = t.taken + t.skipped;
     const timing = t.on_time + t.early + t.late > 0 ? `; ${t.on_time} on time, ${t.early} early, ${t.late} late` : "";
-    return `**${clean(t.name, 80)}**: ${t.taken} of ${total} dose${total === 1 ? "" : "s"} taken, ${t.skipped} skipped${timing}${unreportedText(t.scheduled)}`;
+    if (t.scheduled && t.scheduled.length > 0) return `**${clean(t.name, 80)}**: ${scheduledCounts(t.scheduled)}${timing}${unscheduledText(t.unscheduled)}`;
+    const total = t.taken + t.skipped;
+    return `**${clean(t.name, 80)}**: ${t.taken} of ${total} dose${total === 1 ? "" : "s"} taken, ${t.skipped} skipped${timing}`;
   });
   const scheduledSilent = meds.filter((m) => (m.schedule_times ?? []).length > 0 && !tallies.has(keyOf(m)));
   lines.push(...scheduledSilent.map((m) =>

@@ -27,8 +27,8 @@ describe("medication_snapshot", () => {
     const b = blockOf(v, "adherence_week");
     // Metformin BID from 13th 20:00 to 20th 08:00 (14 times, 3 reported); Lisinopril daily at 09:00 since listed (7, 1 reported).
     expect(b.text).toBe([
-      "- **Metformin**: 2 of 3 doses taken, 1 skipped; 1 on time, 0 early, 1 late; 11 of 14 scheduled doses not reported",
-      "- **Lisinopril**: 1 of 1 dose taken, 0 skipped; 1 on time, 0 early, 0 late; 6 of 7 scheduled doses not reported",
+      "- **Metformin**: 2 of 14 scheduled doses taken, 1 skipped, 11 not reported; 1 on time, 0 early, 1 late",
+      "- **Lisinopril**: 1 of 7 scheduled doses taken, 0 skipped, 6 not reported; 1 on time, 0 early, 0 late",
     ].join("\n"));
     // The listing that set the schedules is the source of the unreported counts.
     expect(b.refs).toEqual([f.list.id, f.onTime.id, f.skipped.id, f.late.id, f.lisinopril.id].sort());
@@ -76,7 +76,7 @@ describe("medication_snapshot", () => {
       log("medication_adherence", at(6, 21, 30), { medication_adherence: [{ status: "taken", medication_name: "Aspirin" }] }),
     ]);
     const view = renderView("medication_snapshot", s);
-    expect(blockOf(view, "adherence_week").text).toContain("- **Metformin**: 1 of 1 dose taken, 0 skipped; 1 on time, 0 early, 0 late; 11 of 12 scheduled doses not reported");
+    expect(blockOf(view, "adherence_week").text).toContain("- **Metformin**: 1 of 12 scheduled doses taken, 0 skipped, 11 not reported; 1 on time, 0 early, 0 late");
     expect(blockOf(view, "missed_doses").text).toBe("- **Metformin**: 11 scheduled doses not reported, 2025-03-01 20:00 to 2025-03-06 20:00");
     expect(blockOf(view, "missed_doses").data).toEqual([{ medication: "Metformin", status: "unreported", scheduled_times: expect.any(Array) }]);
   });
@@ -87,7 +87,7 @@ describe("medication_snapshot", () => {
       log("medication_adherence", at(2, 6), { medication_adherence: [{ status: "taken", medication_name: "Metformin", scheduled_time: at(2, 8) }] }),
     ]);
     expect(blockOf(renderView("medication_snapshot", s), "adherence_week").text).toBe(
-      "- **Metformin**: 1 of 1 dose taken, 0 skipped; 0 on time, 1 early, 0 late",
+      "- **Metformin**: 1 of 1 scheduled dose taken, 0 skipped, 0 not reported; 0 on time, 1 early, 0 late",
     );
   });
 
