@@ -92,12 +92,12 @@ export function missedDoses(state: PatientState, since: string): Finding[] {
   // Scheduled doses with no report at all: a patient who stops reporting is not adherent.
   const medications = doc(state, "medications") ?? undefined;
   for (const sch of doc(state, "adherence")?.schedule ?? []) {
-    const times = sch.doses.filter((d) => d.status === "unreported" && d.scheduled_time >= since).map((d) => localClock(d.scheduled_time, tz));
-    if (times.length === 0) continue;
+    const doses = sch.doses.filter((d) => d.status === "unreported" && d.scheduled_time >= since);
+    if (doses.length === 0) continue;
+    const times = doses.map((d) => localClock(d.scheduled_time, tz));
     const name = sch.medication_name ?? sch.rxnorm_cui ?? "medication";
     const span = times.length === 1 ? `scheduled ${times[0]}` : `${times.length} scheduled doses, ${times[0]} to ${times[times.length - 1]}`;
-    const last = sch.doses.filter((d) => d.status === "unreported" && d.scheduled_time >= since).at(-1)!;
-    missed.push({ timestamp: last.scheduled_time, line: `${name}: not reported (${span})`, log_ids: sourceIds(findMedication(medications, sch)) });
+    missed.push({ timestamp: doses.at(-1)!.scheduled_time, line: `${name}: not reported (${span})`, log_ids: sourceIds(findMedication(medications, sch)) });
   }
   return missed;
 }
