@@ -1,3 +1,7 @@
+import { shrink, type Cut, type LeftOut } from "./shrink.js";
+
+export type { Cut, LeftOut } from "./shrink.js";
+
 /**
  * Size bounds for MCP answers. A model pays for every byte of a tool result with its
  * context window, so no answer is allowed to grow with the patient's history: lists are
@@ -10,8 +14,6 @@ export const MAX_RESULT_BYTES = 20_000;
 
 /** Largest resource body, in bytes: resources are attached whole by a client, so a little more room. @default 50_000 */
 export const MAX_RESOURCE_BYTES = 50_000;
-
-const CUT_MARK = "… [truncated]";
 
 const bytes = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? "null");
 
@@ -38,117 +40,44 @@ export function fitCount<T>(items: readonly T[], wrap: (page: readonly T[]) => u
   return items.length;
 }
 
-/** One list that was shortened: where, and how many of how many items remain. */
-export interface Cut {
-  path: string;
-  kept: number;
-  total: number;
-}
-
-interface ArraySlot {
-  path: string;
-  holder: Record<string, unknown> | unknown[];
-  key: string | number;
-  list: unknown[];
-  size: number;
-}
-
 /**
- * The list to halve: the largest array (by JSON size) with more than one item whose size
- * is spread over its items. An array whose bulk is one item (a view's blocks, one of
- * which holds a long list of notes) is passed over while another qualifies: halving it
- * would drop whole blocks to shorten the list inside one of them.
+ * `answer` if it fits `budget`, else a copy cut by `shrink` (histories shortened to their
+ * newest entries first, then entities left out by name), marked `truncated: true` with
+ * what was cut and `hint`: how to get the rest.
  */
-function largestArray(root: unknown): ArraySlot | undefined {
-  let best: ArraySlot | undefined;
-  let lopsided: ArraySlot | undefined;
-  const walk = (v: unknown, path: string, holder: ArraySlot["holder"] | null, key: string | number) => {
-    if (Array.isArray(v)) {
-      if (v.length > 1 && holder) {
-        const size = bytes(v);
-        const biggest = Math.max(...v.map(bytes));
-        const slot = { path, holder, key, list: v, size };
-        if (biggest <= size * 0.6) {
-          if (!best || size > best.size) best = slot;
-        } else if (!lopsided || size > lopsided.size) lopsided = slot;
-      }
-      v.forEach((x, i) => walk(x, `${path}[${i}]`, v, i));
-    } else if (v !== null && typeof v === "object") {
-      for (const [k, x] of Object.entries(v)) walk(x, path === "" ? k : `${path}.${k}`, v as Record<string, unknown>, k);
-    }
-  };
-  walk(root, "", null, "");
-  return best ?? lopsided;
-}
-
-/** Time-ordered oldest first (histories): keep the newest half, else the first half. */
-function keepsTail(list: unknown[]): boolean {
-  const ts = (x: unknown) => (x !== null && typeof x === "object" ? (x as { timestamp?: unknown }).timestamp : undefined);
-  const a = ts(list[0]);
-  const b = ts(list[list.length - 1]);
-  return typeof a === "string" && typeof b === "string" && a < b;
-}
-
-/** The longest string over 200 characters, for documents whose size is one long text. */
-function longestString(root: unknown): { holder: Record<string, unknown> | unknown[]; key: string | number; text: string } | undefined {
-  let best: { holder: Record<string, unknown> | unknown[]; key: string | number; text: string } | undefined;
-  const walk = (v: unknown) => {
-    if (Array.isArray(v)) v.forEach((x, i) => (typeof x === "string" ? consider(v, i, x) : walk(x)));
-    else if (v !== null && typeof v === "object") {
-      for (const [k, x] of Object.entries(v)) {
-        if (typeof x === "string") consider(v as Record<string, unknown>, k, x);
-        else walk(x);
-      }
-    }
-  };
-  const consider = (holder: Record<string, unknown> | unknown[], key: string | number, text: string) => {
-    if (text.length > 200 && (!best || text.length > best.text.length)) best = { holder, key, text };
-  };
-  walk(root);
-  return best;
-}
-
-/**
- * A copy of `value` that fits `budget`: first cuts any text longer than a quarter of the
- * budget (one pasted note must not cost the rest of the answer), then halves the largest
- * list until it fits (keeping the newest half of a time-ordered history), then, if still
- * needed, cuts long texts further. The list cuts are reported, so the answer can say
- * what is missing; a cut text ends with "… [truncated]".
- */
-export function shrink<T>(value: T, budget = MAX_RESULT_BYTES): { value: T; cuts: Cut[] } {
-  if (bytes(value) <= budget) return { value, cuts: [] };
-  const copy = JSON.parse(JSON.stringify(value)) as T;
-  const cuts = new Map<string, Cut>();
-  const longest = Math.floor(budget / 4);
-  // A cut text is `longest` characters plus the mark: longer than that means not cut yet.
-  for (let s = longestString(copy); s && s.text.length > longest + CUT_MARK.length && bytes(copy) > budget; s = longestString(copy)) {
-    (s.holder as Record<string | number, unknown>)[s.key] = `${s.text.slice(0, longest)}${CUT_MARK}`;
-  }
-  for (let round = 0; round < 200 && bytes(copy) > budget; round++) {
-    const slot = largestArray(copy);
-    if (slot) {
-      const keep = Math.floor(slot.list.length / 2);
-      const next = keepsTail(slot.list) ? slot.list.slice(slot.list.length - keep) : slot.list.slice(0, keep);
-      (slot.holder as Record<string | number, unknown>)[slot.key] = next;
-      const prev = cuts.get(slot.path);
-      cuts.set(slot.path, { path: slot.path, kept: keep, total: prev?.total ?? slot.list.length });
-      continue;
-    }
-    const s = longestString(copy);
-    if (!s) break;
-    (s.holder as Record<string | number, unknown>)[s.key] = `${s.text.slice(0, Math.floor(s.text.length / 2))}${CUT_MARK}`;
-  }
-  return { value: copy, cuts: [...cuts.values()] };
-}
-
-/** `shrink`, marking the answer `truncated: true` with what was cut and how to see the rest. */
-export function bounded<T extends object>(answer: T, hint: string, budget = MAX_RESULT_BYTES): T | (T & { truncated: true; truncated_lists: Cut[]; note: string }) {
+export function bounded<T extends object>(answer: T, hint: string, budget = MAX_RESULT_BYTES): T | (T & Truncated) {
   const text = JSON.stringify(answer);
   if (Buffer.byteLength(text) <= budget) {
     measured.set(answer, text);
     return answer;
   }
-  // Room for the truncation note itself.
-  const { value, cuts } = shrink(answer, budget - 1_000);
-  return { ...value, truncated: true as const, truncated_lists: cuts, note: `The answer was over ${Math.round(budget / 1000)} kB; the lists named in truncated_lists were shortened. ${hint}` };
+  let room = budget - 1_000;
+  for (;;) {
+    const { value, cuts, leftOut } = shrink(answer, room);
+    const out = { ...value, truncated: true as const, truncated_lists: cuts, ...(leftOut.length ? { left_out: leftOut } : {}), note: truncationNote(budget, cuts, leftOut, hint) };
+    const over = bytes(out) - budget;
+    // The report of what was cut can itself be long (every entity named): make room for it.
+    if (over <= 0 || room < budget / 4) return out;
+    room -= over + 200;
+  }
+}
+
+export interface Truncated {
+  truncated: true;
+  truncated_lists: Cut[];
+  left_out?: LeftOut[];
+  note: string;
+}
+
+function truncationNote(budget: number, cuts: Cut[], leftOut: LeftOut[], hint: string): string {
+  const parts = [`The answer was over ${Math.round(budget / 1000)} kB, so it was shortened.`];
+  if (cuts.length) parts.push("Histories keep their newest entries: truncated_lists gives, per kind of list, the entries kept of the total.");
+  if (leftOut.length) {
+    const named = leftOut.map((l) => `${l.path}: ${l.left_out.slice(0, 20).join(", ")}${l.left_out.length > 20 ? ` and ${l.left_out.length - 20} more` : ""}`);
+    parts.push(`Left out whole (listed in left_out): ${named.join("; ")}.`);
+  } else {
+    parts.push("No entity was left out.");
+  }
+  parts.push(hint);
+  return parts.join(" ");
 }

@@ -1,19 +1,44 @@
-import type { z } from "zod";
+import { z } from "zod";
 import { bounded } from "../budget.js";
 import { defineTool, jsonResult, type McpContext } from "../context.js";
 import { args } from "./args.js";
 import { assertModule } from "../../../src/state/state-reader.js";
+import { filterEntities, filterSince } from "../../../src/state/module-filter.js";
 
-/** The REST twin's answer (GET /v1/state/{pid}/event-modules/{type}), shared with its resource. */
-export async function eventModuleAnswer(ctx: McpContext, patientId: string, moduleType: string, budget?: number) {
+/** What narrows a module: entity names and a time (both optional). */
+export interface ModuleFilters {
+  entities?: readonly string[];
+  since?: string;
+}
+
+const HINT = "Ask for the entities left out by name with the entities argument; get_logs with since/until pages through whole histories.";
+
+/** The REST twin's answer (GET /v1/state/{pid}/event-modules/{type}), shared with its resource, narrowed by `filters`. */
+export async function eventModuleAnswer(ctx: McpContext, patientId: string, moduleType: string, budget?: number, filters: ModuleFilters = {}) {
   const reader = ctx.services.stateReader;
   assertModule(moduleType, "event");
   const snap = await reader.snapshot(ctx.principal, patientId, [moduleType]);
-  const answer = { patient_id: patientId, ...reader.eventModule(snap.stored, moduleType) };
-  return { snap, answer: bounded(answer, "The newest entries of each history are kept; get_logs with since/until pages through all of them.", budget) };
+  const read = reader.eventModule(snap.stored, moduleType);
+  let payload: unknown = read.payload;
+  let notFound: string[] | undefined;
+  if (filters.entities?.length) ({ payload, not_found: notFound } = filterEntities(payload, filters.entities));
+  if (filters.since !== undefined) payload = filterSince(payload, filters.since);
+  const narrowed = filters.entities?.length || filters.since !== undefined
+    ? { filters: { entities: filters.entities ?? null, since: filters.since ?? null }, ...(notFound?.length ? { entities_not_found: notFound } : {}) }
+    : {};
+  const answer = { patient_id: patientId, ...read, payload, ...narrowed };
+  return { snap, answer: bounded(answer, HINT, budget) };
 }
 
-const schema = { module_type: args.moduleType };
+const schema = {
+  module_type: args.moduleType,
+  entities: z.array(z.string().min(1).max(200)).max(50).optional().describe(
+    "Only these entities (at most 50), matched by name, alias or code, ignoring case, spaces and underscores: symptoms by " +
+    "name (shortness of breath), lab tests by LOINC code or name (4548-4, HbA1c), medications by RxNorm code or name, vitals " +
+    "by measurement (heart_rate), questionnaires by instrument (PHQ-9). Lists of unnamed entries (daily rollups) stay whole.",
+  ),
+  since: args.instant("Only history entries at or after this time (event time); entities keep their current status."),
+};
 
 export const getEventStateModule = defineTool({
   name: "get_event_state_module",
@@ -24,12 +49,14 @@ export const getEventStateModule = defineTool({
     "and history), adherence (recent doses taken or skipped, per-medication counts, adverse events), emotional_state,",
     "sleep, heart, glucose, physical_activity, engagement, clinical_context, questionnaires or conversations.",
     "Use it for the detail behind a view or to answer a question about recent data; list_event_state_modules says",
-    "which modules hold data. A known module without data answers its empty payload with null times.",
-    "Answer: JSON {patient_id, module_type, payload, created_at, updated_at}; history entries carry log_id.",
+    "which modules hold data; entities and since narrow the answer to what the question is about.",
+    "A known module without data answers its empty payload with null times.",
+    "Answer: JSON {patient_id, module_type, payload, created_at, updated_at}; history entries carry log_id. An answer",
+    "over about 20 kB keeps every entity with its newest history entries and says what it left out.",
   ].join(" "),
   args: schema,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
-    const { snap, answer } = await eventModuleAnswer(ctx, pid, a.module_type);
+    const { snap, answer } = await eventModuleAnswer(ctx, pid, a.module_type, undefined, { entities: a.entities, since: a.since });
     return jsonResult(answer, snap);
   },
 });

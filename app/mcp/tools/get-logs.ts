@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { LOG_TYPES, resolveLogType } from "../../../catalog/index.js";
 import { readPatientLogs, type LogQuery } from "../../../src/state/log-reader.js";
-import { fitCount, shrink } from "../budget.js";
+import { fitCount } from "../budget.js";
+import { shrink } from "../shrink.js";
 import { defineTool, jsonResult, toolError, type McpContext } from "../context.js";
 import { args } from "./args.js";
 

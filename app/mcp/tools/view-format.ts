@@ -24,22 +24,46 @@ function sources(b: ViewBlock): string {
   return `\n\n_Sources: ${shown}${more}_`;
 }
 
-/**
- * The view as markdown for a model. Unlike the REST twin's document, each block ends
- * with the ids of the logs it came from, so a model can cite them. Cut at the size
- * budget with a note saying how to read the rest.
- */
-export function markdownView(v: View): string {
+/** A block's text kept to its first lines within `chars` characters, saying how many lines were left and where they are. */
+function firstLines(b: ViewBlock, chars: number): string {
+  if (b.text.length <= chars) return b.text;
+  const lines = b.text.split("\n");
+  let kept = 0;
+  for (let used = 0; kept < lines.length && used + lines[kept]!.length + 1 <= chars; kept++) used += lines[kept]!.length + 1;
+  kept = Math.max(1, kept);
+  const first = lines.slice(0, kept).map((l) => (l.length > chars ? `${l.slice(0, chars)}…` : l));
+  return `${first.join("\n")}\n- _… ${lines.length - kept} more lines: get_view_block ${b.id}_`;
+}
+
+function render(v: View, chars: number): string {
+  const text = (b: ViewBlock) => firstLines(b, chars) + sources(b);
   const out = [`# ${viewTitle(v.view_type)}`, "", `_As of ${v.valid_from ?? "no data yet"} · ${v.view_id}_`];
-  for (const b of v.blocks) out.push("", `## ${b.name} (block ${b.id})`, "", b.text + sources(b));
+  for (const b of v.blocks) out.push("", `## ${b.name} (block ${b.id})`, "", text(b));
   if (v.temp.length > 0) {
     out.push("", "## To follow up");
-    for (const b of v.temp) out.push("", `### ${b.name} (block ${b.id})`, "", b.text + sources(b));
+    for (const b of v.temp) out.push("", `### ${b.name} (block ${b.id})`, "", text(b));
   }
   if (v.blocks.length === 0 && v.temp.length === 0) out.push("", "_Nothing recorded yet._");
-  const text = `${out.join("\n")}\n`;
-  if (Buffer.byteLength(text) <= MAX_RESULT_BYTES) return text;
-  // Cut by characters at a safe margin below the byte budget (multi-byte text is rare here).
-  const cut = text.slice(0, Math.floor(MAX_RESULT_BYTES * 0.8));
-  return `${cut.slice(0, cut.lastIndexOf("\n"))}\n\n_[truncated: the view is over 20 kB; read the remaining blocks one at a time with get_view_block]_\n`;
+  return `${out.join("\n")}\n`;
+}
+
+/**
+ * The view as markdown for a model. Unlike the REST twin's document, each block ends
+ * with the ids of the logs it came from, so a model can cite them. Over the size budget,
+ * every block keeps its heading and first lines (the longest blocks are shortened, to one
+ * length for all, never dropped) and says how many lines are left and which block to read.
+ */
+export function markdownView(v: View): string {
+  const whole = render(v, Infinity);
+  if (Buffer.byteLength(whole) <= MAX_RESULT_BYTES) return whole;
+  // The longest per-block text that fits, by bisection (a margin for multi-byte text).
+  const fits = (chars: number) => Buffer.byteLength(render(v, chars)) <= MAX_RESULT_BYTES - 200;
+  let lo = 200;
+  let hi = Math.max(...[...v.blocks, ...v.temp].map((b) => b.text.length));
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return `${render(v, lo)}\n_[The view is over 20 kB: the longest blocks show their first lines; get_view_block reads one whole.]_\n`;
 }
