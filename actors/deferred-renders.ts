@@ -91,7 +91,7 @@ export class DeferredRenders {
     // rendered them already, and then no module needs loading at all.
     const [head, cached] = await Promise.all([store.loadModules(patientId, []), store.loadViews(patientId, types)]);
     if (!head || head.fingerprint !== MODEL_FINGERPRINT || this.stopping || this.deps.held(patientId)) return;
-    const stale = staleViews(head, types, cached);
+    const stale = staleViews(head, types, cached, new Date().toISOString());
     if (stale.length === 0) return;
     // Only what those views read (as a read renders them), with the meta of that moment.
     const stored = await store.loadModules(patientId, [...new Set(stale.flatMap((t) => VIEW_INPUTS[t]))]);

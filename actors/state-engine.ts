@@ -428,8 +428,9 @@ export class StateEngine {
   }
 
   private async renderViews(stored: StoredPatientState, types: readonly ViewType[]): Promise<void> {
-    // Stored with the sequence they reflect: a read serves a view only if it is current.
-    await this.deps.store.saveViews(stored.state.patient_id, renderCachedViews(stored, types));
+    // Stored with the sequence they reflect and the day their week ends: a read serves a
+    // view only if it is current, and read on that day.
+    await this.deps.store.saveViews(stored.state.patient_id, renderCachedViews(stored, types, new Date().toISOString()));
   }
 }
 

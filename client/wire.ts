@@ -1772,6 +1772,17 @@ export interface paths {
                             view_id: string;
                             valid_from: string | null;
                             valid_to: string | null;
+                            /** @description The days the week segment covers, counted back from the time of the read (null days for an empty view read with no time) */
+                            window: {
+                                /** @description Days in the week segment: 7 */
+                                days: number;
+                                /** @description Its first day, YYYY-MM-DD in the patient's time zone */
+                                first_day: string | null;
+                                /** @description Its last day: the day of the read, in the patient's time zone */
+                                last_day: string | null;
+                                /** @description The patient's IANA time zone the days are counted in */
+                                time_zone: string;
+                            };
                             content: {
                                 blocks: {
                                     id: string;

@@ -9,16 +9,16 @@ import type { PatientState } from "../patient-state.js";
 import { deviceSnapshot } from "./device.js";
 import { engagementSnapshot } from "./engagement.js";
 import { labsSnapshot } from "./labs.js";
-import { asOfOf, clean, day, hhmm, newestFirst, shortHash, windowOf } from "./lib.js";
+import { asOfOf, clean, day, hhmm, newestFirst, shortHash, WEEK_DAYS, windowOf } from "./lib.js";
 import { medicationSnapshot } from "./medication.js";
 import { profileSnapshot } from "./profile.js";
 import { questionnaireSnapshot } from "./questionnaire.js";
 import { symptomSnapshot } from "./symptom.js";
-import { VIEW_TYPES, type RecentEntry, type View, type ViewDef, type ViewType } from "./types.js";
+import { VIEW_TYPES, type RecentEntry, type View, type ViewDef, type ViewType, type ViewWindow } from "./types.js";
 import { vitalsSnapshot } from "./vitals.js";
 
 export { VIEW_TYPES } from "./types.js";
-export type { RecentEntry, Segment, View, ViewBlock, ViewType } from "./types.js";
+export type { RecentEntry, Segment, View, ViewBlock, ViewType, ViewWindow } from "./types.js";
 
 /** Every template by view type; a view type without one does not compile. */
 const DEFS: Readonly<Record<ViewType, ViewDef>> = {
@@ -47,26 +47,39 @@ export function viewTitle(type: ViewType): string {
 }
 
 /**
- * Renders one view from the state. The as-of time (valid_from) is the latest updated_at of
- * the view's input modules, so a log that touches no input leaves the view unchanged.
+ * Renders one view from the state, its week segment ending on the day of `readAt` (the
+ * time of the read; the view's as-of time when left out). The as-of time (valid_from) is
+ * the latest updated_at of the view's input modules, so a log that touches no input
+ * leaves the view unchanged on the same day.
  * view_id hashes the blocks (text, refs and data), not valid_from: same content, same id.
  * Hashed as plain JSON, not key-sorted: the fold gives a patient's logs byte-identical
  * state whatever their arrival order (test/unit/readmodels/order.property.test.ts), so the
  * blocks rendered from it serialize alike too; sorting keys cost half of every render.
  */
-export function renderView(type: ViewType, state: PatientState): View {
+export function renderView(type: ViewType, state: PatientState, readAt?: string): View {
   const def = DEFS[type];
   const asOf = asOfOf(state, def.inputs);
-  const all = def.blocks(state, windowOf(asOf, state.timezone));
+  const w = windowOf(readAt ?? asOf, state.timezone);
+  const all = def.blocks(state, w);
   const blocks = all.filter((b) => b.segment !== "temp");
   const temp = all.filter((b) => b.segment === "temp");
-  return { view_type: type, view_id: `${type}:${shortHash(JSON.stringify({ blocks, temp }))}`, valid_from: asOf, valid_to: null, blocks, temp };
+  const window = { days: WEEK_DAYS, first_day: w.firstDay || null, last_day: w.lastDay || null, time_zone: state.timezone };
+  const expires = readAt === undefined ? null : (def.expiresAt?.(state, w) ?? null);
+  return {
+    view_type: type, view_id: `${type}:${shortHash(JSON.stringify({ blocks, temp }))}`, valid_from: asOf, valid_to: null, window, blocks, temp,
+    ...(expires !== null ? { expires_at: expires } : {}),
+  };
+}
+
+/** "last 7 days, 2026-11-20 to 2026-11-26 (Europe/Paris)": the window as a reader sees it. */
+export function windowText(w: ViewWindow): string {
+  return w.first_day === null ? "no week to show yet" : `last ${w.days} days, ${w.first_day} to ${w.last_day} (${w.time_zone})`;
 }
 
 /** A markdown document: title, one `##` section per block, then the temp blocks under "## To follow up". */
 export function renderMarkdown(view: View, patientLabel?: string): string {
   const label = patientLabel !== undefined && clean(patientLabel, 120) !== "" ? `: ${clean(patientLabel, 120)}` : "";
-  const out = [`# ${DEFS[view.view_type].title}${label}`, "", `_As of ${view.valid_from ?? "no data yet"} · ${view.view_id}_`];
+  const out = [`# ${DEFS[view.view_type].title}${label}`, "", `_As of ${view.valid_from ?? "no data yet"} · week: ${windowText(view.window)} · ${view.view_id}_`];
   for (const b of view.blocks) out.push("", `## ${b.name}`, "", b.text);
   if (view.temp.length > 0) {
     out.push("", "## To follow up");
@@ -81,9 +94,9 @@ export function renderMarkdown(view: View, patientLabel?: string): string {
  * `limit` of them; total_count counts them all. Bounded by what the modules keep
  * (their recent windows and histories).
  */
-export function recentEntries(type: ViewType, state: PatientState, limit: number): { entries: RecentEntry[]; total_count: number } {
+export function recentEntries(type: ViewType, state: PatientState, limit: number, readAt?: string): { entries: RecentEntry[]; total_count: number } {
   const def = DEFS[type];
-  const all = def.entries(state, windowOf(asOfOf(state, def.inputs), state.timezone)).sort(newestFirst);
+  const all = def.entries(state, windowOf(readAt ?? asOfOf(state, def.inputs), state.timezone)).sort(newestFirst);
   const n = Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0;
   return { entries: all.slice(0, n), total_count: all.length };
 }

@@ -1,7 +1,7 @@
 /**
  * Helpers shared by the view templates. Everything is a function of its arguments: the
- * as-of time comes from the state (module updated_at), days from Intl with the patient's
- * zone, never from the machine's clock or zone.
+ * time a view is read at comes in as an argument (else the state's as-of time stands in),
+ * days from Intl with the patient's zone, never from the machine's clock or zone.
  */
 import { scalarText } from "../../catalog/json-shape.js";
 import type { SourceRef } from "../lib/lists.js";
@@ -32,23 +32,28 @@ export function asOfOf(state: PatientState, keys: readonly ModuleKey[]): string 
   return out;
 }
 
-export function windowOf(asOf: string | null, tz: string): Window {
-  const ms = asOf === null ? NaN : timeMs(asOf);
-  if (Number.isNaN(ms)) return { tz, asOf, weekStartMs: NaN, firstDay: "", lastDay: "" };
-  return {
-    tz, asOf, weekStartMs: ms - WEEK_DAYS * DAY_MS,
-    firstDay: localDate(new Date(ms - (WEEK_DAYS - 1) * DAY_MS).toISOString(), tz), lastDay: localDate(asOf as string, tz),
-  };
+/**
+ * The week segment: the 7 calendar days, in the patient's zone, ending on the day of
+ * `end` (the time of the read, or the data's as-of time when rendered without one).
+ * Calendar days, not the 168 hours before a moment, so that a view rendered once holds
+ * for every read on the same day.
+ */
+export function windowOf(end: string | null, tz: string): Window {
+  const ms = end === null ? NaN : timeMs(end);
+  if (Number.isNaN(ms)) return { tz, asOf: end, firstDay: "", lastDay: "" };
+  const lastDay = localDate(end as string, tz);
+  // Days counted on the calendar, not in hours: a change of clocks in the week moves no day.
+  const firstDay = new Date(Date.parse(`${lastDay}T00:00:00Z`) - (WEEK_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
+  return { tz, asOf: end, firstDay, lastDay };
 }
 
-/** An instant in the week segment: within the 7 days before as-of (later instants count too). */
+/** An instant in the week segment: on one of its 7 days in the patient's zone (later instants count too). */
 export function inWeek(w: Window, iso: string | null | undefined): boolean {
-  if (iso === null || iso === undefined) return false;
-  const t = timeMs(iso);
-  return !Number.isNaN(t) && !Number.isNaN(w.weekStartMs) && t > w.weekStartMs;
+  if (iso === null || iso === undefined || w.firstDay === "") return false;
+  return !Number.isNaN(timeMs(iso)) && day(iso, w.tz) >= w.firstDay;
 }
 
-/** A calendar day (YYYY-MM-DD) in the week segment: one of the 7 days ending on the as-of day. */
+/** A calendar day (YYYY-MM-DD) in the week segment: one of the 7 days ending on the window's last day (later days count too). */
 export function dayInWeek(w: Window, date: string): boolean {
   return w.firstDay !== "" && date >= w.firstDay;
 }

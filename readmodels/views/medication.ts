@@ -1,9 +1,10 @@
 /** medication_snapshot: the medication list, the week's adherence, adverse events and missed doses. */
 import { normName } from "../lib/payload.js";
-import type { AdverseEvent, Dose, MedicationSchedule, ScheduledDose } from "../modules/adherence/index.js";
+import { zonedMs } from "../modules/adherence/schedule.js";
+import { scheduleUntil, type AdverseEvent, type Dose, type MedicationSchedule, type ScheduledDose } from "../modules/adherence/index.js";
 import type { Medication } from "../modules/medications/index.js";
 import type { PatientState } from "../patient-state.js";
-import { cmpTime } from "../lib/time.js";
+import { cmpTime, maxTime, timeMs } from "../lib/time.js";
 import { block, calendarDate, clean, day, doc, entry, fmt, hhmm, inWeek, sourceIds } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
@@ -32,10 +33,24 @@ interface Tally { name: string; taken: number; skipped: number; on_time: number;
 /** Listed medications' scheduled doses of the week (by scheduled time), for those tracked: read once per render by both blocks. */
 type WeekSchedules = ReadonlyMap<Medication, ScheduledDose[]>;
 
-function weekSchedules(a: { schedule?: readonly MedicationSchedule[] } | undefined, meds: readonly Medication[], w: Window): WeekSchedules {
+/**
+ * The schedules as they stand at `at`: the module lays them out up to the latest log it
+ * saw; read later, the doses due since then (a patient who stopped reporting) count as
+ * not reported too.
+ */
+export function schedulesAt(state: PatientState, at: string | null): readonly MedicationSchedule[] {
+  const a = doc(state, "adherence");
+  if (!a || a.schedule.length === 0 || at === null) return a?.schedule ?? [];
+  const horizon = a.schedule.reduce((h, x) => maxTime(h, x.until), a.schedule[0]!.until);
+  if (cmpTime(at, horizon) <= 0) return a.schedule;
+  return scheduleUntil(a, doc(state, "medications"), at, state.timezone).schedule;
+}
+
+function weekSchedules(state: PatientState, meds: readonly Medication[], w: Window): WeekSchedules {
   const out = new Map<Medication, ScheduledDose[]>();
+  const schedules = schedulesAt(state, w.asOf);
   for (const m of meds) {
-    const sch = (a?.schedule ?? []).find((x) => keyOf(x) === keyOf(m));
+    const sch = schedules.find((x) => keyOf(x) === keyOf(m));
     if (sch) out.set(m, sch.doses.filter((d) => inWeek(w, d.scheduled_time)));
   }
   return out;
@@ -172,7 +187,7 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
   const events = [...(a?.adverse_events ?? [])].reverse();
   const recentAe = events.filter((e) => inWeek(w, e.timestamp));
   const olderAe = events.filter((e) => !inWeek(w, e.timestamp));
-  const weekly = weekSchedules(a, meds, w);
+  const weekly = weekSchedules(state, meds, w);
   const missed = missedDoses(meds, a, weekly, w);
   return [
     ...block("current_medications", "Current medications", "long_term", meds.map((m) => medLine(m, w)), meds.flatMap(sourceIds),
@@ -203,4 +218,25 @@ function entries(state: PatientState): RecentEntry[] {
   ];
 }
 
-export const medicationSnapshot: ViewDef = { type: "medication_snapshot", title: "Medication snapshot", inputs: ["medications", "adherence"], blocks, entries };
+/**
+ * The next time a scheduled dose's window closes after the read: from then on a view
+ * rendered now would miss a dose not reported, so it is rendered again.
+ */
+function expiresAt(state: PatientState, w: Window): string | null {
+  if (w.asOf === null) return null;
+  const readMs = timeMs(w.asOf);
+  let next = Infinity;
+  for (const sch of doc(state, "adherence")?.schedule ?? []) {
+    for (const date of [w.lastDay, dayAfter(w.lastDay)]) {
+      for (const time of sch.schedule_times) {
+        const closes = zonedMs(date, time, state.timezone) + sch.window_minutes * 60_000;
+        if (closes > readMs && closes < next) next = closes;
+      }
+    }
+  }
+  return Number.isFinite(next) ? new Date(next).toISOString() : null;
+}
+
+const dayAfter = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+
+export const medicationSnapshot: ViewDef = { type: "medication_snapshot", title: "Medication snapshot", inputs: ["medications", "adherence"], blocks, entries, expiresAt };

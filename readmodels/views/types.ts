@@ -33,6 +33,13 @@ export interface View {
   valid_from: string | null;
   /** Always null: a rendered view is the current one. */
   valid_to: string | null;
+  /** The days the week segment covers, counted back from the time of the read. */
+  window: ViewWindow;
+  /**
+   * Internal, not served: a time before the day's end after which the view must be
+   * rendered again though no log arrived (a scheduled dose's window closes then).
+   */
+  expires_at?: string;
   /** Blocks of segments week and long_term, in template order. */
   blocks: ViewBlock[];
   /** Blocks of segment temp. */
@@ -49,14 +56,21 @@ export interface RecentEntry {
   log_id: string;
 }
 
-/** The time frame of one rendering, derived from the state, never from the clock. */
+/** The week segment's days: the 7 calendar days in the patient's zone ending on the day read (null bounds without a time). */
+export interface ViewWindow {
+  days: number;
+  first_day: string | null;
+  last_day: string | null;
+  time_zone: string;
+}
+
+/** The time frame of one rendering: given by the caller (the time of the read) or the state, never the clock. */
 export interface Window {
   /** IANA zone of the patient: the calendar day of an instant. */
   tz: string;
+  /** The instant the week ends at: the time of the read, or the view's as-of time. */
   asOf: string | null;
-  /** Instants strictly after this (epoch ms) fall in the week; NaN when asOf is null. */
-  weekStartMs: number;
-  /** The 7 calendar days ending on the as-of day: YYYY-MM-DD bounds, inclusive. */
+  /** The 7 calendar days ending on the day of `asOf`: YYYY-MM-DD bounds, inclusive ("" without a time). */
   firstDay: string;
   lastDay: string;
 }
@@ -68,4 +82,6 @@ export interface ViewDef {
   inputs: readonly ModuleKey[];
   blocks(state: PatientState, w: Window): ViewBlock[];
   entries(state: PatientState, w: Window): RecentEntry[];
+  /** When what the blocks say changes with no new log (a dose's window closing), if before the day ends. */
+  expiresAt?(state: PatientState, w: Window): string | null;
 }

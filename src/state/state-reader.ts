@@ -53,6 +53,8 @@ export class StateReader {
       lastStoredSeq: (scope: { organization_id: string; project_id: string }, patientId: string) => Promise<number>;
       /** Asks the state engine to load (and so rebuild) a patient; `replay`: compile it again from the log even if Redis holds it. */
       touch: (input: PatientKey, replay?: boolean) => Promise<void>;
+      /** The time of a read, which views count their week back from. @default the wall clock */
+      now?: () => string;
     },
   ) {}
 
@@ -178,7 +180,13 @@ export class StateReader {
    */
   async view(s: StoredPatientState, viewType: string): Promise<View> {
     assertViewType(viewType);
-    return currentCachedView(await this.deps.store.loadView(s.state.patient_id, viewType), s, viewType) ?? this.renderAndKeep(s, viewType);
+    const at = this.now();
+    return currentCachedView(await this.deps.store.loadView(s.state.patient_id, viewType), s, viewType, at) ?? this.renderAndKeep(s, viewType, at);
+  }
+
+  /** The time of this read. */
+  now(): string {
+    return this.deps.now?.() ?? new Date().toISOString();
   }
 
   /**
@@ -187,17 +195,18 @@ export class StateReader {
    */
   async viewOf(principal: Principal, patientId: string, viewType: string): Promise<{ snap: Snapshot; view: View }> {
     assertViewType(viewType);
+    const at = this.now();
     const meta = await this.snapshot(principal, patientId, [], viewType);
-    const cached = currentCachedView(meta.cachedView ?? null, meta.stored, viewType);
+    const cached = currentCachedView(meta.cachedView ?? null, meta.stored, viewType, at);
     if (cached) return { snap: meta, view: cached };
     // Stale or missing: the inputs, with the stored view again (the engine may have just
     // rendered it), in one round trip.
     const snap = await this.caughtUp(principal, await this.authorize(principal, patientId), VIEW_INPUTS[viewType], viewType);
-    return { snap, view: currentCachedView(snap.cachedView ?? null, snap.stored, viewType) ?? this.renderAndKeep(snap.stored, viewType) };
+    return { snap, view: currentCachedView(snap.cachedView ?? null, snap.stored, viewType, at) ?? this.renderAndKeep(snap.stored, viewType, at) };
   }
 
-  private renderAndKeep(s: StoredPatientState, viewType: ViewType): View {
-    const view = renderView(viewType, s.state);
+  private renderAndKeep(s: StoredPatientState, viewType: ViewType, readAt: string): View {
+    const view = renderView(viewType, s.state, readAt);
     // Only a state that includes every module the view reads is worth keeping.
     if (s.fingerprint === MODEL_FINGERPRINT && VIEW_INPUTS[viewType].every((k) => s.module_seq[k] === undefined || moduleEntry(s.state, k))) {
       this.deps.store.saveViews(s.state.patient_id, { [viewType]: encodeCachedView(s, view) }).catch(() => undefined);

@@ -20,7 +20,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function viewCurrent(pid: string, viewType: (typeof types)[number]): Promise<boolean> {
   const store = t.services.stateStore;
   const stored = await store.load(pid);
-  return stored !== null && currentCachedView(await store.loadView(pid, viewType), stored, viewType) !== null;
+  return stored !== null && currentCachedView(await store.loadView(pid, viewType), stored, viewType, new Date().toISOString()) !== null;
 }
 const types = viewsAffectedBy(["symptoms"]);
 
@@ -50,7 +50,8 @@ describe("views of patients passivated before they were rendered", () => {
     // Rendered from the modules those views read, loaded alone: the same as from the whole state.
     for (const pid of evicted) {
       const stored = (await t.services.stateStore.load(pid))!;
-      for (const v of types) expect(currentCachedView(await t.services.stateStore.loadView(pid, v), stored, v)).toEqual(renderView(v, stored.state));
+      const now = new Date().toISOString();
+      for (const v of types) expect(currentCachedView(await t.services.stateStore.loadView(pid, v), stored, v, now)).toEqual(renderView(v, stored.state, now));
     }
     // The two still in memory wait out their debounce: nothing rendered them.
     for (const pid of pids.slice(4)) expect(await viewCurrent(pid, types[0]!)).toBe(false);

@@ -89,7 +89,7 @@ describe("markdownView over its size budget", () => {
 
   it("keeps every block's heading and first lines, and names the block to read whole", () => {
     const view = {
-      view_type: "labs_snapshot" as const, view_id: "labs_snapshot:0", valid_from: "2026-11-01T00:00:00.000Z", valid_to: null,
+      view_type: "labs_snapshot" as const, view_id: "labs_snapshot:0", valid_from: "2026-11-01T00:00:00.000Z", valid_to: null, window: { days: 7, first_day: "2026-10-26", last_day: "2026-11-01", time_zone: "UTC" },
       blocks: [block("latest_results", 600), block("abnormal_results", 3), block("week_results", 200, "week")], temp: [block("critical_values", 2, "temp")],
     };
     const md = markdownView(view);

@@ -71,10 +71,11 @@ async function ensureViews(deps: StageDeps, projectId: string, patientId: string
     await sleep(delay, signal);
     throwIfAborted(signal);
   }
-  const stale = staleViews(applied, types, await deps.stateStore.loadViews(patientId, types));
+  const readAt = new Date().toISOString();
+  const stale = staleViews(applied, types, await deps.stateStore.loadViews(patientId, types), readAt);
   if (stale.length === 0) return;
   const full = await deps.stateStore.load(patientId);
   if (!full) return;
   // The format the state engine stores, so reads serve it.
-  await deps.stateStore.saveViews(patientId, renderCachedViews(full, stale));
+  await deps.stateStore.saveViews(patientId, renderCachedViews(full, stale, readAt));
 }

@@ -4,6 +4,7 @@ import { findMedication } from "../../../readmodels/modules/medications/index.js
 import type { Symptom } from "../../../readmodels/modules/symptoms/index.js";
 import { isSevere } from "../../../readmodels/views/symptom.js";
 import { GLUCOSE_HIGH, GLUCOSE_LOW, SPO2_LOW } from "../../../readmodels/views/device.js";
+import { schedulesAt } from "../../../readmodels/views/medication.js";
 
 export interface Finding {
   timestamp: string;
@@ -82,7 +83,8 @@ export function abnormalLabs(state: PatientState, since: string): Finding[] {
     })));
 }
 
-export function missedDoses(state: PatientState, since: string): Finding[] {
+/** Skipped doses, and scheduled doses not reported by `now` (the time of the read). */
+export function missedDoses(state: PatientState, since: string, now: string): Finding[] {
   const tz = state.timezone;
   const missed: Finding[] = (doc(state, "adherence")?.recent ?? []).filter((d) => d.status === "skipped" && d.timestamp >= since).map((d) => ({
     timestamp: d.timestamp,
@@ -91,7 +93,7 @@ export function missedDoses(state: PatientState, since: string): Finding[] {
   }));
   // Scheduled doses with no report at all: a patient who stops reporting is not adherent.
   const medications = doc(state, "medications") ?? undefined;
-  for (const sch of doc(state, "adherence")?.schedule ?? []) {
+  for (const sch of schedulesAt(state, now)) {
     const doses = sch.doses.filter((d) => d.status === "unreported" && d.scheduled_time >= since);
     if (doses.length === 0) continue;
     const times = doses.map((d) => localClock(d.scheduled_time, tz));

@@ -6,11 +6,11 @@ import { AppError } from "../../../src/errors.js";
 import { patientIdArg, type McpContext } from "../context.js";
 import { cite, promptPatient, resolvePrompt, userMessage } from "./shared.js";
 
-/** Default look-back when no `since` is given: the views' "week" (7 days before the latest data). */
+/** Default look-back when no `since` is given: the 7 days before the read, as the views' week. */
 const WEEK_MS = 7 * 24 * 3600 * 1000;
 
 /** What a clinician must hear about, read from the modules so each item names its own log. */
-function findings(state: PatientState, since: string) {
+function findings(state: PatientState, since: string, now: string) {
   const newestFirst = (a: Finding, b: Finding) => (a.timestamp < b.timestamp ? 1 : a.timestamp > b.timestamp ? -1 : 0);
   const severe = severeSymptoms(state, since);
   return {
@@ -19,14 +19,14 @@ function findings(state: PatientState, since: string) {
     labs: abnormalLabs(state, since).sort(newestFirst),
     vitals: vitalsOutOfRange(state, since).sort(newestFirst),
     devices: deviceOutOfRange(state, since).sort(newestFirst),
-    missed: missedDoses(state, since).sort(newestFirst),
+    missed: missedDoses(state, since, now).sort(newestFirst),
   };
 }
 
 const section = (title: string, items: Finding[]) =>
   [`## ${title}`, ...(items.length ? items.map((f) => `- ${f.timestamp}: ${f.line}${cite(f.log_ids)}`) : ["- none"])].join("\n");
 
-const SINCE_ARG = z.string().optional().describe("ISO 8601 time; only findings at or after it. Default: 7 days before the patient's latest symptom, lab, dose, vital or device data.");
+const SINCE_ARG = z.string().optional().describe("ISO 8601 time; only findings at or after it. Default: 7 days before now.");
 
 export function registerProviderAlert(server: McpServer, ctx: McpContext): void {
   server.registerPrompt(
@@ -49,15 +49,16 @@ export function registerProviderAlert(server: McpServer, ctx: McpContext): void 
       if (!from && latest === null) {
         return userMessage("No data yet", `Patient ${pid} has no symptom, lab, dose, vital sign or device data yet: there is nothing to alert the clinician about. Say so in one sentence.`);
       }
-      const start = from?.toISOString() ?? new Date(Date.parse(latest!) - WEEK_MS).toISOString();
-      const f = findings(state, start);
+      const now = ctx.services.stateReader.now();
+      const start = from?.toISOString() ?? new Date(Date.parse(now) - WEEK_MS).toISOString();
+      const f = findings(state, start, now);
       const total = f.severe.length + f.labs.length + f.vitals.length + f.devices.length + f.missed.length;
       const material = [
         section("New severe symptoms (severe since this window began)", f.severe),
         section("Abnormal or critical lab values", f.labs),
         section("Vital signs out of range", f.vitals),
         section("Device readings out of range", f.devices),
-        section("Missed doses (times in the patient's time zone)", f.missed),
+        section("Missed doses (times in the patient's time zone; doses never reported are tracked over the 7 days before now)", f.missed),
         section("Severe symptoms that were already severe before this window", f.ongoing),
         `Ranges used: ${LIMITS_TEXT}. Doses are shown in ${state.timezone}.`,
       ].join("\n\n");

@@ -19,7 +19,7 @@ export const getViewRecentEvents = defineTool({
   args: schema,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const snap = await ctx.services.stateReader.snapshot(ctx.principal, pid);
-    const r = recentEntries(a.view_type, snap.stored.state, a.limit);
+    const r = recentEntries(a.view_type, snap.stored.state, a.limit, ctx.services.stateReader.now());
     const wrap = (entries: readonly unknown[]) => ({ patient_id: pid, view_type: a.view_type, entries, count: entries.length, total_count: r.total_count });
     const n = fitCount(r.entries, wrap);
     if (n === r.entries.length) return jsonResult(wrap(r.entries), snap);

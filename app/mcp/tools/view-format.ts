@@ -1,4 +1,4 @@
-import { viewTitle, type View, type ViewBlock } from "../../../readmodels/views/index.js";
+import { viewTitle, windowText, type View, type ViewBlock } from "../../../readmodels/views/index.js";
 import { MAX_RESULT_BYTES } from "../budget.js";
 
 /** A block as the REST twin answers it. */
@@ -11,6 +11,7 @@ export const rawView = (patientId: string, v: View) => ({
   view_id: v.view_id,
   valid_from: v.valid_from,
   valid_to: v.valid_to,
+  window: v.window,
   content: { blocks: v.blocks.map(blockOut), temp: v.temp.map(blockOut) },
 });
 
@@ -37,7 +38,7 @@ function firstLines(b: ViewBlock, chars: number): string {
 
 function render(v: View, chars: number): string {
   const text = (b: ViewBlock) => firstLines(b, chars) + sources(b);
-  const out = [`# ${viewTitle(v.view_type)}`, "", `_As of ${v.valid_from ?? "no data yet"} · ${v.view_id}_`];
+  const out = [`# ${viewTitle(v.view_type)}`, "", `_As of ${v.valid_from ?? "no data yet"} · week: ${windowText(v.window)} · ${v.view_id}_`];
   for (const b of v.blocks) out.push("", `## ${b.name} (block ${b.id})`, "", text(b));
   if (v.temp.length > 0) {
     out.push("", "## To follow up");

@@ -4,7 +4,7 @@ import { insertSorted, RECENT, replaceAt } from "../../lib/lists.js";
 import { finite, items, oneOf, text } from "../../lib/payload.js";
 import { maxTime, minTime, timeMs } from "../../lib/time.js";
 import { withDoc, type ModuleContext, type ModuleState, type ReadModel } from "../../module.js";
-import { DEFAULT_ADHERENCE_WINDOW_MINUTES, findMedication, type Medication } from "../medications/index.js";
+import { DEFAULT_ADHERENCE_WINDOW_MINUTES, findMedication, type Medication, type MedicationsDoc } from "../medications/index.js";
 import { horizonOf, observeSchedules, trackSchedules, type DoseRef, type MedicationSchedule, type ScheduleHistory } from "./schedule.js";
 
 export type { MedicationSchedule, ScheduledDose, ScheduleHistory, ScheduleSegment } from "./schedule.js";
@@ -150,14 +150,20 @@ function applyAdverse(s: ModuleState<AdherenceDoc>, log: LogOf<"medication_adver
  * patient who stopped reporting doses would read as adherent up to their last report.
  */
 function scheduleOf(doc: AdherenceDoc, log: AdherenceLog, ctx: ModuleContext): { schedule: MedicationSchedule[]; history: readonly ScheduleHistory[] } {
-  const meds = ctx.read("medications");
+  return scheduleUntil(doc, ctx.read("medications"), horizonOf(doc.schedule, log.timestamp), ctx.timezone);
+}
+
+/**
+ * The schedules laid out up to `until`: the fold's own "now", or a later time of reading,
+ * so that doses due since the last report read as not reported (views do this).
+ */
+export function scheduleUntil(doc: AdherenceDoc, meds: Readonly<MedicationsDoc> | undefined, until: string, tz: string): { schedule: MedicationSchedule[]; history: readonly ScheduleHistory[] } {
   const firstDoseAt = (m: Medication) => {
     const at = findByIdentity(doc.medications, identityOf(m), identityOf);
     return at >= 0 ? doc.medications[at]!.first_event_at : undefined;
   };
-  const until = horizonOf(doc.schedule, log.timestamp);
   const history = observeSchedules(doc.schedule_history, meds, until);
-  return { schedule: trackSchedules(meds, doc.recent, doc.recent.length >= RECENT, firstDoseAt, until, ctx.timezone, history), history };
+  return { schedule: trackSchedules(meds, doc.recent, doc.recent.length >= RECENT, firstDoseAt, until, tz, history), history };
 }
 
 function applyLog(s: ModuleState<AdherenceDoc>, log: AdherenceLog, ctx: ModuleContext): ModuleState<AdherenceDoc> {

@@ -4,7 +4,7 @@ import { at, log } from "../readmodels/given.js";
 
 /**
  * Realistic logs for one patient in March 2025. Every view's latest input log is on
- * 2025-03-20, so its week segment covers instants after 2025-03-13T12:00Z (days 14 to 20).
+ * 2025-03-20, so its week segment covers the calendar days 14 to 20.
  */
 export const AS_OF = at(20, 12);
 

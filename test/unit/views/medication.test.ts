@@ -25,15 +25,16 @@ describe("medication_snapshot", () => {
 
   it("counts the week's doses per medication, leaving out older ones, and the scheduled doses nobody reported", () => {
     const b = blockOf(v, "adherence_week");
-    // Metformin BID from 13th 20:00 to 20th 08:00 (14 times, 3 reported); Lisinopril daily at 09:00 since listed (7, 1 reported).
+    // The week is the 7 calendar days ending on the as-of day, the 14th to the 20th: Metformin BID from the 14th 08:00 to
+    // the 20th 08:00 (13 times, 3 reported); Lisinopril daily at 09:00 since listed (7, 1 reported).
     expect(b.text).toBe([
-      "- **Metformin**: 2 of 14 scheduled doses taken, 1 skipped, 11 not reported; 1 on time, 0 early, 1 late",
+      "- **Metformin**: 2 of 13 scheduled doses taken, 1 skipped, 10 not reported; 1 on time, 0 early, 1 late",
       "- **Lisinopril**: 1 of 7 scheduled doses taken, 0 skipped, 6 not reported; 1 on time, 0 early, 0 late",
     ].join("\n"));
     // The listing that set the schedules is the source of the unreported counts.
     expect(b.refs).toEqual([f.list.id, f.onTime.id, f.skipped.id, f.late.id, f.lisinopril.id].sort());
     expect((b.data as { scheduled: unknown }).scheduled).toEqual([
-      { medication_name: "Metformin", expected: 14, unreported: 11 }, { medication_name: "Lisinopril", expected: 7, unreported: 6 },
+      { medication_name: "Metformin", expected: 13, unreported: 10 }, { medication_name: "Lisinopril", expected: 7, unreported: 6 },
     ]);
     expect(b.refs).not.toContain(f.oldDose.id);
   });
@@ -47,7 +48,7 @@ describe("medication_snapshot", () => {
     expect(blockOf(v, "missed_doses")).toMatchObject({
       segment: "temp", refs: [f.list.id, f.skipped.id],
       text: [
-        "- **Metformin**: 11 scheduled doses not reported, 2025-03-13 20:00 to 2025-03-20 08:00",
+        "- **Metformin**: 10 scheduled doses not reported, 2025-03-14 08:00 to 2025-03-20 08:00",
         "- **Lisinopril**: 6 scheduled doses not reported, 2025-03-14 09:00 to 2025-03-19 09:00",
         "- **Metformin**: skipped, scheduled 2025-03-16 08:00",
       ].join("\n"),
@@ -63,8 +64,8 @@ describe("medication_snapshot", () => {
     const s = given(f.logs, "America/New_York");
     expect(blockOf(renderView("medication_snapshot", s), "missed_doses").text.split("\n")).toEqual([
       // 08:00 and 20:00 in New York; the 20th's 08:00 (12:00Z, the as-of time) is still within its window.
-      "- **Metformin**: 10 scheduled doses not reported, 2025-03-13 20:00 to 2025-03-19 20:00",
-      "- **Lisinopril**: 7 scheduled doses not reported, 2025-03-13 09:00 to 2025-03-19 09:00",
+      "- **Metformin**: 9 scheduled doses not reported, 2025-03-14 08:00 to 2025-03-19 20:00",
+      "- **Lisinopril**: 6 scheduled doses not reported, 2025-03-14 09:00 to 2025-03-19 09:00",
       "- **Metformin**: skipped, scheduled 2025-03-16 04:00",
     ]);
   });

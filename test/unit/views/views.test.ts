@@ -64,10 +64,11 @@ describe("views", () => {
     expect(renderView("labs_snapshot", withLater).valid_from).toBe(at(28));
   });
 
-  it("keeps entries from exactly 7 days before as-of or older out of the week segment", () => {
+  it("keeps entries before the first of the week's 7 calendar days out of the week segment", () => {
     const f = vitalLogs();
-    const edge = log("vitals_measurement", at(13, 12), { measurements: { heart_rate_bpm: 111 } });
-    const inside = log("vitals_measurement", at(13, 12, 1), { measurements: { heart_rate_bpm: 99 } });
+    // As of the 20th: the week is the 14th to the 20th, whole days in the patient's zone.
+    const edge = log("vitals_measurement", at(13, 23, 59), { measurements: { heart_rate_bpm: 111 } });
+    const inside = log("vitals_measurement", at(14, 0, 0), { measurements: { heart_rate_bpm: 99 } });
     const b = blockOf(renderView("vitals_snapshot", given([...f.logs, edge, inside])), "week_summary");
     expect(b.refs).toContain(inside.id);
     expect(b.refs).not.toContain(edge.id);

@@ -42,6 +42,16 @@ export const EventRowSchema = Type.Object({
   ),
 });
 
+export const ViewWindowSchema = Type.Object(
+  {
+    days: Type.Integer({ description: "Days in the week segment: 7" }),
+    first_day: Nullable(Type.String({ description: "Its first day, YYYY-MM-DD in the patient's time zone" })),
+    last_day: Nullable(Type.String({ description: "Its last day: the day of the read, in the patient's time zone" })),
+    time_zone: Type.String({ description: "The patient's IANA time zone the days are counted in" }),
+  },
+  { description: "The days the week segment covers, counted back from the time of the read (null days for an empty view read with no time)" },
+);
+
 export const BlockSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),

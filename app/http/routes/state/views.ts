@@ -7,7 +7,7 @@ import { recentEntries, recentLine, renderMarkdown, VIEW_INPUTS, type ViewBlock 
 import { blockListing, hasResult, TEMPLATE_BLOCKS, viewBlock } from "../../../../readmodels/views/template-blocks.js";
 import { Nullable, responses } from "../../schemas.js";
 import { markFreshness } from "./index.js";
-import { BlockSchema, PatientParams, RecentItemSchema } from "./schemas.js";
+import { BlockSchema, PatientParams, RecentItemSchema, ViewWindowSchema } from "./schemas.js";
 
 const ViewParams = Type.Object({ pid: PatientParams.properties.pid, view_type: Type.String() });
 
@@ -76,6 +76,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
             view_id: Type.String(),
             valid_from: Nullable(Type.String()),
             valid_to: Nullable(Type.String()),
+            window: ViewWindowSchema,
             content: Type.Object({ blocks: Type.Array(BlockSchema), temp: Type.Array(BlockSchema) }),
           }),
         }),
@@ -94,6 +95,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         view_id: v.view_id,
         valid_from: v.valid_from,
         valid_to: v.valid_to,
+        window: v.window,
         content: { blocks: v.blocks.map(blockOut), temp: v.temp.map(blockOut) },
       };
     },
@@ -202,7 +204,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       assertViewType(req.params.view_type);
       const snap = await reader.snapshot(req.principal, req.params.pid, VIEW_INPUTS[req.params.view_type]);
       markFreshness(reply, snap);
-      const r = recentEntries(req.params.view_type, snap.stored.state, req.query.limit);
+      const r = recentEntries(req.params.view_type, snap.stored.state, req.query.limit, reader.now());
       const tz = snap.stored.state.timezone;
       return {
         patient_id: req.params.pid,
