@@ -1,5 +1,5 @@
-import type { z } from "zod";
 import type { ToolDef } from "../context.js";
+import { findPatient } from "./find-patient.js";
 import { getEventStateModule } from "./get-event-state-module.js";
 import { getEvents } from "./get-events.js";
 import { getLogs } from "./get-logs.js";
@@ -10,8 +10,8 @@ import { getViewRecentEvents } from "./get-view-recent-events.js";
 import { listEventStateModules } from "./list-event-state-modules.js";
 import { listViewsAndBlocks } from "./list-views-and-blocks.js";
 
-/** The nine tools of the spec, in the order tools/list shows them. */
+/** The tools, in the order tools/list shows them: find_patient (which finds a patient), then the nine of the spec over one patient. */
 export const TOOLS = [
-  getStableData, listEventStateModules, getEventStateModule, getView, listViewsAndBlocks, getViewBlock,
+  findPatient, getStableData, listEventStateModules, getEventStateModule, getView, listViewsAndBlocks, getViewBlock,
   getViewRecentEvents, getLogs, getEvents,
-] as unknown as readonly ToolDef<z.ZodRawShape>[];
+] as unknown as readonly ToolDef[];
