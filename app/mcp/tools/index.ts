@@ -9,9 +9,14 @@ import { getViewBlock } from "./get-view-block.js";
 import { getViewRecentEvents } from "./get-view-recent-events.js";
 import { listEventStateModules } from "./list-event-state-modules.js";
 import { listViewsAndBlocks } from "./list-views-and-blocks.js";
+import { queryLogs } from "./query-logs.js";
 
-/** The tools, in the order tools/list shows them: find_patient (which finds a patient), then the nine of the spec over one patient. */
+/**
+ * The tools, in the order tools/list shows them: the nine of the spec over one patient,
+ * between find_patient (which finds that patient) and query_logs (which aggregates logs
+ * across patients or of one).
+ */
 export const TOOLS = [
   findPatient, getStableData, listEventStateModules, getEventStateModule, getView, listViewsAndBlocks, getViewBlock,
-  getViewRecentEvents, getLogs, getEvents,
+  getViewRecentEvents, getLogs, getEvents, queryLogs,
 ] as unknown as readonly ToolDef[];
