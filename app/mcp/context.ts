@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { McpError, type CallToolResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
-import type { Principal } from "../../src/auth/scopes.js";
+import type { Principal, Scope } from "../../src/auth/scopes.js";
 import { isAppError, type AppError } from "../../src/errors.js";
 import type { Services } from "../services.js";
 import type { Snapshot } from "../../src/state/state-reader.js";
@@ -16,17 +16,41 @@ export interface McpContext {
   outcomes: CallOutcomes;
 }
 
-/** One tool: its name, a description written for a model, its arguments and its handler. */
-export interface ToolDef<S extends z.ZodRawShape> {
+interface ToolBase<S extends z.ZodRawShape> {
   name: string;
   title: string;
   description: string;
-  /** Arguments besides `patient_id`, which every tool takes (see patientIdArg). */
   args: S;
+}
+
+/** A tool over one patient: it takes `patient_id` (see PATIENT_ID) besides `args`. */
+export interface PatientToolDef<S extends z.ZodRawShape> extends ToolBase<S> {
+  kind: "patient";
   run(ctx: McpContext, patientId: string, args: z.infer<z.ZodObject<S>>): Promise<CallToolResult>;
 }
 
-export const defineTool = <S extends z.ZodRawShape>(t: ToolDef<S>): ToolDef<S> => t;
+/**
+ * A tool over the caller's project rather than one patient (finding a patient, queries
+ * across patients): no `patient_id`, and its arguments are closed, so a stray patient_id
+ * is refused rather than dropped (which would widen the answer to the whole project).
+ */
+export interface ProjectToolDef<S extends z.ZodRawShape> extends ToolBase<S> {
+  kind: "project";
+  /**
+   * The scope its REST twin requires. POST /mcp itself only asks for mcp:patient-state,
+   * so the tool checks this one at each call.
+   */
+  scope: Scope;
+  /** False: a patient token is not offered the tool (tools/list leaves it out, a call is a tool error). */
+  forPatientTokens: boolean;
+  run(ctx: McpContext, args: z.infer<z.ZodObject<S>>): Promise<CallToolResult>;
+}
+
+export type ToolDef<S extends z.ZodRawShape = z.ZodRawShape> = PatientToolDef<S> | ProjectToolDef<S>;
+
+export const defineTool = <S extends z.ZodRawShape>(t: Omit<PatientToolDef<S>, "kind">): PatientToolDef<S> => ({ kind: "patient", ...t });
+
+export const defineProjectTool = <S extends z.ZodRawShape>(t: Omit<ProjectToolDef<S>, "kind">): ProjectToolDef<S> => ({ kind: "project", ...t });
 
 /**
  * The `patient_id` argument. With a patient token it is optional (the token's patient is
@@ -41,6 +65,9 @@ export const PATIENT_ID = {
 };
 
 export const isBound = (principal: Principal): boolean => principal.patient_id !== undefined;
+
+/** Whether tools/list shows the tool to this caller. */
+export const offeredTo = (principal: Principal, tool: ToolDef): boolean => tool.kind === "patient" || tool.forPatientTokens || !isBound(principal);
 
 export function patientIdArg(principal: Principal) {
   return isBound(principal) ? PATIENT_ID.bound : PATIENT_ID.open;
@@ -81,26 +108,48 @@ export function toolError(message: string): CallToolResult {
   return { content: [{ type: "text", text: message }], isError: true };
 }
 
-/** The message of a client-side AppError, with the hint a model needs to try again. */
-export function describeFailure(err: AppError, principal: Principal): string {
+/**
+ * The message of a client-side AppError, with the hint a model needs to try again.
+ * `patientArg` is the argument that named the patient (patient_id, or query_logs' patient_ids).
+ */
+export function describeFailure(err: AppError, principal: Principal, patientArg = "patient_id"): string {
   if (err.code === "not_found" && err.message.startsWith("patient ")) {
     if (principal.patient_id !== undefined && err.message.startsWith(`patient ${principal.patient_id} `)) {
       return `${err.message}: the patient this credential is bound to has been deleted, so nothing can be read with it.`;
     }
     return principal.patient_id !== undefined
-      ? `${err.message}: this credential reads only patient ${principal.patient_id}; leave patient_id out to read that patient.`
+      ? `${err.message}: this credential reads only patient ${principal.patient_id}; leave ${patientArg} out to read that patient.`
       : `${err.message} in this project: check the id (service ids look like pat_01J...) and the project of the credential.`;
   }
   return err.message;
 }
 
-/** Runs a tool for the resolved patient, turning domain failures (4xx AppErrors) into tool errors. */
-export async function runTool(ctx: McpContext, tool: ToolDef<z.ZodRawShape>, args: Record<string, unknown>, callId: RequestId): Promise<CallToolResult> {
+/** Runs a tool for the resolved patient, or over the project, turning domain failures (4xx AppErrors) into tool errors. */
+export async function runTool(ctx: McpContext, tool: ToolDef, args: Record<string, unknown>, callId: RequestId): Promise<CallToolResult> {
+  if (tool.kind === "project") return runProjectTool(ctx, tool, args, callId);
   const pid = typeof args.patient_id === "string" ? args.patient_id : ctx.principal.patient_id;
   if (pid === undefined) {
     return toolError("patient_id is required: this credential is not bound to one patient. Pass the service patient id (pat_...).");
   }
   return failedAs(ctx, callId, () => tool.run(ctx, pid, args), (err) => toolError(describeFailure(err, ctx.principal)));
+}
+
+/** Why the caller may not use a project tool, or undefined: the answer REST gives as a 403. */
+function refusal(principal: Principal, tool: ProjectToolDef<z.ZodRawShape>): string | undefined {
+  if (!offeredTo(principal, tool)) {
+    return `${tool.name} is not available to a patient token: it works over the whole project, and this credential reads only patient ${principal.patient_id}.`;
+  }
+  if (!principal.scopes.has(tool.scope)) return `${tool.name} needs the scope ${tool.scope}, which this credential lacks (required scope: ${tool.scope}).`;
+  return undefined;
+}
+
+async function runProjectTool(ctx: McpContext, tool: ProjectToolDef<z.ZodRawShape>, args: Record<string, unknown>, callId: RequestId): Promise<CallToolResult> {
+  const refused = refusal(ctx.principal, tool);
+  if (refused !== undefined) {
+    ctx.outcomes.set(callId, 403);
+    return toolError(refused);
+  }
+  return failedAs(ctx, callId, () => tool.run(ctx, args), (err) => toolError(describeFailure(err, ctx.principal, "patient_ids")));
 }
 
 /**

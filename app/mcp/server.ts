@@ -5,7 +5,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { Principal } from "../../src/auth/scopes.js";
 import type { Services } from "../services.js";
 import type { CallOutcomes } from "./call-outcomes.js";
-import { isBound, PATIENT_ID, runTool, toolError, type McpContext } from "./context.js";
+import { isBound, offeredTo, PATIENT_ID, runTool, toolError, type McpContext, type ToolDef } from "./context.js";
 import { registerPrompts } from "./prompts/index.js";
 import { registerResources } from "./resources.js";
 import { TOOLS } from "./tools/index.js";
@@ -14,6 +14,9 @@ const INSTRUCTIONS = [
   "Patient State Service: a patient's compiled clinical state (stable facts, rolling event-state modules, views",
   "built from templates) and the raw logs behind it. Start with list_views_and_blocks or get_view for a summary,",
   "get_stable_data for who the patient is, get_event_state_module for recent data, get_logs for the raw facts.",
+  "Without a patient's service id (pat_...), find_patient looks it up by name, date of birth or identifier.",
+  "For counts, averages, extremes and trends over logs (one patient, a cohort or the project), query_logs computes",
+  "them server side: prefer it to paging through get_logs.",
   "Every fact carries the ids of the logs it came from (refs, log_id): cite them. Answers are JSON, at most about",
   "20 kB; longer lists come back in pages (next_cursor) or marked truncated.",
 ].join(" ");
@@ -27,7 +30,8 @@ const ANNOTATIONS = { readOnlyHint: true, destructiveHint: false, idempotentHint
  */
 const inputSchemas = (bound: boolean) => {
   const patient_id = bound ? PATIENT_ID.bound : PATIENT_ID.open;
-  return new Map(TOOLS.map((t) => [t.name, z.object({ patient_id, ...t.args })]));
+  const schemaOf = (t: ToolDef): z.ZodObject => (t.kind === "patient" ? z.object({ patient_id, ...t.args }) : z.strictObject(t.args));
+  return new Map(TOOLS.map((t) => [t.name, schemaOf(t)]));
 };
 const INPUT_SCHEMAS = { bound: inputSchemas(true), open: inputSchemas(false) };
 
@@ -93,7 +97,7 @@ export function createMcpServer(services: Services, principal: Principal, featur
     { instructions: INSTRUCTIONS, jsonSchemaValidator: VALIDATOR },
   );
   const schemas = isBound(principal) ? INPUT_SCHEMAS.bound : INPUT_SCHEMAS.open;
-  for (const tool of features.tools ? TOOLS : []) {
+  for (const tool of features.tools ? TOOLS.filter((t) => offeredTo(principal, t)) : []) {
     server.registerTool(
       tool.name,
       { title: tool.title, description: tool.description, inputSchema: schemas.get(tool.name)!, annotations: ANNOTATIONS },
@@ -110,7 +114,6 @@ export function createMcpServer(services: Services, principal: Principal, featur
   return server;
 }
 
-const TOOL_NAMES = TOOLS.map((t) => t.name).join(", ");
 const MOST_ISSUES = 5;
 
 /** "Too big: expected array to have <=50 items at modules; …": the first few of what can be 200,000 issues. */
@@ -131,7 +134,10 @@ function answerCallsOfKnownToolsOnly(server: McpServer, ctx: McpContext, schemas
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: given } = request.params;
     const tool = TOOLS.find((t) => t.name === name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}. This server's tools are ${TOOL_NAMES}.`);
+    if (!tool) {
+      const names = TOOLS.filter((t) => offeredTo(ctx.principal, t)).map((t) => t.name).join(", ");
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}. This server's tools are ${names}.`);
+    }
     const parsed = await schemas.get(name)!.safeParseAsync(given ?? {});
     if (!parsed.success) return toolError(`Invalid arguments for tool ${name}: ${issuesText(parsed.error)}`);
     return runTool(ctx, tool, parsed.data, extra.requestId);

@@ -40,7 +40,7 @@ export function canonicalTimeZone(tz: string): string {
 export const MAX_METADATA_BYTES = 256 * 1024;
 
 /** A calendar date (YYYY-MM-DD, then optionally a time): 1990-02-30 is no date of birth. */
-function isCalendarDate(s: string): boolean {
+export function isCalendarDate(s: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](.*))?$/.exec(s);
   if (!m) return false;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];

@@ -4,7 +4,8 @@ import { ClickHouseQueryError, isClickHouseOwnerAbsent, queryClickHouseRpc, runQ
 import { assertIdentifier, projectedSeqKey } from "../../infra/clickhouse/schema.js";
 import type { Redis } from "../../infra/redis/connection.js";
 import { compileLogQuery, countOf, DEFAULT_LIMITS, isQueryValidationError, pageRows, type CompileScope, type CompiledQuery } from "../../query/index.js";
-import { AppError } from "../errors.js";
+import type { Principal } from "../auth/scopes.js";
+import { AppError, notFound } from "../errors.js";
 
 export interface QueryOptions {
   /** Longest a query may run in ClickHouse. @default 10_000 ms */
@@ -201,6 +202,21 @@ export class LogQueryService {
       current,
     };
   }
+}
+
+/**
+ * The scope a caller's project-wide query runs in: its organization and project, and a
+ * patient token's own patient only. A patient token naming anyone else in `patient_ids`
+ * is "not found", as on every other route it reaches, so existence does not leak.
+ */
+export function callerQueryScope(principal: Principal, body: unknown): CompileScope {
+  const { organization_id, project_id, patient_id } = principal;
+  const named = body !== null && typeof body === "object" ? (body as { patient_ids?: unknown }).patient_ids : undefined;
+  if (patient_id !== undefined && Array.isArray(named)) {
+    const other = named.findIndex((id) => id !== patient_id);
+    if (other >= 0) throw notFound("patient", String(named[other]));
+  }
+  return { organization_id, project_id, ...(patient_id !== undefined ? { patient_id } : {}) };
 }
 
 /** The compiled query; a body the compiler refuses is the spec's 422 with its located details. */

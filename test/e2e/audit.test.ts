@@ -111,6 +111,18 @@ describe("audit trail", () => {
     expect(nobody.entries.map((e) => e.status)).toEqual([404]);
   });
 
+  it("records a query_logs call with the cohort it names, and a find_patient refused for want of its scope as a 403", async () => {
+    const other = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id;
+    const call = (id: number, name: string, args: Record<string, unknown>) =>
+      t.app.inject({ method: "POST", url: "/mcp", headers: { ...bearer(reader.key), ...MCP_HEADERS }, payload: { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } } });
+    expect((await call(1, "query_logs", { count: true, patient_ids: [pid, other] })).json().result.isError).toBeUndefined();
+    // The reader key lacks api:manage-patients, which GET /v1/patients (find_patient's twin) needs.
+    expect((await call(2, "find_patient", { name: "Audrey" })).json().result.isError).toBe(true);
+    const { entries } = await audit("?limit=1000", (e) => e.filter((x) => x.tool === "tools/call find_patient").length >= 1);
+    expect(entries.find((e) => e.tool === "tools/call query_logs")).toMatchObject({ status: 200, patient_ids: [pid, other] });
+    expect(entries.find((e) => e.tool === "tools/call find_patient")).toMatchObject({ status: 403, patient_ids: [] });
+  });
+
   it("records key and project management", async () => {
     const k = (await t.app.inject({ method: "POST", url: "/v1/api-keys", headers: t.auth, payload: { name: "temp", scopes: ["sdk:event-log"] } })).json();
     await t.app.inject({ method: "DELETE", url: `/v1/api-keys/${k.id}`, headers: t.auth });

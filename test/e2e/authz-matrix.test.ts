@@ -225,30 +225,31 @@ describe("authorization matrix", () => {
   });
 
   it("answers every MCP tool called for P1 by another project, organization or patient with a tool error and no data", async () => {
+    const mcp = (headers: Record<string, string>, name: string, args: Record<string, unknown>) =>
+      t.app.inject({ method: "POST", url: "/mcp", headers: { ...headers, ...MCP_HEADERS }, payload: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name, arguments: args } } });
     const list = await t.app.inject({ method: "POST", url: "/mcp", headers: { ...t.auth, ...MCP_HEADERS }, payload: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
-    const tools = list.json().result.tools as { name: string; inputSchema: { required?: string[] } }[];
+    const tools = list.json().result.tools as { name: string; inputSchema: { required?: string[]; properties?: Record<string, unknown> } }[];
     expect(tools.length).toBeGreaterThanOrEqual(9);
     const extra: Record<string, string> = { module_type: "symptoms", view_type: "symptom_snapshot", block_id: "active_symptoms" };
-    const own = await t.app.inject({
-      method: "POST",
-      url: "/mcp",
-      headers: { ...t.auth, ...MCP_HEADERS },
-      payload: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_event_state_module", arguments: { patient_id: p1, module_type: "symptoms" } } },
-    });
+    /** The tools over the whole project (no patient_id), with arguments that find P1 for its own project's caller. */
+    const projectWide: Record<string, Record<string, unknown>> = {
+      find_patient: { name: MARK },
+      query_logs: { filter: [{ field: "payload.instrument", op: "eq", value: `clinic${MARK}` }] },
+    };
+    const own = await mcp(t.auth, "get_event_state_module", { patient_id: p1, module_type: "symptoms" });
     expect(own.body, "the admin's own call shows the marker").toContain(MARK);
     for (const tool of tools) {
-      const args: Record<string, string> = { patient_id: p1 };
-      for (const req of tool.inputSchema.required ?? []) if (extra[req]) args[req] = extra[req]!;
+      const wide = tool.inputSchema.properties?.patient_id === undefined;
+      if (wide) expect(Object.keys(projectWide), `${tool.name} takes no patient_id: give it arguments that find P1`).toContain(tool.name);
+      const args: Record<string, unknown> = wide ? projectWide[tool.name]! : { patient_id: p1 };
+      if (!wide) for (const req of tool.inputSchema.required ?? []) if (extra[req]) args[req] = extra[req]!;
+      if (wide) expect((await mcp(t.auth, tool.name, args)).body, `${tool.name}: the admin's own call shows the marker`).toContain(MARK);
       for (const c of ["otherProject", "otherOrg", "patientToken"]) {
-        const r = await t.app.inject({
-          method: "POST",
-          url: "/mcp",
-          headers: { ...callers[c]!.headers, ...MCP_HEADERS },
-          payload: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: tool.name, arguments: args } },
-        });
+        const r = await mcp(callers[c]!.headers, tool.name, args);
         const where = `${tool.name} (${callers[c]!.name})`;
         expect(r.statusCode, where).toBe(200);
-        expect(r.json().result?.isError ?? r.json().error !== undefined, where).toBe(true);
+        // A project-wide tool may answer another project's caller with nothing found.
+        if (!wide) expect(r.json().result?.isError ?? r.json().error !== undefined, where).toBe(true);
         expect(r.body, where).not.toContain(MARK);
       }
     }

@@ -166,7 +166,7 @@ export function bodyFor(schema: Record<string, any> | undefined, doc: Record<str
 export function mcpBody(tools: string[], fixtures: string[]): fc.Arbitrary<string> {
   const args = fc.oneof(
     fc.record({ patient_id: fc.constantFrom(...fixtures), limit: fc.integer({ min: -5, max: 500 }) }, { requiredKeys: [] }),
-    fc.dictionary(fc.constantFrom("patient_id", "modules", "log_types", "since", "cursor", "view_type", "block_id", "format"), fc.oneof(oddString, fc.jsonValue({ maxDepth: 2 }))),
+    fc.dictionary(fc.constantFrom("patient_id", "modules", "log_types", "since", "cursor", "view_type", "block_id", "format", "name", "date_of_birth", "identifier_value", "filter", "group_by", "aggregations"), fc.oneof(oddString, fc.jsonValue({ maxDepth: 2 }))),
   );
   const call = fc.record({
     jsonrpc: fc.constantFrom("2.0", "1.0"),

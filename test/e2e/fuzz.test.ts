@@ -14,7 +14,7 @@ const PER_ROUTE = 60;
 const MAX_MS = 2_000;
 const TOOLS = [
   "get_stable_data", "list_event_state_modules", "get_event_state_module", "list_views_and_blocks", "get_view",
-  "get_view_block", "get_view_recent_events", "get_logs", "get_events",
+  "get_view_block", "get_view_recent_events", "get_logs", "get_events", "find_patient", "query_logs",
 ];
 
 let t: TestStack;

@@ -49,10 +49,10 @@ afterAll(async () => {
 });
 
 describe("MCP with a patient token", () => {
-  it("makes patient_id optional in every tool's schema", async () => {
+  it("makes patient_id optional in every per-patient tool's schema, and offers no patient search", async () => {
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(9);
-    for (const tool of tools) {
+    expect(tools.map((x) => x.name).sort()).toEqual([...Object.keys(TOOL_ARGS), "query_logs"].sort());
+    for (const tool of tools.filter((x) => x.name !== "query_logs")) {
       expect(tool.inputSchema.properties, tool.name).toHaveProperty("patient_id");
       expect(tool.inputSchema.required ?? [], tool.name).not.toContain("patient_id");
     }

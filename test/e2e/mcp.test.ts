@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { generateSecret } from "../../src/control/api-keys.js";
+import { callTool, connectMcp } from "../support/mcp-client.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
 let t: TestStack;
@@ -11,24 +12,8 @@ let pid: string;
 let logIds: string[];
 let client: Client;
 
-async function connect(token: string): Promise<Client> {
-  const c = new Client({ name: "pss-test", version: "1.0.0" });
-  await c.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
-  return c;
-}
-
-/** The JSON a tool answered (its one text content). */
-async function call(name: string, args: Record<string, unknown> = {}, c = client): Promise<{ isError: boolean; text: string; json: any }> {
-  const r = (await c.callTool({ name, arguments: args })) as { isError?: boolean; content: { type: string; text: string }[] };
-  const text = r.content[0]!.text;
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { isError: r.isError === true, text, json };
-}
+const connect = (token: string): Promise<Client> => connectMcp(base, token);
+const call = (name: string, args: Record<string, unknown> = {}, c = client) => callTool(c, name, args);
 
 beforeAll(async () => {
   t = await startStack({ PSS_VIEW_DEBOUNCE_MS: "10" });
@@ -55,16 +40,23 @@ afterAll(async () => {
 });
 
 describe("MCP tools over streamable HTTP", () => {
-  it("lists the nine tools with JSON Schemas and descriptions, patient_id required for an API key", async () => {
+  it("lists the eleven tools with JSON Schemas and descriptions, patient_id required by the per-patient ones for an API key", async () => {
     const { tools } = await client.listTools();
     expect(tools.map((x) => x.name).sort()).toEqual([
-      "get_event_state_module", "get_events", "get_logs", "get_stable_data", "get_view", "get_view_block",
-      "get_view_recent_events", "list_event_state_modules", "list_views_and_blocks",
+      "find_patient", "get_event_state_module", "get_events", "get_logs", "get_stable_data", "get_view", "get_view_block",
+      "get_view_recent_events", "list_event_state_modules", "list_views_and_blocks", "query_logs",
     ]);
+    const projectWide = ["find_patient", "query_logs"];
     for (const tool of tools) {
       expect(tool.description!.length, tool.name).toBeGreaterThan(150);
-      expect(tool.inputSchema).toMatchObject({ type: "object", properties: { patient_id: { type: "string" } }, required: expect.arrayContaining(["patient_id"]) });
       expect(tool.annotations).toMatchObject({ readOnlyHint: true });
+      if (projectWide.includes(tool.name)) {
+        // Closed, so a stray patient_id is refused rather than dropped (which would widen the answer).
+        expect(tool.inputSchema, tool.name).toMatchObject({ type: "object", additionalProperties: false });
+        expect(tool.inputSchema.properties, tool.name).not.toHaveProperty("patient_id");
+      } else {
+        expect(tool.inputSchema).toMatchObject({ type: "object", properties: { patient_id: { type: "string" } }, required: expect.arrayContaining(["patient_id"]) });
+      }
     }
     const view = tools.find((x) => x.name === "get_view")!;
     expect(view.inputSchema.properties).toMatchObject({ view_type: { enum: expect.arrayContaining(["symptom_snapshot"]) }, format: { enum: ["markdown", "raw"] } });

@@ -35,10 +35,14 @@ function requestPatients(req: FastifyRequest, p: Principal): string[] {
   return out;
 }
 
-/** The MCP calls of one POST /mcp body (one JSON-RPC message or a batch), with the patient each names. */
-function mcpCalls(body: unknown, p: Principal): { id: unknown; tool: string; patient: string | undefined }[] {
+/**
+ * The MCP calls of one POST /mcp body (one JSON-RPC message or a batch), with the patients
+ * each names: its patient_id or resource, else the cohort of a query (patient_ids, as the
+ * REST query records it), else a patient token's own patient.
+ */
+function mcpCalls(body: unknown, p: Principal): { id: unknown; tool: string; patients: string[] }[] {
   const messages = Array.isArray(body) ? body : [body];
-  const out: { id: unknown; tool: string; patient: string | undefined }[] = [];
+  const out: { id: unknown; tool: string; patients: string[] }[] = [];
   for (const m of messages) {
     if (!isObject(m) || typeof m.method !== "string" || !MCP_AUDITED.has(m.method)) continue;
     const params = isObject(m.params) ? m.params : {};
@@ -46,7 +50,10 @@ function mcpCalls(body: unknown, p: Principal): { id: unknown; tool: string; pat
     const uri = str(params.uri);
     const fromUri = uri ? /^patient:\/\/([^/]+)/.exec(uri)?.[1] : undefined;
     const name = str(params.name) ?? uri;
-    out.push({ id: m.id, tool: name ? `${m.method} ${name}` : m.method, patient: str(args.patient_id) ?? fromUri ?? p.patient_id });
+    const one = str(args.patient_id) ?? fromUri;
+    const cohort = Array.isArray(args.patient_ids) ? args.patient_ids.filter((id): id is string => str(id) !== undefined) : [];
+    const patients = one !== undefined ? [one] : cohort.length > 0 ? cohort : p.patient_id !== undefined ? [p.patient_id] : [];
+    out.push({ id: m.id, tool: name ? `${m.method} ${name}` : m.method, patients });
   }
   return out;
 }
@@ -93,9 +100,9 @@ function entriesOf(req: FastifyRequest, reply: FastifyReply, p: Principal, paylo
     const calls = mcpCalls(req.body, p);
     if (status < 300) {
       const outcomes = callOutcomes(req);
-      return calls.map((c) => entry(req, outcomes?.get(c.id as RequestId) ?? status, p, c.patient ? [c.patient] : [], c.tool));
+      return calls.map((c) => entry(req, outcomes?.get(c.id as RequestId) ?? status, p, c.patients, c.tool));
     }
-    return [entry(req, status, p, calls.flatMap((c) => (c.patient ? [c.patient] : [])), null)];
+    return [entry(req, status, p, calls.flatMap((c) => c.patients), null)];
   }
   const created = status < 300 && CREATES_PATIENTS.has(route) ? createdPatients(payload) : [];
   return [entry(req, status, p, [...requestPatients(req, p), ...created], null)];

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { QueryBodySchema } from "../../../query/index.js";
-import { notFound } from "../../../src/errors.js";
+import { callerQueryScope } from "../../../src/query/log-query-service.js";
 import type { Services } from "../../services.js";
 import { Nullable, responses } from "../schemas.js";
 import { PatientParams } from "./state/schemas.js";
@@ -36,15 +36,7 @@ export const queryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       },
     },
     async (req, reply) => {
-      const { organization_id, project_id, patient_id } = req.principal;
-      // A patient token queries only its own patient: naming anyone else is "not found",
-      // as on every other route it reaches, so existence does not leak.
-      const named = (req.body as { patient_ids?: unknown }).patient_ids;
-      if (patient_id !== undefined && Array.isArray(named)) {
-        const other = named.findIndex((id) => id !== patient_id);
-        if (other >= 0) throw notFound("patient", String(named[other]));
-      }
-      const r = await s.logQuery.run(req.body, { organization_id, project_id, ...(patient_id !== undefined ? { patient_id } : {}) });
+      const r = await s.logQuery.run(req.body, callerQueryScope(req.principal, req.body));
       if (!r.current) reply.header("x-pss-stale", "true");
       return r.answer;
     },

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { EVENT_MODULES, STABLE_MODULES } from "../../../readmodels/module.js";
 import { VIEW_TYPES } from "../../../readmodels/views/index.js";
 import { ISO_INSTANT, isoMs } from "../../../query/filter.js";
+import { QueryBodySchema } from "../../../query/index.js";
 
 const TIME_FORMS = "a date (2026-07-01: UTC midnight) or a date-time with a UTC offset, seconds optional (2026-07-01T09:30Z, 2026-07-01T09:30:00+02:00)";
 
@@ -12,6 +13,13 @@ const instant = (description: string) =>
     .transform((v) => new Date(isoMs(v)!).toISOString())
     .optional()
     .describe(`${description} Accepts ${TIME_FORMS}.`);
+
+/**
+ * The log query body's fields as zod, derived from the TypeBox schema the REST query routes
+ * validate with (TypeBox schemas are JSON Schema), so the wire shape has one source. The
+ * JSON round trip drops TypeBox's symbol keys, which zod's reader does not know.
+ */
+const queryBody = (z.fromJSONSchema(JSON.parse(JSON.stringify(QueryBodySchema)) as Parameters<typeof z.fromJSONSchema>[0]) as z.ZodObject).shape;
 
 /**
  * Argument schemas shared by the tools (names from the contract's "MCP tool arguments").
@@ -33,6 +41,7 @@ export const args = {
   /** A since/until described for its tool. */
   instant,
   cursor: z.string().min(1).max(500).optional().describe("next_cursor of the previous page; leave out for the first page."),
+  queryBody,
   limit: (fallback: number, max: number) =>
     z.number().int().min(1).max(max).default(fallback).describe(`Most items to return (default ${fallback}, at most ${max}); the answer may hold fewer to stay under about 20 kB.`),
 };
