@@ -1,7 +1,8 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { AGG_OPS, DEFAULT_LIMITS, FILTER_OPS } from "../../../query/index.js";
 import { callerQueryScope, type QueryAnswer } from "../../../src/query/log-query-service.js";
-import { fitCount, shrink } from "../budget.js";
+import { fitCount } from "../budget.js";
+import { shrink } from "../shrink.js";
 import { defineProjectTool, jsonResult } from "../context.js";
 import { args } from "./args.js";
 
