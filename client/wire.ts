@@ -1290,6 +1290,10 @@ export interface paths {
                 query?: {
                     /** @description Stable module keys, comma-separated or the key repeated */
                     modules?: string | string[];
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
                 };
                 header?: never;
                 path: {
@@ -1308,6 +1312,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                             modules: {
                                 [key: string]: {
                                     module_type: string;
@@ -1361,7 +1369,12 @@ export interface paths {
         /** Event-state modules that hold data */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
                 header?: never;
                 path: {
                     /** @description Patient id */
@@ -1379,6 +1392,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                             modules: {
                                 module_type: string;
                                 created_at: string;
@@ -1425,7 +1442,12 @@ export interface paths {
         /** One event-state module (symptoms, lab_results, vitals, adherence, ...; behavioral_state reads emotional_state) */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
                 header?: never;
                 path: {
                     /** @description Patient id */
@@ -1444,6 +1466,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                         } & {
                             module_type: string;
                             payload: {
@@ -1682,7 +1708,12 @@ export interface paths {
         /** Every view type of the patient, with whether it has blocks and temporary items */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
                 header?: never;
                 path: {
                     /** @description Patient id */
@@ -1700,6 +1731,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                             views: {
                                 view_type: string;
                                 view_id: string;
@@ -1749,6 +1784,10 @@ export interface paths {
             parameters: {
                 query: {
                     format: "raw" | "markdown";
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
                 };
                 header?: never;
                 path: {
@@ -1768,6 +1807,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                             view_type: string;
                             view_id: string;
                             valid_from: string | null;
@@ -1855,7 +1898,12 @@ export interface paths {
         /** The blocks of one view */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
                 header?: never;
                 path: {
                     /** @description Patient id */
@@ -1874,6 +1922,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                             view_type: string;
                             blocks: {
                                 block_id: string;
@@ -1922,7 +1974,12 @@ export interface paths {
         /** One block of a view, with the ids of the logs behind it */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
                 header?: never;
                 path: {
                     /** @description Patient id */
@@ -1942,6 +1999,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                             view_type: string;
                             block_id: string;
                             block_name: string;
@@ -1995,6 +2056,10 @@ export interface paths {
             parameters: {
                 query: {
                     limit: number;
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
                 };
                 header?: never;
                 path: {
@@ -2014,6 +2079,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                             view_type: string;
                             /** @description Each item as one line, its time in the patient's time zone: 2026-11-21 09:00 — symptom_report: pain 7/10 (esas_r) */
                             entries: string[];

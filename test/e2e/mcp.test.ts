@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { generateSecret } from "../../src/control/api-keys.js";
 import { startStack, type TestStack } from "../support/stack.js";
+import { callTool, connectMcp } from "../support/mcp-client.js";
 
 let t: TestStack;
 let base: string;
@@ -11,24 +12,10 @@ let pid: string;
 let logIds: string[];
 let client: Client;
 
-async function connect(token: string): Promise<Client> {
-  const c = new Client({ name: "pss-test", version: "1.0.0" });
-  await c.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
-  return c;
-}
+const connect = (token: string): Promise<Client> => connectMcp(base, token);
 
 /** The JSON a tool answered (its one text content). */
-async function call(name: string, args: Record<string, unknown> = {}, c = client): Promise<{ isError: boolean; text: string; json: any }> {
-  const r = (await c.callTool({ name, arguments: args })) as { isError?: boolean; content: { type: string; text: string }[] };
-  const text = r.content[0]!.text;
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { isError: r.isError === true, text, json };
-}
+const call = (name: string, args: Record<string, unknown> = {}, c = client) => callTool(c, name, args);
 
 beforeAll(async () => {
   t = await startStack({ PSS_VIEW_DEBOUNCE_MS: "10" });

@@ -29,8 +29,9 @@ function sources(b: ViewBlock): string {
  * with the ids of the logs it came from, so a model can cite them. Cut at the size
  * budget with a note saying how to read the rest.
  */
-export function markdownView(v: View): string {
+export function markdownView(v: View, at: { as_of?: string | null; known_at?: string | null } = {}): string {
   const out = [`# ${viewTitle(v.view_type)}`, "", `_As of ${v.valid_from ?? "no data yet"} · ${v.view_id}_`];
+  if (at.as_of !== undefined || at.known_at !== undefined) out.push("", `_The state at a past time: as_of ${at.as_of ?? "(now)"}, known_at ${at.known_at ?? "(now)"}_`);
   for (const b of v.blocks) out.push("", `## ${b.name} (block ${b.id})`, "", b.text + sources(b));
   if (v.temp.length > 0) {
     out.push("", "## To follow up");

@@ -3,6 +3,8 @@ import { Nullable, OpenObject } from "../../schemas.js";
 import { AppError, fieldIssue } from "../../../../src/errors.js";
 import { resolveLogType } from "../../../../catalog/index.js";
 import { isoMs } from "../../../../query/filter.js";
+import { horizonOf } from "../../../../src/state/as-of-read.js";
+import type { Horizon } from "../../../../readmodels/as-of.js";
 
 export const PatientParams = Type.Object({ pid: Type.String({ minLength: 1, maxLength: 64, description: "Patient id" }) });
 
@@ -81,7 +83,7 @@ export const ListParam = (description: string) => Type.Union([Type.String(), Typ
  * `since`/`until` as the log query builder reads them: an ISO 8601 datetime with an
  * offset, or a bare date meaning that day's UTC midnight. Answers the UTC instant.
  */
-export function instantParam(v: string | undefined, name: "since" | "until"): string | undefined {
+export function instantParam(v: string | undefined, name: string): string | undefined {
   if (v === undefined) return undefined;
   // The log query's reading of a bound (isoMs). A leap second (…:59:60Z) is a valid
   // date-time too: it bounds as the last instant of its minute.
@@ -106,3 +108,23 @@ export function logTypesParam(v: string | readonly string[] | undefined, name = 
   }
   return types && [...new Set(types.flatMap((t) => resolveLogType(t) ?? []))];
 }
+
+const INSTANT_FORMS = "an ISO 8601 datetime with an offset, or a date (UTC midnight)";
+
+/** `as_of` and `known_at` of the state reads (docs/api.md, "State at a past time"). */
+export const HorizonQuery = {
+  as_of: Type.Optional(Type.String({ description: `The state from the logs whose event time is at or before this instant: ${INSTANT_FORMS}` })),
+  known_at: Type.Optional(Type.String({ description: `The state from the logs accepted at or before this instant (not after now): ${INSTANT_FORMS}` })),
+};
+
+/** What a read at a horizon says it reflects; absent from a plain read. */
+export const HorizonAnswer = {
+  as_of: Type.Optional(Nullable(Type.String({ description: "The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at" }))),
+  known_at: Type.Optional(Nullable(Type.String({ description: "The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at" }))),
+};
+
+/** The horizon of a state read's query (undefined: the plain cached read); a bad instant is 422 naming it. */
+export function horizonParam(q: { as_of?: string; known_at?: string }): Horizon | undefined {
+  return horizonOf(instantParam(q.as_of, "as_of"), instantParam(q.known_at, "known_at"), ["query"]);
+}
+
