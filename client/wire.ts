@@ -2206,6 +2206,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/state/{pid}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What changed between the state at `from` and at `to` (as_of, or known_at with basis=known): modules and top-level payload fields */
+        get: {
+            parameters: {
+                query: {
+                    /** @description The earlier instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    from: string;
+                    /** @description The later instant, in the same forms; default now */
+                    to?: string;
+                    /** @description event: each state holds the logs with event time at or before the instant (as_of); known: the logs accepted by then (known_at) */
+                    basis: "event" | "known";
+                };
+                header?: never;
+                path: {
+                    /** @description Patient id */
+                    pid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            patient_id: string;
+                            /** @description event: from/to are as_of (event time); known: known_at (acceptance time) */
+                            basis: "event" | "known";
+                            /** @description The earlier instant, UTC */
+                            from: string;
+                            /** @description The later instant, UTC */
+                            to: string;
+                            /** @description Fields answered as counts (summary) rather than values */
+                            summarized: number;
+                            /** @description Modules whose payload differs, stable first, in catalog order */
+                            modules: {
+                                module_type: string;
+                                kind: "stable" | "event";
+                                op: "created" | "updated" | "removed";
+                                /** @description Event time of the latest log that changed the module, in each state */
+                                updated_at: {
+                                    before: string | null;
+                                    after: string | null;
+                                };
+                                fields: {
+                                    /** @description A top-level payload field */
+                                    field: string;
+                                    /** @description Its value in the earlier state (null: absent, or summarized) */
+                                    before: unknown;
+                                    /** @description Its value in the later state (null: absent, or summarized) */
+                                    after: unknown;
+                                    /** @description Set, and before/after null, when a value is over 4,096 characters of JSON or the answer's values passed 65,536 */
+                                    summary: {
+                                        /** @description Items of an array, or pairs of an object, before (null: a scalar or absent) */
+                                        before_members: number | null;
+                                        after_members: number | null;
+                                        /** @description Members after that were not there before (an entry that changed counts as one removed and one added) */
+                                        added: number;
+                                        removed: number;
+                                    } | null;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Error body used by every failure */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/dead-letters": {
         parameters: {
             query?: never;

@@ -109,6 +109,37 @@ describe("state reads at a past time over REST", () => {
   });
 });
 
+describe("GET /v1/state/{pid}/diff", () => {
+  it("answers the modules and fields that changed between two event times", async () => {
+    const r = await get(`/v1/state/${pid}/diff?from=${BETWEEN_EVENTS}&to=2026-07-06`);
+    expect(r.statusCode).toBe(200);
+    const d = r.json();
+    expect(d).toMatchObject({ patient_id: pid, basis: "event", from: "2026-07-02T12:00:00.000Z", to: "2026-07-06T00:00:00.000Z", summarized: 0 });
+    expect(d.modules.map((m: { module_type: string; op: string }) => `${m.module_type}:${m.op}`)).toEqual(["medications:updated", "symptoms:updated", "lab_results:created"]);
+    const meds = d.modules[0];
+    expect(meds.fields.map((f: { field: string }) => f.field)).toEqual(["medications"]);
+    expect(meds.fields[0].before[0].dose).toBe("500 mg");
+    expect(meds.fields[0].after[0].dose).toBe("1000 mg");
+    expect(d.modules[1].updated_at).toEqual({ before: "2026-07-02T08:00:00.000Z", after: "2026-07-05T08:00:00.000Z" });
+  });
+
+  it("with basis=known, answers what the second batch changed, to defaulting to now", async () => {
+    const d = (await get(`/v1/state/${pid}/diff?from=${between}&basis=known`)).json();
+    expect(d.basis).toBe("known");
+    expect(d.modules.map((m: { module_type: string }) => m.module_type)).toEqual(["medications", "symptoms"]);
+    const after = d.modules[1].fields.find((f: { field: string }) => f.field === "symptoms").after;
+    expect(after.map((s: { name: string }) => s.name).sort()).toEqual(["nausea", "pain"]);
+  });
+
+  it("refuses from after to, and a known to after now", async () => {
+    const r = await get(`/v1/state/${pid}/diff?from=2026-07-06&to=2026-07-01`);
+    expect(r.statusCode).toBe(422);
+    expect(r.json().message).toContain("swap them");
+    expect((await get(`/v1/state/${pid}/diff?from=2026-07-01&to=2299-01-01&basis=known`)).statusCode).toBe(422);
+    expect((await get(`/v1/state/${pid}/diff`)).statusCode).toBe(422);
+  });
+});
+
 describe("MCP tools at a past time (SDK client over a socket)", () => {
   const call = (name: string, args: Record<string, unknown>) => callTool(client, name, { patient_id: pid, ...args });
 

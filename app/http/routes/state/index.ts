@@ -11,6 +11,7 @@ import { csv, eitherList, EventRowSchema, HorizonAnswer, HorizonQuery, horizonPa
 import { horizonFields, type HorizonSnapshot } from "../../../../src/state/as-of-read.js";
 import { stateMemoryRoutes } from "./memories.js";
 import { stateViewRoutes } from "./views.js";
+import { stateDiffRoutes } from "./diff.js";
 
 /** Tells the client when the wait for its own writes ran out and the state may lag. */
 export function markFreshness(reply: FastifyReply, snap: Snapshot): void {
@@ -210,4 +211,5 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
 
   await app.register(stateViewRoutes, { services: s });
   await app.register(stateMemoryRoutes, { services: s });
+  await app.register(stateDiffRoutes, { services: s });
 };

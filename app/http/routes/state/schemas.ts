@@ -111,7 +111,7 @@ export function logTypesParam(v: string | readonly string[] | undefined, name = 
 
 const INSTANT_FORMS = "an ISO 8601 datetime with an offset, or a date (UTC midnight)";
 
-/** `as_of` and `known_at` of the state reads (docs/api.md, "State at a past time"). */
+/** `as_of` and `known_at` of the state reads (docs/api.md, "The state at a past time"). */
 export const HorizonQuery = {
   as_of: Type.Optional(Type.String({ description: `The state from the logs whose event time is at or before this instant: ${INSTANT_FORMS}` })),
   known_at: Type.Optional(Type.String({ description: `The state from the logs accepted at or before this instant (not after now): ${INSTANT_FORMS}` })),
@@ -128,3 +128,38 @@ export function horizonParam(q: { as_of?: string; known_at?: string }): Horizon 
   return horizonOf(instantParam(q.as_of, "as_of"), instantParam(q.known_at, "known_at"), ["query"]);
 }
 
+const FieldChangeSchema = Type.Object({
+  field: Type.String({ description: "A top-level payload field" }),
+  before: Type.Unknown({ description: "Its value in the earlier state (null: absent, or summarized)" }),
+  after: Type.Unknown({ description: "Its value in the later state (null: absent, or summarized)" }),
+  summary: Nullable(
+    Type.Object(
+      {
+        before_members: Nullable(Type.Integer({ description: "Items of an array, or pairs of an object, before (null: a scalar or absent)" })),
+        after_members: Nullable(Type.Integer()),
+        added: Type.Integer({ description: "Members after that were not there before (an entry that changed counts as one removed and one added)" }),
+        removed: Type.Integer(),
+      },
+      { description: "Set, and before/after null, when a value is over 4,096 characters of JSON or the answer's values passed 65,536" },
+    ),
+  ),
+});
+
+/** GET /v1/state/{pid}/diff: what changed between two states of the patient (readmodels/state-diff.ts). */
+export const StateDiffSchema = Type.Object({
+  patient_id: Type.String(),
+  basis: Type.Union([Type.Literal("event"), Type.Literal("known")], { description: "event: from/to are as_of (event time); known: known_at (acceptance time)" }),
+  from: Type.String({ description: "The earlier instant, UTC" }),
+  to: Type.String({ description: "The later instant, UTC" }),
+  summarized: Type.Integer({ description: "Fields answered as counts (summary) rather than values" }),
+  modules: Type.Array(
+    Type.Object({
+      module_type: Type.String(),
+      kind: Type.Union([Type.Literal("stable"), Type.Literal("event")]),
+      op: Type.Union([Type.Literal("created"), Type.Literal("updated"), Type.Literal("removed")]),
+      updated_at: Type.Object({ before: Nullable(Type.String()), after: Nullable(Type.String()) }, { description: "Event time of the latest log that changed the module, in each state" }),
+      fields: Type.Array(FieldChangeSchema),
+    }),
+    { description: "Modules whose payload differs, stable first, in catalog order" },
+  ),
+});
