@@ -22,10 +22,6 @@ export interface FoldBase {
   date_of_birth: string | null;
 }
 
-export function withinHorizon(log: Pick<LogRecord, "timestamp" | "ingested_at">, h: Horizon): boolean {
-  return (h.as_of === undefined || cmpTime(log.timestamp, h.as_of) <= 0) && (h.known_at === undefined || cmpTime(log.ingested_at, h.known_at) <= 0);
-}
-
 /** `as_of` ordered with "no bound" last. */
 const cmpAsOf = (a: string | undefined, b: string | undefined): number =>
   a === undefined ? (b === undefined ? 0 : 1) : b === undefined ? -1 : cmpTime(a, b);
