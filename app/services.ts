@@ -38,6 +38,7 @@ import { partitionOf } from "../infra/nats/partitions.js";
 import { PatientLog } from "../src/logs/patient-log.js";
 import { leaseEpochReader } from "../infra/nats/lease-bucket.js";
 import { StateReader } from "../src/state/state-reader.js";
+import { HorizonReader } from "../src/state/as-of-read.js";
 import { LogQueryService } from "../src/query/log-query-service.js";
 import type { JobRunner } from "../actors/ingestion/job-runner.js";
 import { ReplayThread } from "../actors/ingestion/replay-thread.js";
@@ -68,6 +69,8 @@ export interface Services {
   logWriter: LogWriter;
   stateStore: PatientStateStore;
   stateReader: StateReader;
+  /** State reads at a horizon (as_of, known_at), folded from the log. */
+  horizonReader: HorizonReader;
   logQuery: LogQueryService;
   /** This process, as /healthz reports it: the lease table and the engine's partitions register into it. */
   instance: InstanceStatus;
@@ -255,7 +258,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
       })());
     return {
       instance, metrics, config, nc, topology, publisher, redis, clickhouse, orgs, projects, apiKeys, patients, tokens, audit, ledger, logIds, logWriter,
-      stateStore, stateReader, engine, deviceFeed, published: published ?? null, logQuery, ingestion,
+      stateStore, stateReader, horizonReader: new HorizonReader({ reader: stateReader, log: topology }), engine, deviceFeed, published: published ?? null, logQuery, ingestion,
       get projector() {
         return projectorWork?.current() ?? null;
       },

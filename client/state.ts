@@ -1,6 +1,6 @@
 import type { Transport } from "./http.js";
 import type {
-  Block, BlockList, EventModule, EventModuleList, EventPage, EventRow, Freshness, LogPage, LogRow, MemoryList, RecentEntries, StableAnswer, View, ViewList,
+  Block, BlockList, EventModule, EventModuleList, EventPage, EventRow, Freshness, LogPage, LogRow, MemoryList, RecentEntries, StableAnswer, StateDiff, View, ViewList,
 } from "./types.js";
 
 const seg = encodeURIComponent;
@@ -34,6 +34,28 @@ export class Paged<P extends { next_cursor: string | null }, I> implements Promi
   async *items(): AsyncGenerator<I> {
     for await (const page of this) yield* this.itemsOf(page);
   }
+}
+
+/**
+ * The state at a past time, on any state read but logs, events and memories: the answer is
+ * folded afresh from the patient's log, and repeats `as_of` and `known_at`.
+ */
+export interface AtOptions {
+  /** ISO 8601: the state from the logs whose event time is at or before it. */
+  asOf?: string;
+  /** ISO 8601, not after now: the state from the logs the service had accepted by then. */
+  knownAt?: string;
+}
+
+const at = (o: AtOptions) => ({ as_of: o.asOf, known_at: o.knownAt });
+
+export interface DiffOptions {
+  /** ISO 8601: the earlier state. */
+  from: string;
+  /** ISO 8601: the later state. @default now */
+  to?: string;
+  /** event: from/to are as_of; known: known_at. @default "event" */
+  basis?: "event" | "known";
 }
 
 export interface LogReadOptions {
@@ -90,40 +112,48 @@ export class StateApi {
   }
 
   /** Stable modules (demographics, medications, ...), all or those named. */
-  stable(patientId: string, o: { modules?: string[] } = {}): Promise<StableAnswer & Freshness> {
-    return this.get(patientId, "/stable", { modules: o.modules });
+  stable(patientId: string, o: { modules?: string[] } & AtOptions = {}): Promise<StableAnswer & Freshness> {
+    return this.get(patientId, "/stable", { modules: o.modules, ...at(o) });
   }
   /** Event-state modules that hold data. */
-  eventModules(patientId: string): Promise<EventModuleList & Freshness> {
-    return this.get(patientId, "/event-modules");
+  eventModules(patientId: string, o: AtOptions = {}): Promise<EventModuleList & Freshness> {
+    return this.get(patientId, "/event-modules", at(o));
   }
   /** One event-state module (symptoms, lab_results, vitals, ...); NotFoundError for an unknown module type. */
-  eventModule(patientId: string, moduleType: string): Promise<EventModule & Freshness> {
-    return this.get(patientId, `/event-modules/${seg(moduleType)}`);
+  eventModule(patientId: string, moduleType: string, o: AtOptions = {}): Promise<EventModule & Freshness> {
+    return this.get(patientId, `/event-modules/${seg(moduleType)}`, at(o));
   }
   /** Every view type with whether it has blocks and temporary items. */
-  views(patientId: string): Promise<ViewList & Freshness> {
-    return this.get(patientId, "/views");
+  views(patientId: string, o: AtOptions = {}): Promise<ViewList & Freshness> {
+    return this.get(patientId, "/views", at(o));
   }
   /** One view as JSON blocks (@default format "raw"), or as one markdown document (a plain string, without `stale`). */
-  view(patientId: string, viewType: string, o?: { format?: "raw" }): Promise<View & Freshness>;
-  view(patientId: string, viewType: string, o: { format: "markdown" }): Promise<string>;
-  view(patientId: string, viewType: string, o: { format?: "raw" | "markdown" } = {}): Promise<(View & Freshness) | string> {
+  view(patientId: string, viewType: string, o?: { format?: "raw" } & AtOptions): Promise<View & Freshness>;
+  view(patientId: string, viewType: string, o: { format: "markdown" } & AtOptions): Promise<string>;
+  view(patientId: string, viewType: string, o: { format?: "raw" | "markdown" } & AtOptions = {}): Promise<(View & Freshness) | string> {
     const format = o.format ?? "raw";
-    if (format === "markdown") return this.t.request<string>("GET", `/v1/state/${seg(patientId)}/views/${seg(viewType)}`, { query: { format }, as: "text" });
-    return this.get<View>(patientId, `/views/${seg(viewType)}`, { format });
+    if (format === "markdown") return this.t.request<string>("GET", `/v1/state/${seg(patientId)}/views/${seg(viewType)}`, { query: { format, ...at(o) }, as: "text" });
+    return this.get<View>(patientId, `/views/${seg(viewType)}`, { format, ...at(o) });
   }
   /** The blocks of one view. */
-  blocks(patientId: string, viewType: string): Promise<BlockList & Freshness> {
-    return this.get(patientId, `/views/${seg(viewType)}/blocks`);
+  blocks(patientId: string, viewType: string, o: AtOptions = {}): Promise<BlockList & Freshness> {
+    return this.get(patientId, `/views/${seg(viewType)}/blocks`, at(o));
   }
   /** One block, with `refs`: the ids of the logs behind it. */
-  block(patientId: string, viewType: string, blockId: string): Promise<Block & Freshness> {
-    return this.get(patientId, `/views/${seg(viewType)}/blocks/${seg(blockId)}`);
+  block(patientId: string, viewType: string, blockId: string, o: AtOptions = {}): Promise<Block & Freshness> {
+    return this.get(patientId, `/views/${seg(viewType)}/blocks/${seg(blockId)}`, at(o));
   }
   /** The recent dated entries behind a view, newest first: `entries` as one-line strings, `items` as objects. limit 1-200, @default 20. */
-  recent(patientId: string, viewType: string, o: { limit?: number } = {}): Promise<RecentEntries & Freshness> {
-    return this.get(patientId, `/views/${seg(viewType)}/recent`, { limit: o.limit });
+  recent(patientId: string, viewType: string, o: { limit?: number } & AtOptions = {}): Promise<RecentEntries & Freshness> {
+    return this.get(patientId, `/views/${seg(viewType)}/recent`, { limit: o.limit, ...at(o) });
+  }
+  /**
+   * What changed between the state at `from` and at `to` (by event time, or with basis
+   * "known" by acceptance time): the modules, and per module the top-level payload fields
+   * with their values before and after (large ones as counts, in `summary`).
+   */
+  diff(patientId: string, o: DiffOptions): Promise<StateDiff & Freshness> {
+    return this.get(patientId, "/diff", { from: o.from, to: o.to, basis: o.basis });
   }
   /** The patient's raw logs, newest first unless `order: "asc"`; await for one page or iterate. */
   logs(patientId: string, o: LogReadOptions = {}): Paged<LogPage & Freshness, LogRow> {

@@ -49,6 +49,9 @@ export type ViewBlock = Item<View["content"]["blocks"]>;
 export type BlockList = Answer<"/v1/state/{pid}/views/{view_type}/blocks", "get">;
 export type Block = Answer<"/v1/state/{pid}/views/{view_type}/blocks/{block_id}", "get">;
 export type RecentEntries = Answer<"/v1/state/{pid}/views/{view_type}/recent", "get">;
+/** What changed between two states of a patient: modules, and per module the top-level payload fields. */
+export type StateDiff = Answer<"/v1/state/{pid}/diff", "get">;
+export type ModuleDiff = Item<StateDiff["modules"]>;
 /** One dated fact behind a view. */
 export type RecentItem = Item<RecentEntries["items"]>;
 export type LogPage = Answer<"/v1/state/{pid}/logs", "get">;

@@ -1290,6 +1290,10 @@ export interface paths {
                 query?: {
                     /** @description Stable module keys, comma-separated or the key repeated */
                     modules?: string | string[];
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
                 };
                 header?: never;
                 path: {
@@ -1308,6 +1312,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                             modules: {
                                 [key: string]: {
                                     module_type: string;
@@ -1361,7 +1369,12 @@ export interface paths {
         /** Event-state modules that hold data */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
                 header?: never;
                 path: {
                     /** @description Patient id */
@@ -1379,6 +1392,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                             modules: {
                                 module_type: string;
                                 created_at: string;
@@ -1425,7 +1442,12 @@ export interface paths {
         /** One event-state module (symptoms, lab_results, vitals, adherence, ...; behavioral_state reads emotional_state) */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
                 header?: never;
                 path: {
                     /** @description Patient id */
@@ -1444,6 +1466,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                         } & {
                             module_type: string;
                             payload: {
@@ -1682,7 +1708,12 @@ export interface paths {
         /** Every view type of the patient, with whether it has blocks and temporary items */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
                 header?: never;
                 path: {
                     /** @description Patient id */
@@ -1700,6 +1731,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                             views: {
                                 view_type: string;
                                 view_id: string;
@@ -1749,6 +1784,10 @@ export interface paths {
             parameters: {
                 query: {
                     format: "raw" | "markdown";
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
                 };
                 header?: never;
                 path: {
@@ -1768,6 +1807,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                             view_type: string;
                             view_id: string;
                             valid_from: string | null;
@@ -1866,7 +1909,12 @@ export interface paths {
         /** The blocks of one view */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
                 header?: never;
                 path: {
                     /** @description Patient id */
@@ -1885,6 +1933,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                             view_type: string;
                             blocks: {
                                 block_id: string;
@@ -1933,7 +1985,12 @@ export interface paths {
         /** One block of a view, with the ids of the logs behind it */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
                 header?: never;
                 path: {
                     /** @description Patient id */
@@ -1953,6 +2010,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                             view_type: string;
                             block_id: string;
                             block_name: string;
@@ -2006,6 +2067,10 @@ export interface paths {
             parameters: {
                 query: {
                     limit: number;
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
                 };
                 header?: never;
                 path: {
@@ -2025,6 +2090,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             patient_id: string;
+                            /** @description The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            as_of?: string | null;
+                            /** @description The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at */
+                            known_at?: string | null;
                             view_type: string;
                             /** @description Each item as one line, its time in the patient's time zone: 2026-11-21 09:00 — symptom_report: pain 7/10 (esas_r) */
                             entries: string[];
@@ -2116,6 +2185,108 @@ export interface paths {
                                 created_at: string;
                                 /** @description When the service accepted that log */
                                 updated_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Error body used by every failure */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/state/{pid}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What changed between the state at `from` and at `to` (as_of, or known_at with basis=known): modules and top-level payload fields */
+        get: {
+            parameters: {
+                query: {
+                    /** @description The earlier instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    from: string;
+                    /** @description The later instant, in the same forms; default now */
+                    to?: string;
+                    /** @description event: each state holds the logs with event time at or before the instant (as_of); known: the logs accepted by then (known_at) */
+                    basis: "event" | "known";
+                };
+                header?: never;
+                path: {
+                    /** @description Patient id */
+                    pid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            patient_id: string;
+                            /** @description event: from/to are as_of (event time); known: known_at (acceptance time) */
+                            basis: "event" | "known";
+                            /** @description The earlier instant, UTC */
+                            from: string;
+                            /** @description The later instant, UTC */
+                            to: string;
+                            /** @description Fields answered as counts (summary) rather than values */
+                            summarized: number;
+                            /** @description Modules whose payload differs, stable first, in catalog order */
+                            modules: {
+                                module_type: string;
+                                kind: "stable" | "event";
+                                op: "created" | "updated" | "removed";
+                                /** @description Event time of the latest log that changed the module, in each state */
+                                updated_at: {
+                                    before: string | null;
+                                    after: string | null;
+                                };
+                                fields: {
+                                    /** @description A top-level payload field */
+                                    field: string;
+                                    /** @description Its value in the earlier state (null: absent, or summarized) */
+                                    before: unknown;
+                                    /** @description Its value in the later state (null: absent, or summarized) */
+                                    after: unknown;
+                                    /** @description Set, and before/after null, when a value is over 4,096 characters of JSON or the answer's values passed 65,536 */
+                                    summary: {
+                                        /** @description Items of an array, or pairs of an object, before (null: a scalar or absent) */
+                                        before_members: number | null;
+                                        after_members: number | null;
+                                        /** @description Members after that were not there before (an entry that changed counts as one removed and one added) */
+                                        added: number;
+                                        removed: number;
+                                    } | null;
+                                }[];
                             }[];
                         };
                     };

@@ -127,7 +127,7 @@ export class StateReader {
   stableModules(s: StoredPatientState, only?: string[]) {
     const keys = only && only.length > 0 ? only : [...STABLE_MODULES];
     for (const k of keys) assertModule(k, "stable");
-    const modules: Record<string, unknown> = {};
+    const modules: Record<string, ReturnType<typeof toModuleRead>> = {};
     for (const k of keys as StableKey[]) {
       const e = moduleEntry(s.state, k);
       if (e) modules[k] = toModuleRead(e);

@@ -132,6 +132,17 @@ describe("client: state", () => {
     expect(raw.content.blocks[0]!.template_ref).toEqual({ block_id: raw.content.blocks[0]!.id });
   });
 
+  it("reads the state at a past time, and what changed between two times", async () => {
+    const early = await pss.state.eventModule(pid, "symptoms", { asOf: "2026-07-02" });
+    expect(early).toMatchObject({ as_of: "2026-07-02T00:00:00.000Z", known_at: null });
+    expect((early.payload.symptoms as { current_score: number }[])[0]!.current_score).toBe(8);
+    expect((await pss.state.stable(pid, { asOf: "2026-06-30" })).modules).toEqual({});
+    const md = await pss.state.view(pid, "symptom_snapshot", { format: "markdown", asOf: "2026-07-02" });
+    expect(md).not.toContain("4/10");
+    const d = await pss.state.diff(pid, { from: "2026-07-02", to: "2026-07-04" });
+    expect(d.modules.map((m) => m.module_type)).toEqual(["symptoms", "engagement", "lab_results"]);
+  });
+
   it("reads memories newest first, filtered by text", async () => {
     const own = (await pss.patients.create({ first_name: "Mem" })).id;
     const sent = await pss.logs.batch([

@@ -40,6 +40,11 @@ export const args = {
   until: instant("Only items at or before this time (event time)."),
   /** A since/until described for its tool. */
   instant,
+  /** The horizon of a state read (REST's as_of and known_at): the state at a past time, rather than now. */
+  horizon: {
+    as_of: instant("The state as it stood at this time: folded from the logs whose event time is at or before it. Leave out for the current state."),
+    known_at: instant("The state as the service knew it at this time (not after now): folded from the logs it had accepted by then, so logs sent in later are left out. Combines with as_of."),
+  },
   cursor: z.string().min(1).max(500).optional().describe("next_cursor of the previous page; leave out for the first page."),
   queryBody,
   limit: (fallback: number, max: number) =>

@@ -4,6 +4,9 @@ import { defineTool, jsonResult, type McpContext } from "../context.js";
 import { args } from "./args.js";
 import { assertModule } from "../../../src/state/state-reader.js";
 import { filterEntities, filterSince } from "../../../src/state/module-filter.js";
+import type { Horizon } from "../../../readmodels/as-of.js";
+import { horizonFields } from "../../../src/state/as-of-read.js";
+import { toolHorizon } from "./horizon.js";
 
 /** What narrows a module: entity names and a time (both optional). */
 export interface ModuleFilters {
@@ -13,11 +16,14 @@ export interface ModuleFilters {
 
 const HINT = "Ask for the entities left out by name with the entities argument; get_logs with since/until pages through whole histories.";
 
-/** The REST twin's answer (GET /v1/state/{pid}/event-modules/{type}), shared with its resource, narrowed by `filters`. */
-export async function eventModuleAnswer(ctx: McpContext, patientId: string, moduleType: string, budget?: number, filters: ModuleFilters = {}) {
+/**
+ * The REST twin's answer (GET /v1/state/{pid}/event-modules/{type}), shared with its
+ * resource, at the horizon `h` (the current state without one), narrowed by `filters`.
+ */
+export async function eventModuleAnswer(ctx: McpContext, patientId: string, moduleType: string, budget?: number, h?: Horizon, filters: ModuleFilters = {}) {
   const reader = ctx.services.stateReader;
   assertModule(moduleType, "event");
-  const snap = await reader.snapshot(ctx.principal, patientId, [moduleType]);
+  const snap = await ctx.services.horizonReader.orPlain(ctx.principal, patientId, h, () => reader.snapshot(ctx.principal, patientId, [moduleType]));
   const read = reader.eventModule(snap.stored, moduleType);
   let payload: unknown = read.payload;
   let notFound: string[] | undefined;
@@ -26,7 +32,7 @@ export async function eventModuleAnswer(ctx: McpContext, patientId: string, modu
   const narrowed = filters.entities?.length || filters.since !== undefined
     ? { filters: { entities: filters.entities ?? null, since: filters.since ?? null }, ...(notFound?.length ? { entities_not_found: notFound } : {}) }
     : {};
-  const answer = { patient_id: patientId, ...read, payload, ...narrowed };
+  const answer = { patient_id: patientId, ...horizonFields(snap), ...read, payload, ...narrowed };
   return { snap, answer: bounded(answer, HINT, budget) };
 }
 
@@ -38,6 +44,7 @@ const schema = {
     "by measurement (heart_rate), questionnaires by instrument (PHQ-9). Lists of unnamed entries (daily rollups) stay whole.",
   ),
   since: args.instant("Only history entries at or after this time (event time); entities keep their current status."),
+  ...args.horizon,
 };
 
 export const getEventStateModule = defineTool({
@@ -51,12 +58,14 @@ export const getEventStateModule = defineTool({
     "Use it for the detail behind a view or to answer a question about recent data; list_event_state_modules says",
     "which modules hold data; entities and since narrow the answer to what the question is about.",
     "A known module without data answers its empty payload with null times.",
-    "Answer: JSON {patient_id, module_type, payload, created_at, updated_at}; history entries carry log_id. An answer",
-    "over about 20 kB keeps every entity with its newest history entries and says what it left out.",
+    "as_of / known_at: the module at a past time (event time / what had been sent in by then).",
+    "Answer: JSON {patient_id, module_type, payload, created_at, updated_at} (with as_of, known_at when asked); history",
+    "entries carry log_id. An answer over about 20 kB keeps every entity with its newest history entries and says what",
+    "it left out.",
   ].join(" "),
   args: schema,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
-    const { snap, answer } = await eventModuleAnswer(ctx, pid, a.module_type, undefined, { entities: a.entities, since: a.since });
+    const { snap, answer } = await eventModuleAnswer(ctx, pid, a.module_type, undefined, toolHorizon(a), { entities: a.entities, since: a.since });
     return jsonResult(answer, snap);
   },
 });

@@ -4,17 +4,21 @@ import { defineTool, jsonResult, type McpContext } from "../context.js";
 import { args } from "./args.js";
 import { assertModule } from "../../../src/state/state-reader.js";
 import { STABLE_MODULES, type ModuleKey } from "../../../readmodels/module.js";
+import type { Horizon } from "../../../readmodels/as-of.js";
+import { horizonFields } from "../../../src/state/as-of-read.js";
+import { toolHorizon } from "./horizon.js";
 
 /** The REST twin's answer (GET /v1/state/{pid}/stable), shared with the patient://{id}/stable resource. */
-export async function stableAnswer(ctx: McpContext, patientId: string, modules?: string[], budget?: number) {
+export async function stableAnswer(ctx: McpContext, patientId: string, modules?: string[], budget?: number, h?: Horizon) {
   const reader = ctx.services.stateReader;
   for (const k of modules ?? []) assertModule(k, "stable");
-  const snap = await reader.snapshot(ctx.principal, patientId, (modules as ModuleKey[] | undefined)?.length ? (modules as ModuleKey[]) : STABLE_MODULES);
-  const answer = { patient_id: patientId, modules: reader.stableModules(snap.stored, modules) };
+  const keys = (modules as ModuleKey[] | undefined)?.length ? (modules as ModuleKey[]) : STABLE_MODULES;
+  const snap = await ctx.services.horizonReader.orPlain(ctx.principal, patientId, h, () => reader.snapshot(ctx.principal, patientId, keys));
+  const answer = { patient_id: patientId, ...horizonFields(snap), modules: reader.stableModules(snap.stored, modules) };
   return { snap, answer: bounded(answer, "Ask for fewer modules (modules argument), or read the logs behind an entry with get_logs.", budget) };
 }
 
-const schema = { modules: args.stableModules };
+const schema = { modules: args.stableModules, ...args.horizon };
 
 export const getStableData = defineTool({
   name: "get_stable_data",
@@ -28,10 +32,11 @@ export const getStableData = defineTool({
     "Answer: JSON {patient_id, modules: {<module>: {module_type, payload, created_at, updated_at}}}; modules with no",
     "data yet are absent; created_at/updated_at are the event times of the first and latest log that changed the module.",
     "Entries carry `sources` with the ids of the logs they came from.",
+    "as_of / known_at: the state at a past time (event time / what had been sent in by then); the answer then repeats them.",
   ].join(" "),
   args: schema,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
-    const { snap, answer } = await stableAnswer(ctx, pid, a.modules);
+    const { snap, answer } = await stableAnswer(ctx, pid, a.modules, undefined, toolHorizon(a));
     return jsonResult(answer, snap);
   },
 });

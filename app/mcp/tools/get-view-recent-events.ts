@@ -3,8 +3,10 @@ import { recentEntries } from "../../../readmodels/views/index.js";
 import { fitCount } from "../budget.js";
 import { defineTool, jsonResult } from "../context.js";
 import { args } from "./args.js";
+import { horizonFields, horizonTime } from "../../../src/state/as-of-read.js";
+import { toolHorizon } from "./horizon.js";
 
-const schema = { view_type: args.viewType, limit: args.limit(10, 50) };
+const schema = { view_type: args.viewType, limit: args.limit(10, 50), ...args.horizon };
 
 export const getViewRecentEvents = defineTool({
   name: "get_view_recent_events",
@@ -14,13 +16,15 @@ export const getViewRecentEvents = defineTool({
     "change the view was built from, as a one-line summary with its log id. Use it for 'what happened lately' in one",
     "area, or to find the log to cite; get_logs gives the full payloads.",
     "Answer: JSON {patient_id, view_type, entries: [{timestamp, module_type, kind, summary, log_id}], count,",
-    "total_count (entries available in all)}.",
+    "total_count (entries available in all)}. as_of / known_at: the entries as of a past time, as get_view.",
   ].join(" "),
   args: schema,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
-    const snap = await ctx.services.stateReader.snapshot(ctx.principal, pid);
-    const r = recentEntries(a.view_type, snap.stored.state, a.limit, ctx.services.stateReader.now());
-    const wrap = (entries: readonly unknown[]) => ({ patient_id: pid, view_type: a.view_type, entries, count: entries.length, total_count: r.total_count });
+    const h = toolHorizon(a);
+    const snap = await ctx.services.horizonReader.orPlain(ctx.principal, pid, h, () => ctx.services.stateReader.snapshot(ctx.principal, pid));
+    const now = ctx.services.stateReader.now();
+    const r = recentEntries(a.view_type, snap.stored.state, a.limit, h ? horizonTime(h, now) : now);
+    const wrap = (entries: readonly unknown[]) => ({ patient_id: pid, ...horizonFields(snap), view_type: a.view_type, entries, count: entries.length, total_count: r.total_count });
     const n = fitCount(r.entries, wrap);
     if (n === r.entries.length) return jsonResult(wrap(r.entries), snap);
     return jsonResult({ ...wrap(r.entries.slice(0, n)), truncated: true, note: "Over 20 kB: ask with a smaller limit, or page through get_logs." }, snap);

@@ -4,17 +4,20 @@ import { bounded } from "../budget.js";
 import { defineTool, jsonResult, textResult, type McpContext } from "../context.js";
 import { args } from "./args.js";
 import { markdownView, rawView } from "./view-format.js";
+import type { Horizon } from "../../../readmodels/as-of.js";
+import { horizonFields } from "../../../src/state/as-of-read.js";
+import { toolHorizon } from "./horizon.js";
 
-/** A view as current as the state (read-your-writes), shared with the views resource. */
-export async function readView(ctx: McpContext, patientId: string, viewType: string) {
-  return ctx.services.stateReader.viewOf(ctx.principal, patientId, viewType);
+/** A view as current as the state (read-your-writes), or at a horizon; shared with the views resource. */
+export async function readView(ctx: McpContext, patientId: string, viewType: string, h?: Horizon) {
+  return ctx.services.horizonReader.view(ctx.principal, patientId, viewType, h);
 }
 
-/** The raw JSON answer (the REST twin's shape), bounded. */
-export const rawViewAnswer = (patientId: string, view: View, budget?: number) =>
-  bounded(rawView(patientId, view), "Read one block at a time with get_view_block.", budget);
+/** The raw JSON answer (the REST twin's shape), bounded; `at`: what a read at a horizon reflects. */
+export const rawViewAnswer = (patientId: string, view: View, budget?: number, at: ReturnType<typeof horizonFields> = {}) =>
+  bounded({ ...at, ...rawView(patientId, view) }, "Read one block at a time with get_view_block.", budget);
 
-const schema = { view_type: args.viewType, format: args.format };
+const schema = { view_type: args.viewType, format: args.format, ...args.horizon };
 
 export const getView = defineTool({
   name: "get_view",
@@ -29,10 +32,12 @@ export const getView = defineTool({
     "format raw (default): JSON {patient_id, view_type, view_id, valid_from, valid_to, window, content: {blocks, temp}}, each",
     "block {id, name, text (markdown bullets), segment, refs (ids of the logs its facts came from), data}.",
     "format markdown: one document, each block followed by its log ids. Cite refs when you report a fact.",
+    "as_of / known_at: the view rendered from the state at a past time (event time / what had been sent in by then).",
   ].join(" "),
   args: schema,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
-    const { snap, view } = await readView(ctx, pid, a.view_type);
-    return a.format === "markdown" ? textResult(markdownView(view), snap) : jsonResult(rawViewAnswer(pid, view), snap);
+    const { snap, view } = await readView(ctx, pid, a.view_type, toolHorizon(a));
+    const at = horizonFields(snap);
+    return a.format === "markdown" ? textResult(markdownView(view, at), snap) : jsonResult(rawViewAnswer(pid, view, undefined, at), snap);
   },
 });

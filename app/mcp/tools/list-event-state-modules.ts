@@ -1,5 +1,11 @@
 import { EVENT_MODULES } from "../../../readmodels/module.js";
+import type { z } from "zod";
 import { defineTool, jsonResult } from "../context.js";
+import { horizonFields } from "../../../src/state/as-of-read.js";
+import { args } from "./args.js";
+import { toolHorizon } from "./horizon.js";
+
+const schema = { ...args.horizon };
 
 export const listEventStateModules = defineTool({
   name: "list_event_state_modules",
@@ -10,11 +16,12 @@ export const listEventStateModules = defineTool({
     "Use it to see what kinds of recent data exist before reading one with get_event_state_module.",
     "Answer: JSON {patient_id, modules: [{module_type, created_at, updated_at}]}, where the times are the event times",
     "of the first and latest log that changed the module (updated_at tells how recent the data is).",
+    "as_of / known_at: the modules that held data at a past time (event time / what had been sent in by then).",
   ].join(" "),
-  args: {},
-  async run(ctx, pid) {
+  args: schema,
+  async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const reader = ctx.services.stateReader;
-    const snap = await reader.snapshot(ctx.principal, pid);
-    return jsonResult({ patient_id: pid, modules: reader.eventModuleList(snap.stored) }, snap);
+    const snap = await ctx.services.horizonReader.orPlain(ctx.principal, pid, toolHorizon(a), () => reader.snapshot(ctx.principal, pid));
+    return jsonResult({ patient_id: pid, ...horizonFields(snap), modules: reader.eventModuleList(snap.stored) }, snap);
   },
 });

@@ -2,8 +2,10 @@ import { z } from "zod";
 import { blockListing } from "../../../readmodels/views/template-blocks.js";
 import { defineTool, jsonResult } from "../context.js";
 import { args } from "./args.js";
+import { horizonFields } from "../../../src/state/as-of-read.js";
+import { toolHorizon } from "./horizon.js";
 
-const schema = { view_type: args.viewType.optional().describe("Only this view's blocks; every view when left out.") };
+const schema = { view_type: args.viewType.optional().describe("Only this view's blocks; every view when left out."), ...args.horizon };
 
 export const listViewsAndBlocks = defineTool({
   name: "list_views_and_blocks",
@@ -15,19 +17,20 @@ export const listViewsAndBlocks = defineTool({
     "Answer without view_type: JSON {patient_id, views: [{view_type, view_id, has_blocks, has_temp, blocks:",
     "[{block_id, block_name, segment, has_result}]}]}. With view_type: {patient_id, view_type, blocks: [...]}.",
     "has_temp means the view has follow-up items (segment temp): missing information, severe symptoms, critical",
-    "lab values, missed doses.",
+    "lab values, missed doses. as_of / known_at: as get_view.",
   ].join(" "),
   args: schema,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
-    const reader = ctx.services.stateReader;
+    const horizon = ctx.services.horizonReader;
+    const h = toolHorizon(a);
     if (a.view_type !== undefined) {
-      const { snap, view: v } = await reader.viewOf(ctx.principal, pid, a.view_type);
-      return jsonResult({ patient_id: pid, view_type: v.view_type, blocks: blockListing(v) }, snap);
+      const { snap, view: v } = await horizon.view(ctx.principal, pid, a.view_type, h);
+      return jsonResult({ patient_id: pid, ...horizonFields(snap), view_type: v.view_type, blocks: blockListing(v) }, snap);
     }
-    const snap = await reader.snapshot(ctx.principal, pid);
-    const views = await reader.allViews(snap.stored);
+    const { snap, views } = await horizon.allViews(ctx.principal, pid, h);
     return jsonResult({
       patient_id: pid,
+      ...horizonFields(snap),
       views: views.map((v) => ({ view_type: v.view_type, view_id: v.view_id, has_blocks: v.blocks.length > 0, has_temp: v.temp.length > 0, blocks: blockListing(v) })),
     }, snap);
   },

@@ -36,9 +36,16 @@ function firstLines(b: ViewBlock, chars: number): string {
   return `${first.join("\n")}\n- _… ${lines.length - kept} more lines: get_view_block ${b.id}_`;
 }
 
-function render(v: View, chars: number): string {
+/** The past time a view was read at (as_of, known_at), when it was. */
+export interface ReadAt {
+  as_of?: string | null;
+  known_at?: string | null;
+}
+
+function render(v: View, chars: number, at: ReadAt): string {
   const text = (b: ViewBlock) => firstLines(b, chars) + sources(b);
   const out = [`# ${viewTitle(v.view_type)}`, "", `_As of ${v.valid_from ?? "no data yet"} · week: ${windowText(v.window)} · ${v.view_id}_`];
+  if (at.as_of !== undefined || at.known_at !== undefined) out.push("", `_The state at a past time: as_of ${at.as_of ?? "(now)"}, known_at ${at.known_at ?? "(now)"}_`);
   for (const b of v.blocks) out.push("", `## ${b.name} (block ${b.id})`, "", text(b));
   if (v.temp.length > 0) {
     out.push("", "## To follow up");
@@ -54,11 +61,11 @@ function render(v: View, chars: number): string {
  * every block keeps its heading and first lines (the longest blocks are shortened, to one
  * length for all, never dropped) and says how many lines are left and which block to read.
  */
-export function markdownView(v: View): string {
-  const whole = render(v, Infinity);
+export function markdownView(v: View, at: ReadAt = {}): string {
+  const whole = render(v, Infinity, at);
   if (Buffer.byteLength(whole) <= MAX_RESULT_BYTES) return whole;
   // The longest per-block text that fits, by bisection (a margin for multi-byte text).
-  const fits = (chars: number) => Buffer.byteLength(render(v, chars)) <= MAX_RESULT_BYTES - 200;
+  const fits = (chars: number) => Buffer.byteLength(render(v, chars, at)) <= MAX_RESULT_BYTES - 200;
   let lo = 200;
   let hi = Math.max(...[...v.blocks, ...v.temp].map((b) => b.text.length));
   while (lo < hi) {
@@ -66,5 +73,5 @@ export function markdownView(v: View): string {
     if (fits(mid)) lo = mid;
     else hi = mid - 1;
   }
-  return `${render(v, lo)}\n_[The view is over 20 kB: the longest blocks show their first lines; get_view_block reads one whole.]_\n`;
+  return `${render(v, lo, at)}\n_[The view is over 20 kB: the longest blocks show their first lines; get_view_block reads one whole.]_\n`;
 }

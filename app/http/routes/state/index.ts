@@ -7,14 +7,20 @@ import { EVENT_STATUS_FILTERS, eventMatcher, EVENTS_CURSOR_PATTERN, eventsCursor
 import { assertModule, eventModuleKey, type Snapshot } from "../../../../src/state/state-reader.js";
 import { EVENT_MODULES, STABLE_MODULES, type ModuleKey } from "../../../../readmodels/module.js";
 import { responses } from "../../schemas.js";
-import { csv, eitherList, EventRowSchema, instantParam, ListParam, logTypesParam, LogRowSchema, ModuleRead, PatientParams } from "./schemas.js";
+import { csv, eitherList, EventRowSchema, HorizonAnswer, HorizonQuery, horizonParam, instantParam, ListParam, logTypesParam, LogRowSchema, ModuleRead, PatientParams } from "./schemas.js";
+import { horizonFields, type HorizonSnapshot } from "../../../../src/state/as-of-read.js";
 import { stateMemoryRoutes } from "./memories.js";
 import { stateViewRoutes } from "./views.js";
+import { stateDiffRoutes } from "./diff.js";
 
 /** Tells the client when the wait for its own writes ran out and the state may lag. */
 export function markFreshness(reply: FastifyReply, snap: Snapshot): void {
   reply.header("x-pss-applied-seq", String(snap.stored.applied_seq));
   if (!snap.current) reply.header("x-pss-stale", "true");
+  // A read at a horizon says which in headers too, for answers without a JSON body (markdown).
+  const h = (snap as Partial<HorizonSnapshot>).horizon;
+  if (h?.as_of !== undefined) reply.header("x-pss-as-of", h.as_of);
+  if (h?.known_at !== undefined) reply.header("x-pss-known-at", h.known_at);
 }
 
 /**
@@ -40,13 +46,19 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         summary: "Stable modules (demographics, medications, conditions, ...); ?modules=a,b filters",
         tags,
         params: PatientParams,
-        querystring: Type.Object({ modules: Type.Optional(ListParam("Stable module keys, comma-separated or the key repeated")) }),
-        response: responses({ 200: Type.Object({ patient_id: Type.String(), modules: Type.Record(Type.String(), ModuleRead) }) }),
+        querystring: Type.Object({ modules: Type.Optional(ListParam("Stable module keys, comma-separated or the key repeated")), ...HorizonQuery }),
+        response: responses({ 200: Type.Object({ patient_id: Type.String(), ...HorizonAnswer, modules: Type.Record(Type.String(), ModuleRead) }) }),
       },
     },
     async (req, reply) => {
       const only = csv(req.query.modules);
       for (const k of only ?? []) assertModule(k, "stable");
+      const h = horizonParam(req.query);
+      if (h) {
+        const at = await s.horizonReader.snapshot(req.principal, req.params.pid, h);
+        markFreshness(reply, at);
+        return { patient_id: req.params.pid, ...horizonFields(at), modules: reader.stableModules(at.stored, only) };
+      }
       const snap = await reader.rawSnapshot(req.principal, req.params.pid, (only as ModuleKey[] | undefined) ?? STABLE_MODULES);
       markFreshness(reply, snap);
       return sendJsonText(reply, `{"patient_id":${JSON.stringify(req.params.pid)},"modules":${reader.stableModulesJson(snap, only)}}`);
@@ -61,15 +73,16 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         summary: "Event-state modules that hold data",
         tags,
         params: PatientParams,
+        querystring: Type.Object(HorizonQuery),
         response: responses({
-          200: Type.Object({ patient_id: Type.String(), modules: Type.Array(Type.Object({ module_type: Type.String(), created_at: Type.String(), updated_at: Type.String() })) }),
+          200: Type.Object({ patient_id: Type.String(), ...HorizonAnswer, modules: Type.Array(Type.Object({ module_type: Type.String(), created_at: Type.String(), updated_at: Type.String() })) }),
         }),
       },
     },
     async (req, reply) => {
-      const snap = await reader.snapshot(req.principal, req.params.pid, EVENT_MODULES);
+      const snap = await s.horizonReader.orPlain(req.principal, req.params.pid, horizonParam(req.query), () => reader.snapshot(req.principal, req.params.pid, EVENT_MODULES));
       markFreshness(reply, snap);
-      return { patient_id: req.params.pid, modules: reader.eventModuleList(snap.stored) };
+      return { patient_id: req.params.pid, ...horizonFields(snap), modules: reader.eventModuleList(snap.stored) };
     },
   );
 
@@ -81,12 +94,19 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         summary: "One event-state module (symptoms, lab_results, vitals, adherence, ...; behavioral_state reads emotional_state)",
         tags,
         params: Type.Object({ pid: PatientParams.properties.pid, module_type: Type.String() }),
-        response: responses({ 200: Type.Intersect([Type.Object({ patient_id: Type.String() }), ModuleRead]) }),
+        querystring: Type.Object(HorizonQuery),
+        response: responses({ 200: Type.Intersect([Type.Object({ patient_id: Type.String(), ...HorizonAnswer }), ModuleRead]) }),
       },
     },
     async (req, reply) => {
       const type = eventModuleKey(req.params.module_type);
       assertModule(type, "event");
+      const h = horizonParam(req.query);
+      if (h) {
+        const at = await s.horizonReader.snapshot(req.principal, req.params.pid, h);
+        markFreshness(reply, at);
+        return { patient_id: req.params.pid, ...horizonFields(at), ...reader.eventModule(at.stored, type) };
+      }
       const snap = await reader.rawSnapshot(req.principal, req.params.pid, [type]);
       markFreshness(reply, snap);
       return sendJsonText(reply, `{"patient_id":${JSON.stringify(req.params.pid)},${reader.eventModuleJson(snap, type).slice(1)}`);
@@ -191,4 +211,5 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
 
   await app.register(stateViewRoutes, { services: s });
   await app.register(stateMemoryRoutes, { services: s });
+  await app.register(stateDiffRoutes, { services: s });
 };

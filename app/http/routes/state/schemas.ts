@@ -3,6 +3,8 @@ import { Nullable, OpenObject } from "../../schemas.js";
 import { AppError, fieldIssue } from "../../../../src/errors.js";
 import { resolveLogType } from "../../../../catalog/index.js";
 import { isoMs } from "../../../../query/filter.js";
+import { horizonOf } from "../../../../src/state/as-of-read.js";
+import type { Horizon } from "../../../../readmodels/as-of.js";
 
 export const PatientParams = Type.Object({ pid: Type.String({ minLength: 1, maxLength: 64, description: "Patient id" }) });
 
@@ -91,7 +93,7 @@ export const ListParam = (description: string) => Type.Union([Type.String(), Typ
  * `since`/`until` as the log query builder reads them: an ISO 8601 datetime with an
  * offset, or a bare date meaning that day's UTC midnight. Answers the UTC instant.
  */
-export function instantParam(v: string | undefined, name: "since" | "until"): string | undefined {
+export function instantParam(v: string | undefined, name: string): string | undefined {
   if (v === undefined) return undefined;
   // The log query's reading of a bound (isoMs). A leap second (…:59:60Z) is a valid
   // date-time too: it bounds as the last instant of its minute.
@@ -116,3 +118,58 @@ export function logTypesParam(v: string | readonly string[] | undefined, name = 
   }
   return types && [...new Set(types.flatMap((t) => resolveLogType(t) ?? []))];
 }
+
+const INSTANT_FORMS = "an ISO 8601 datetime with an offset, or a date (UTC midnight)";
+
+/** `as_of` and `known_at` of the state reads (docs/api.md, "The state at a past time"). */
+export const HorizonQuery = {
+  as_of: Type.Optional(Type.String({ description: `The state from the logs whose event time is at or before this instant: ${INSTANT_FORMS}` })),
+  known_at: Type.Optional(Type.String({ description: `The state from the logs accepted at or before this instant (not after now): ${INSTANT_FORMS}` })),
+};
+
+/** What a read at a horizon says it reflects; absent from a plain read. */
+export const HorizonAnswer = {
+  as_of: Type.Optional(Nullable(Type.String({ description: "The as_of the answer reflects (UTC), null when not bounded; absent without as_of and known_at" }))),
+  known_at: Type.Optional(Nullable(Type.String({ description: "The known_at the answer reflects (UTC), null when not bounded; absent without as_of and known_at" }))),
+};
+
+/** The horizon of a state read's query (undefined: the plain cached read); a bad instant is 422 naming it. */
+export function horizonParam(q: { as_of?: string; known_at?: string }): Horizon | undefined {
+  return horizonOf(instantParam(q.as_of, "as_of"), instantParam(q.known_at, "known_at"), ["query"]);
+}
+
+const FieldChangeSchema = Type.Object({
+  field: Type.String({ description: "A top-level payload field" }),
+  before: Type.Unknown({ description: "Its value in the earlier state (null: absent, or summarized)" }),
+  after: Type.Unknown({ description: "Its value in the later state (null: absent, or summarized)" }),
+  summary: Nullable(
+    Type.Object(
+      {
+        before_members: Nullable(Type.Integer({ description: "Items of an array, or pairs of an object, before (null: a scalar or absent)" })),
+        after_members: Nullable(Type.Integer()),
+        added: Type.Integer({ description: "Members after that were not there before (an entry that changed counts as one removed and one added)" }),
+        removed: Type.Integer(),
+      },
+      { description: "Set, and before/after null, when a value is over 4,096 characters of JSON or the answer's values passed 65,536" },
+    ),
+  ),
+});
+
+/** GET /v1/state/{pid}/diff: what changed between two states of the patient (readmodels/state-diff.ts). */
+export const StateDiffSchema = Type.Object({
+  patient_id: Type.String(),
+  basis: Type.Union([Type.Literal("event"), Type.Literal("known")], { description: "event: from/to are as_of (event time); known: known_at (acceptance time)" }),
+  from: Type.String({ description: "The earlier instant, UTC" }),
+  to: Type.String({ description: "The later instant, UTC" }),
+  summarized: Type.Integer({ description: "Fields answered as counts (summary) rather than values" }),
+  modules: Type.Array(
+    Type.Object({
+      module_type: Type.String(),
+      kind: Type.Union([Type.Literal("stable"), Type.Literal("event")]),
+      op: Type.Union([Type.Literal("created"), Type.Literal("updated"), Type.Literal("removed")]),
+      updated_at: Type.Object({ before: Nullable(Type.String()), after: Nullable(Type.String()) }, { description: "Event time of the latest log that changed the module, in each state" }),
+      fields: Type.Array(FieldChangeSchema),
+    }),
+    { description: "Modules whose payload differs, stable first, in catalog order" },
+  ),
+});

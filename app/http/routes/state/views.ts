@@ -3,11 +3,13 @@ import { Type } from "@sinclair/typebox";
 import { AppError } from "../../../../src/errors.js";
 import type { Services } from "../../../services.js";
 import { assertViewType } from "../../../../src/state/state-reader.js";
+import { horizonFields, horizonTime } from "../../../../src/state/as-of-read.js";
+import type { Principal } from "../../../../src/auth/scopes.js";
 import { recentEntries, recentLine, renderMarkdown, VIEW_INPUTS, type ViewBlock } from "../../../../readmodels/views/index.js";
 import { blockListing, hasResult, TEMPLATE_BLOCKS, viewBlock } from "../../../../readmodels/views/template-blocks.js";
 import { Nullable, responses } from "../../schemas.js";
 import { markFreshness } from "./index.js";
-import { BlockSchema, PatientParams, RecentItemSchema, ViewWindowSchema } from "./schemas.js";
+import { BlockSchema, HorizonAnswer, HorizonQuery, horizonParam, PatientParams, RecentItemSchema, ViewWindowSchema } from "./schemas.js";
 
 const ViewParams = Type.Object({ pid: PatientParams.properties.pid, view_type: Type.String() });
 
@@ -32,6 +34,9 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
   const config = { scope: "sdk:state-read" as const };
   const tags = ["state"];
   const reader = s.stateReader;
+  const horizon = s.horizonReader;
+  /** One view, at the query's horizon when it names one. */
+  const viewRead = (principal: Principal, pid: string, viewType: string, q: { as_of?: string; known_at?: string }) => horizon.view(principal, pid, viewType, horizonParam(q));
 
   app.get(
     "/v1/state/:pid/views",
@@ -41,20 +46,22 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         summary: "Every view type of the patient, with whether it has blocks and temporary items",
         tags,
         params: PatientParams,
+        querystring: Type.Object(HorizonQuery),
         response: responses({
           200: Type.Object({
             patient_id: Type.String(),
+            ...HorizonAnswer,
             views: Type.Array(Type.Object({ view_type: Type.String(), view_id: Type.String(), has_blocks: Type.Boolean(), has_temp: Type.Boolean() })),
           }),
         }),
       },
     },
     async (req, reply) => {
-      const snap = await reader.snapshot(req.principal, req.params.pid);
+      const { snap, views } = await horizon.allViews(req.principal, req.params.pid, horizonParam(req.query));
       markFreshness(reply, snap);
-      const views = await reader.allViews(snap.stored);
       return {
         patient_id: req.params.pid,
+        ...horizonFields(snap),
         views: views.map((v) => ({ view_type: v.view_type, view_id: v.view_id, has_blocks: v.blocks.length > 0, has_temp: v.temp.length > 0 })),
       };
     },
@@ -68,10 +75,11 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         summary: "One view: raw JSON blocks, or format=markdown for a text/markdown document",
         tags,
         params: ViewParams,
-        querystring: Type.Object({ format: Type.Union([Type.Literal("raw"), Type.Literal("markdown")], { default: "raw" }) }),
+        querystring: Type.Object({ format: Type.Union([Type.Literal("raw"), Type.Literal("markdown")], { default: "raw" }), ...HorizonQuery }),
         response: responses({
           200: Type.Object({
             patient_id: Type.String(),
+            ...HorizonAnswer,
             view_type: Type.String(),
             view_id: Type.String(),
             valid_from: Nullable(Type.String()),
@@ -83,14 +91,14 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       },
     },
     async (req, reply) => {
-      assertViewType(req.params.view_type);
-      const { snap, view: v } = await reader.viewOf(req.principal, req.params.pid, req.params.view_type);
+      const { snap, view: v } = await viewRead(req.principal, req.params.pid, req.params.view_type, req.query);
       markFreshness(reply, snap);
       if (req.query.format === "markdown") {
         return reply.type("text/markdown; charset=utf-8").serializer((x: unknown) => x as string).send(renderMarkdown(v) as never);
       }
       return {
         patient_id: req.params.pid,
+        ...horizonFields(snap),
         view_type: v.view_type,
         view_id: v.view_id,
         valid_from: v.valid_from,
@@ -109,9 +117,11 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         summary: "The blocks of one view",
         tags,
         params: ViewParams,
+        querystring: Type.Object(HorizonQuery),
         response: responses({
           200: Type.Object({
             patient_id: Type.String(),
+            ...HorizonAnswer,
             view_type: Type.String(),
             blocks: Type.Array(Type.Object({ block_id: Type.String(), block_name: Type.String(), segment: Type.String(), has_result: Type.Boolean() })),
           }),
@@ -119,11 +129,11 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       },
     },
     async (req, reply) => {
-      assertViewType(req.params.view_type);
-      const { snap, view: v } = await reader.viewOf(req.principal, req.params.pid, req.params.view_type);
+      const { snap, view: v } = await viewRead(req.principal, req.params.pid, req.params.view_type, req.query);
       markFreshness(reply, snap);
       return {
         patient_id: req.params.pid,
+        ...horizonFields(snap),
         view_type: v.view_type,
         blocks: blockListing(v),
       };
@@ -138,9 +148,11 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         summary: "One block of a view, with the ids of the logs behind it",
         tags,
         params: Type.Object({ pid: PatientParams.properties.pid, view_type: Type.String(), block_id: Type.String() }),
+        querystring: Type.Object(HorizonQuery),
         response: responses({
           200: Type.Object({
             patient_id: Type.String(),
+            ...HorizonAnswer,
             view_type: Type.String(),
             block_id: Type.String(),
             block_name: Type.String(),
@@ -155,8 +167,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       },
     },
     async (req, reply) => {
-      assertViewType(req.params.view_type);
-      const { snap, view: v } = await reader.viewOf(req.principal, req.params.pid, req.params.view_type);
+      const { snap, view: v } = await viewRead(req.principal, req.params.pid, req.params.view_type, req.query);
       markFreshness(reply, snap);
       const b = viewBlock(v, req.params.block_id);
       if (!b) {
@@ -164,6 +175,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       }
       return {
         patient_id: req.params.pid,
+        ...horizonFields(snap),
         view_type: v.view_type,
         block_id: b.id,
         block_name: b.name,
@@ -185,10 +197,11 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         summary: "The recent dated entries behind a view, newest first",
         tags,
         params: ViewParams,
-        querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 200, default: 20 }) }),
+        querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 200, default: 20 }), ...HorizonQuery }),
         response: responses({
           200: Type.Object({
             patient_id: Type.String(),
+            ...HorizonAnswer,
             view_type: Type.String(),
             entries: Type.Array(Type.String(), {
               description: "Each item as one line, its time in the patient's time zone: 2026-11-21 09:00 — symptom_report: pain 7/10 (esas_r)",
@@ -201,13 +214,17 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       },
     },
     async (req, reply) => {
-      assertViewType(req.params.view_type);
-      const snap = await reader.snapshot(req.principal, req.params.pid, VIEW_INPUTS[req.params.view_type]);
+      const type = req.params.view_type;
+      assertViewType(type);
+      const h = horizonParam(req.query);
+      const snap = await horizon.orPlain(req.principal, req.params.pid, h, () => reader.snapshot(req.principal, req.params.pid, VIEW_INPUTS[type]));
       markFreshness(reply, snap);
-      const r = recentEntries(req.params.view_type, snap.stored.state, req.query.limit, reader.now());
+      const now = reader.now();
+      const r = recentEntries(type, snap.stored.state, req.query.limit, h ? horizonTime(h, now) : now);
       const tz = snap.stored.state.timezone;
       return {
         patient_id: req.params.pid,
+        ...horizonFields(snap),
         view_type: req.params.view_type,
         entries: r.entries.map((e) => recentLine(e, tz)),
         items: r.entries,
