@@ -3,33 +3,10 @@ import { doc, sourceIds } from "../../../readmodels/views/lib.js";
 import { findMedication } from "../../../readmodels/modules/medications/index.js";
 import type { Symptom } from "../../../readmodels/modules/symptoms/index.js";
 import { isSevere } from "../../../readmodels/views/symptom.js";
-import { GLUCOSE_HIGH, GLUCOSE_LOW, SPO2_LOW } from "../../../readmodels/views/device.js";
+import type { Finding } from "../../../readmodels/findings.js";
+
+export { deviceOutOfRange, LIMITS_TEXT, VITAL_LIMITS, vitalsOutOfRange, type Finding } from "../../../readmodels/findings.js";
 import { schedulesAt } from "../../../readmodels/views/medication.js";
-
-export interface Finding {
-  timestamp: string;
-  line: string;
-  log_ids: string[];
-}
-
-/**
- * Vital signs out of the usual adult range (stated in the alert): fever from 37.8 °C,
- * tachycardia above 100 bpm, and so on. They flag a value for a clinician to look at, not a
- * diagnosis.
- */
-export const VITAL_LIMITS: Record<string, { label: string; unit: string; low?: number; high?: number }> = {
-  temperature_celsius: { label: "Temperature", unit: "°C", low: 35, high: 37.8 },
-  heart_rate_bpm: { label: "Heart rate", unit: "bpm", low: 50, high: 100 },
-  systolic_bp_mmhg: { label: "Systolic BP", unit: "mmHg", low: 90, high: 160 },
-  diastolic_bp_mmhg: { label: "Diastolic BP", unit: "mmHg", low: 60, high: 100 },
-  spo2_percent: { label: "SpO2", unit: "%", low: 92 },
-  respiratory_rate_bpm: { label: "Respiratory rate", unit: "breaths/min", low: 10, high: 24 },
-};
-
-export const LIMITS_TEXT = [
-  ...Object.values(VITAL_LIMITS).map((l) => `${l.label} ${[l.low !== undefined && `below ${l.low}`, l.high !== undefined && `above ${l.high}`].filter(Boolean).join(" or ")} ${l.unit}`),
-  `CGM glucose below ${GLUCOSE_LOW} or above ${GLUCOSE_HIGH} mg/dL`, `device SpO2 below ${SPO2_LOW}%`,
-].join("; ");
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 /** "2026-07-02 08:00" in the patient's zone: the clock the patient took the dose by. */
@@ -102,30 +79,6 @@ export function missedDoses(state: PatientState, since: string, now: string): Fi
     missed.push({ timestamp: doses.at(-1)!.scheduled_time, line: `${name}: not reported (${span})`, log_ids: sourceIds(findMedication(medications, sch)) });
   }
   return missed;
-}
-
-export function vitalsOutOfRange(state: PatientState, since: string): Finding[] {
-  const out: Finding[] = [];
-  for (const h of (doc(state, "vitals")?.history ?? []).filter((x) => x.timestamp >= since)) {
-    // In VITAL_LIMITS' order, whatever order the log listed them in.
-    const bad = Object.entries(VITAL_LIMITS).flatMap(([k, l]) => {
-      const v = h.measurements[k];
-      if (v === undefined || !((l.low !== undefined && v < l.low) || (l.high !== undefined && v > l.high))) return [];
-      return [`${l.label} ${v} ${l.unit}`];
-    });
-    if (bad.length) out.push({ timestamp: h.timestamp, line: bad.join(", "), log_ids: [h.log_id] });
-  }
-  return out;
-}
-
-export function deviceOutOfRange(state: PatientState, since: string): Finding[] {
-  const glucose = (doc(state, "glucose")?.recent ?? [])
-    .filter((r) => r.timestamp >= since && (r.glucose_mg_dl < GLUCOSE_LOW || r.glucose_mg_dl > GLUCOSE_HIGH))
-    .map((r) => ({ timestamp: r.timestamp, line: `CGM glucose ${r.glucose_mg_dl} mg/dL`, log_ids: [r.log_id] }));
-  const spo2 = (doc(state, "heart")?.recent ?? [])
-    .filter((e) => e.kind === "spo2" && e.timestamp >= since && typeof e.values.spo2_percent === "number" && e.values.spo2_percent < SPO2_LOW)
-    .map((e) => ({ timestamp: e.timestamp, line: `device SpO2 ${String(e.values.spo2_percent)}%`, log_ids: [e.log_id] }));
-  return [...glucose, ...spo2];
 }
 
 /** The modules the alert reads. */

@@ -1,0 +1,67 @@
+/**
+ * Readings a clinician must look at: vital signs and device readings out of the usual
+ * adult range, between two times. Pure, over one folded state; the provider alert and
+ * the changes read (get_changes) both say these, with the limits stated.
+ */
+import { doc } from "./views/lib.js";
+import { GLUCOSE_HIGH, GLUCOSE_LOW, SPO2_LOW } from "./views/device.js";
+import type { PatientState } from "./patient-state.js";
+
+/** One dated finding, said in one line, with the logs it comes from. */
+export interface Finding {
+  timestamp: string;
+  line: string;
+  log_ids: string[];
+}
+
+/**
+ * Vital signs out of the usual adult range (stated in the alert): fever from 37.8 °C,
+ * tachycardia above 100 bpm, and so on. They flag a value for a clinician to look at, not a
+ * diagnosis.
+ */
+export const VITAL_LIMITS: Record<string, { label: string; unit: string; low?: number; high?: number }> = {
+  temperature_celsius: { label: "Temperature", unit: "°C", low: 35, high: 37.8 },
+  heart_rate_bpm: { label: "Heart rate", unit: "bpm", low: 50, high: 100 },
+  systolic_bp_mmhg: { label: "Systolic BP", unit: "mmHg", low: 90, high: 160 },
+  diastolic_bp_mmhg: { label: "Diastolic BP", unit: "mmHg", low: 60, high: 100 },
+  spo2_percent: { label: "SpO2", unit: "%", low: 92 },
+  respiratory_rate_bpm: { label: "Respiratory rate", unit: "breaths/min", low: 10, high: 24 },
+};
+
+export const LIMITS_TEXT = [
+  ...Object.values(VITAL_LIMITS).map((l) => `${l.label} ${[l.low !== undefined && `below ${l.low}`, l.high !== undefined && `above ${l.high}`].filter(Boolean).join(" or ")} ${l.unit}`),
+  `CGM glucose below ${GLUCOSE_LOW} or above ${GLUCOSE_HIGH} mg/dL`, `device SpO2 below ${SPO2_LOW}%`,
+].join("; ");
+
+/** Measurements out of VITAL_LIMITS at or after `since` (and at or before `until`). */
+export function vitalsOutOfRange(state: PatientState, since: string, until?: string): Finding[] {
+  const out: Finding[] = [];
+  for (const h of (doc(state, "vitals")?.history ?? []).filter((x) => within(x.timestamp, since, until))) {
+    // In VITAL_LIMITS' order, whatever order the log listed them in.
+    const bad = Object.entries(VITAL_LIMITS).flatMap(([k, l]) => {
+      const v = h.measurements[k];
+      if (v === undefined || !((l.low !== undefined && v < l.low) || (l.high !== undefined && v > l.high))) return [];
+      return [`${l.label} ${v} ${l.unit}`];
+    });
+    if (bad.length) out.push({ timestamp: h.timestamp, line: bad.join(", "), log_ids: [h.log_id] });
+  }
+  return out;
+}
+
+/** CGM glucose and device SpO2 out of range at or after `since` (and at or before `until`). */
+export function deviceOutOfRange(state: PatientState, since: string, until?: string): Finding[] {
+  const glucose = (doc(state, "glucose")?.recent ?? [])
+    
+    .filter((r) => within(r.timestamp, since, until) && (r.glucose_mg_dl < GLUCOSE_LOW || r.glucose_mg_dl > GLUCOSE_HIGH))
+    .map((r) => ({ timestamp: r.timestamp, line: `CGM glucose ${r.glucose_mg_dl} mg/dL`, log_ids: [r.log_id] }));
+  const spo2 = (doc(state, "heart")?.recent ?? [])
+    .filter((e) => e.kind === "spo2" && within(e.timestamp, since, until) && typeof e.values.spo2_percent === "number" && e.values.spo2_percent < SPO2_LOW)
+    .map((e) => ({ timestamp: e.timestamp, line: `device SpO2 ${String(e.values.spo2_percent)}%`, log_ids: [e.log_id] }));
+  return [...glucose, ...spo2];
+}
+
+/** `ts` in [since, until] as instants (until open when left out). */
+export function within(ts: string, since: string, until?: string): boolean {
+  const t = Date.parse(ts);
+  return t >= Date.parse(since) && (until === undefined || t <= Date.parse(until));
+}
