@@ -1,6 +1,6 @@
 import type { Transport } from "./http.js";
 import type {
-  Block, BlockList, EventModule, EventModuleList, EventPage, EventRow, Freshness, LogPage, LogRow, MemoryList, RecentEntries, StableAnswer, StateDiff, View, ViewList,
+  Block, BlockList, EventModule, EventModuleList, EventPage, EventRow, Freshness, LogPage, LogRow, MemoryList, RecentEntries, StableAnswer, StateChanges, StateDiff, View, ViewList,
 } from "./types.js";
 
 const seg = encodeURIComponent;
@@ -154,6 +154,13 @@ export class StateApi {
    */
   diff(patientId: string, o: DiffOptions): Promise<StateDiff & Freshness> {
     return this.get(patientId, "/diff", { from: o.from, to: o.to, basis: o.basis });
+  }
+  /**
+   * What changed after `since` (up to `until`, default now), by clinical domain: symptoms,
+   * labs, medications, vitals, devices, questionnaires, encounters; each item with its log ids.
+   */
+  changes(patientId: string, o: { since: string; until?: string }): Promise<StateChanges & Freshness> {
+    return this.get(patientId, "/changes", { since: o.since, until: o.until });
   }
   /** The patient's raw logs, newest first unless `order: "asc"`; await for one page or iterate. */
   logs(patientId: string, o: LogReadOptions = {}): Paged<LogPage & Freshness, LogRow> {

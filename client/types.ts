@@ -51,6 +51,7 @@ export type Block = Answer<"/v1/state/{pid}/views/{view_type}/blocks/{block_id}"
 export type RecentEntries = Answer<"/v1/state/{pid}/views/{view_type}/recent", "get">;
 /** What changed between two states of a patient: modules, and per module the top-level payload fields. */
 export type StateDiff = Answer<"/v1/state/{pid}/diff", "get">;
+export type StateChanges = Answer<"/v1/state/{pid}/changes", "get">;
 export type ModuleDiff = Item<StateDiff["modules"]>;
 /** One dated fact behind a view. */
 export type RecentItem = Item<RecentEntries["items"]>;

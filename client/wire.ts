@@ -2319,6 +2319,188 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/state/{pid}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What changed after `since` (up to `until`, default now), by clinical domain, each item with its log ids */
+        get: {
+            parameters: {
+                query: {
+                    /** @description The window's start: an ISO 8601 datetime with an offset, or a date (UTC midnight); changes after it */
+                    since: string;
+                    /** @description The window's end, in the same forms; default now */
+                    until?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Patient id */
+                    pid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            patient_id: string;
+                            /** @description The window's start, UTC (exclusive) */
+                            since: string;
+                            /** @description The window's end, UTC (inclusive) */
+                            until: string;
+                            /** @description Which domains hold changes, or that none does */
+                            summary: string;
+                            /** @description The logs with an event time in the window */
+                            logs_in_window: {
+                                total: number;
+                                by_type: {
+                                    [key: string]: number;
+                                };
+                            };
+                            /** @description new, worsened, improved, resolved, returned (and changed_instrument): the last report in the window against the last before it */
+                            symptoms: {
+                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
+                                kind: string;
+                                /** @description The change in one line */
+                                what: string;
+                                /** @description Event time of the change */
+                                at: string;
+                                /** @description Ids of the logs it comes from */
+                                log_ids: string[];
+                                /** @description The value at the start of the window (or the previous one), where there is one */
+                                before?: unknown;
+                                /** @description The value at its end */
+                                after?: unknown;
+                            }[];
+                            /** @description new_test (a test's first result), abnormal, critical (HH/LL), each with the previous result */
+                            labs: {
+                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
+                                kind: string;
+                                /** @description The change in one line */
+                                what: string;
+                                /** @description Event time of the change */
+                                at: string;
+                                /** @description Ids of the logs it comes from */
+                                log_ids: string[];
+                                /** @description The value at the start of the window (or the previous one), where there is one */
+                                before?: unknown;
+                                /** @description The value at its end */
+                                after?: unknown;
+                            }[];
+                            /** @description added, removed, changed (dose, frequency, route, form, schedule), skipped_dose, doses_not_reported */
+                            medications: {
+                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
+                                kind: string;
+                                /** @description The change in one line */
+                                what: string;
+                                /** @description Event time of the change */
+                                at: string;
+                                /** @description Ids of the logs it comes from */
+                                log_ids: string[];
+                                /** @description The value at the start of the window (or the previous one), where there is one */
+                                before?: unknown;
+                                /** @description The value at its end */
+                                after?: unknown;
+                            }[];
+                            /** @description out_of_range: measurements outside the usual adult range */
+                            vitals: {
+                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
+                                kind: string;
+                                /** @description The change in one line */
+                                what: string;
+                                /** @description Event time of the change */
+                                at: string;
+                                /** @description Ids of the logs it comes from */
+                                log_ids: string[];
+                                /** @description The value at the start of the window (or the previous one), where there is one */
+                                before?: unknown;
+                                /** @description The value at its end */
+                                after?: unknown;
+                            }[];
+                            /** @description out_of_range: CGM glucose below 70 or above 250 mg/dL, device SpO2 below 90 % */
+                            devices: {
+                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
+                                kind: string;
+                                /** @description The change in one line */
+                                what: string;
+                                /** @description Event time of the change */
+                                at: string;
+                                /** @description Ids of the logs it comes from */
+                                log_ids: string[];
+                                /** @description The value at the start of the window (or the previous one), where there is one */
+                                before?: unknown;
+                                /** @description The value at its end */
+                                after?: unknown;
+                            }[];
+                            /** @description significant, worsened or changed beyond the minimally important difference, against the administration before the window */
+                            questionnaires: {
+                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
+                                kind: string;
+                                /** @description The change in one line */
+                                what: string;
+                                /** @description Event time of the change */
+                                at: string;
+                                /** @description Ids of the logs it comes from */
+                                log_ids: string[];
+                                /** @description The value at the start of the window (or the previous one), where there is one */
+                                before?: unknown;
+                                /** @description The value at its end */
+                                after?: unknown;
+                            }[];
+                            /** @description encounter, note, plan_item in the window */
+                            encounters: {
+                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
+                                kind: string;
+                                /** @description The change in one line */
+                                what: string;
+                                /** @description Event time of the change */
+                                at: string;
+                                /** @description Ids of the logs it comes from */
+                                log_ids: string[];
+                                /** @description The value at the start of the window (or the previous one), where there is one */
+                                before?: unknown;
+                                /** @description The value at its end */
+                                after?: unknown;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Error body used by every failure */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/dead-letters": {
         parameters: {
             query?: never;

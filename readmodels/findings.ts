@@ -14,6 +14,23 @@ export interface Finding {
   log_ids: string[];
 }
 
+const formatters = new Map<string, Intl.DateTimeFormat>();
+/** "2026-07-02 08:00" in the patient's zone: the clock the patient took the dose by. */
+export function localClock(iso: string, tz: string): string {
+  let f = formatters.get(tz);
+  if (!f) formatters.set(tz, (f = new Intl.DateTimeFormat("en-CA", { timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" })));
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? iso : f.format(ms).replace(",", "");
+}
+
+/** "reference 3.5–5.1", "reference ≤ 3", "reference ≥ 60": a missing bound is said, not printed empty. */
+export function referenceText(low: number | null, high: number | null): string {
+  if (low !== null && high !== null) return `, reference ${low}–${high}`;
+  if (high !== null) return `, reference ≤ ${high}`;
+  if (low !== null) return `, reference ≥ ${low}`;
+  return "";
+}
+
 /**
  * Vital signs out of the usual adult range (stated in the alert): fever from 37.8 °C,
  * tachycardia above 100 bpm, and so on. They flag a value for a clinician to look at, not a

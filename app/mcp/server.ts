@@ -14,6 +14,7 @@ const INSTRUCTIONS = [
   "Patient State Service: a patient's compiled clinical state (stable facts, rolling event-state modules, views",
   "built from templates) and the raw logs behind it. Start with list_views_and_blocks or get_view for a summary,",
   "get_stable_data for who the patient is, get_event_state_module for recent data, get_logs for the raw facts.",
+  "For 'what changed since the last visit' (or any two times), get_changes answers by domain in one call.",
   "Without a patient's service id (pat_...), find_patient looks it up by name, date of birth or identifier.",
   "For counts, averages, extremes and trends over logs (one patient, a cohort or the project), query_logs computes",
   "them server side: prefer it to paging through get_logs.",

@@ -20,8 +20,8 @@ function answerText(r: ItemResponse): string {
 }
 
 /** Worsening only as the client classified it: whether a higher score is better depends on the instrument. */
-const worsened = (i: Instrument) => /wors|deterior/i.test(i.change?.classification ?? i.latest.change_classification ?? "");
-const significant = (i: Instrument) => i.latest.clinically_significant === true;
+export const worsened = (i: Instrument): boolean => /wors|deterior/i.test(i.change?.classification ?? i.latest.change_classification ?? "");
+export const significant = (i: Instrument): boolean => i.latest.clinically_significant === true;
 
 /** The administration the change compares against (none for a change the client reported). */
 const prior = (i: Instrument) => (i.change?.basis === "history" ? [...i.history].reverse().find((h) => h.timestamp === i.change?.prior_date && h !== i.latest) : undefined);

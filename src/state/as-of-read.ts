@@ -94,6 +94,14 @@ export class HorizonReader {
 
   /** Several horizons from one read of the log (a diff's two states). */
   async snapshots(principal: Principal, patientId: string, hs: readonly Horizon[]): Promise<HorizonSnapshot[]> {
+    return (await this.folded(principal, patientId, hs)).snapshots;
+  }
+
+  /**
+   * The states at `hs` from one read of the log, with the logs read (for what happened
+   * between two horizons: get_changes).
+   */
+  async folded(principal: Principal, patientId: string, hs: readonly Horizon[]): Promise<{ snapshots: HorizonSnapshot[]; logs: LogRecord[] }> {
     const patient = await this.deps.reader.authorize(principal, patientId);
     const owner = { organization_id: principal.organization_id, project_id: principal.project_id, patient_id: patient.id };
     const logs: LogRecord[] = [];
@@ -104,6 +112,6 @@ export class HorizonReader {
     }
     const base = emptyStored(patient.id, patient.timezone, owner.organization_id, owner.project_id, patient.date_of_birth);
     const states = statesAt(base.state, logs, hs);
-    return states.map((state: PatientState, i) => ({ stored: { ...base, state, applied_seq: seq }, current: true, horizon: hs[i]! }));
+    return { snapshots: states.map((state: PatientState, i) => ({ stored: { ...base, state, applied_seq: seq }, current: true, horizon: hs[i]! })), logs };
   }
 }

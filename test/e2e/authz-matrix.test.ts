@@ -86,7 +86,7 @@ function pathOf(url: string): string {
     .replace(":log_type", "symptom_report")
     .replace(/:[a-z_]+/g, "x")
     // A route's required query, so a refusal is about access, not shape.
-    .concat(url === "/v1/state/:pid/diff" ? "?from=2026-01-01" : "");
+    .concat(url === "/v1/state/:pid/diff" ? "?from=2026-01-01" : url === "/v1/state/:pid/changes" ? "?since=2026-01-01" : "");
 }
 
 /** A well-formed body naming P1 where the route takes one, so a refusal is about access, not shape. */

@@ -141,6 +141,9 @@ describe("client: state", () => {
     expect(md).not.toContain("4/10");
     const d = await pss.state.diff(pid, { from: "2026-07-02", to: "2026-07-04" });
     expect(d.modules.map((m) => m.module_type)).toEqual(["symptoms", "engagement", "lab_results"]);
+    const c = await pss.state.changes(pid, { since: "2026-07-02", until: "2026-07-04" });
+    expect(c).toMatchObject({ since: "2026-07-02T00:00:00.000Z", until: "2026-07-04T00:00:00.000Z" });
+    expect(c.symptoms.map((x) => x.kind)).toEqual(["improved"]);
   });
 
   it("reads memories newest first, filtered by text", async () => {

@@ -79,7 +79,7 @@ describe("POST /mcp answered in JSON-RPC", () => {
   it("keeps the MCP SDK's client working, and it surfaces an HTTP refusal as a StreamableHTTPError with the status", async () => {
     const client = new Client({ name: "pss-test", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${t.adminKey}` } } }));
-    expect((await client.listTools()).tools.length).toBe(11);
+    expect((await client.listTools()).tools.length).toBe(12);
     const r = (await client.callTool({ name: "get_stable_data", arguments: { patient_id: "pat_nobody" } })) as { isError?: boolean };
     expect(r.isError).toBe(true);
     await client.close();

@@ -28,6 +28,7 @@ const TOOL_ARGS: Record<string, Record<string, unknown>> = {
   get_view_recent_events: { view_type: "symptom_snapshot" },
   get_logs: {},
   get_events: {},
+  get_changes: { since: "2026-01-01" },
 };
 
 beforeAll(async () => {

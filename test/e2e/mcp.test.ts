@@ -40,10 +40,10 @@ afterAll(async () => {
 });
 
 describe("MCP tools over streamable HTTP", () => {
-  it("lists the eleven tools with JSON Schemas and descriptions, patient_id required by the per-patient ones for an API key", async () => {
+  it("lists the twelve tools with JSON Schemas and descriptions, patient_id required by the per-patient ones for an API key", async () => {
     const { tools } = await client.listTools();
     expect(tools.map((x) => x.name).sort()).toEqual([
-      "find_patient", "get_event_state_module", "get_events", "get_logs", "get_stable_data", "get_view", "get_view_block",
+      "find_patient", "get_changes", "get_event_state_module", "get_events", "get_logs", "get_stable_data", "get_view", "get_view_block",
       "get_view_recent_events", "list_event_state_modules", "list_views_and_blocks", "query_logs",
     ]);
     const projectWide = ["find_patient", "query_logs"];

@@ -3,27 +3,10 @@ import { doc, sourceIds } from "../../../readmodels/views/lib.js";
 import { findMedication } from "../../../readmodels/modules/medications/index.js";
 import type { Symptom } from "../../../readmodels/modules/symptoms/index.js";
 import { isSevere } from "../../../readmodels/views/symptom.js";
-import type { Finding } from "../../../readmodels/findings.js";
-
-export { deviceOutOfRange, LIMITS_TEXT, VITAL_LIMITS, vitalsOutOfRange, type Finding } from "../../../readmodels/findings.js";
+import { localClock, referenceText, type Finding } from "../../../readmodels/findings.js";
 import { schedulesAt } from "../../../readmodels/views/medication.js";
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-/** "2026-07-02 08:00" in the patient's zone: the clock the patient took the dose by. */
-export function localClock(iso: string, tz: string): string {
-  let f = formatters.get(tz);
-  if (!f) formatters.set(tz, (f = new Intl.DateTimeFormat("en-CA", { timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" })));
-  const ms = Date.parse(iso);
-  return Number.isNaN(ms) ? iso : f.format(ms).replace(",", "");
-}
-
-/** "reference 3.5–5.1", "reference ≤ 3", "reference ≥ 60": a missing bound is said, not printed empty. */
-export function referenceText(low: number | null, high: number | null): string {
-  if (low !== null && high !== null) return `, reference ${low}–${high}`;
-  if (high !== null) return `, reference ≤ ${high}`;
-  if (low !== null) return `, reference ≥ ${low}`;
-  return "";
-}
+export { deviceOutOfRange, LIMITS_TEXT, localClock, referenceText, VITAL_LIMITS, vitalsOutOfRange, type Finding } from "../../../readmodels/findings.js";
 
 /** When the symptom's current run of severe reports began (its first severe report since a milder one). */
 function severeSince(s: Symptom): string | null {

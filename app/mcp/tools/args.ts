@@ -7,12 +7,13 @@ import { QueryBodySchema } from "../../../query/index.js";
 const TIME_FORMS = "a date (2026-07-01: UTC midnight) or a date-time with a UTC offset, seconds optional (2026-07-01T09:30Z, 2026-07-01T09:30:00+02:00)";
 
 /** A time bound in the forms REST's since/until take, answered as the UTC instant (2026-07-01T00:00:00.000Z). */
-const instant = (description: string) =>
+const requiredInstant = (description: string) =>
   z.string().regex(ISO_INSTANT, `must be ${TIME_FORMS}`)
     .refine((v) => isoMs(v) !== undefined, `must be a real calendar date: ${TIME_FORMS}`)
     .transform((v) => new Date(isoMs(v)!).toISOString())
-    .optional()
     .describe(`${description} Accepts ${TIME_FORMS}.`);
+
+const instant = (description: string) => requiredInstant(description).optional();
 
 /**
  * The log query body's fields as zod, derived from the TypeBox schema the REST query routes
@@ -40,6 +41,7 @@ export const args = {
   until: instant("Only items at or before this time (event time)."),
   /** A since/until described for its tool. */
   instant,
+  requiredInstant,
   /** The horizon of a state read (REST's as_of and known_at): the state at a past time, rather than now. */
   horizon: {
     as_of: instant("The state as it stood at this time: folded from the logs whose event time is at or before it. Leave out for the current state."),

@@ -1,6 +1,7 @@
 import type { ToolDef } from "../context.js";
 import { findPatient } from "./find-patient.js";
 import { getEventStateModule } from "./get-event-state-module.js";
+import { getChanges } from "./get-changes.js";
 import { getEvents } from "./get-events.js";
 import { getLogs } from "./get-logs.js";
 import { getStableData } from "./get-stable-data.js";
@@ -18,5 +19,5 @@ import { queryLogs } from "./query-logs.js";
  */
 export const TOOLS = [
   findPatient, getStableData, listEventStateModules, getEventStateModule, getView, listViewsAndBlocks, getViewBlock,
-  getViewRecentEvents, getLogs, getEvents, queryLogs,
+  getViewRecentEvents, getChanges, getLogs, getEvents, queryLogs,
 ] as unknown as readonly ToolDef[];

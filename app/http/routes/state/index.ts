@@ -12,6 +12,7 @@ import { horizonFields, type HorizonSnapshot } from "../../../../src/state/as-of
 import { stateMemoryRoutes } from "./memories.js";
 import { stateViewRoutes } from "./views.js";
 import { stateDiffRoutes } from "./diff.js";
+import { stateChangesRoutes } from "./changes.js";
 
 /** Tells the client when the wait for its own writes ran out and the state may lag. */
 export function markFreshness(reply: FastifyReply, snap: Snapshot): void {
@@ -212,4 +213,5 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
   await app.register(stateViewRoutes, { services: s });
   await app.register(stateMemoryRoutes, { services: s });
   await app.register(stateDiffRoutes, { services: s });
+  await app.register(stateChangesRoutes, { services: s });
 };
