@@ -94,6 +94,32 @@ function glucoseBlock(state: PatientState, w: Window): ViewBlock[] {
   return block("glucose_week", "Glucose (last 7 days)", "week", lines, ids, { metrics: m, days });
 }
 
+/** The consensus reports CGM metrics over 14 days (and asks readings to cover 70 % of them). */
+const CONSENSUS_DAYS = 14;
+
+/**
+ * Time in range over the 14 days ending on the day of the read: the period the consensus
+ * reports, which a week is too short for. Said only when readings fall in it.
+ */
+function glucosePeriodBlock(state: PatientState, w: Window): ViewBlock[] {
+  if (w.lastDay === "") return [];
+  const first = new Date(Date.parse(`${w.lastDay}T00:00:00Z`) - (CONSENSUS_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
+  const days = (doc(state, "glucose")?.days ?? []).filter((x) => x.date >= first && x.date <= w.lastDay);
+  const m = cgmMetrics(days, CONSENSUS_DAYS);
+  if (!m) return [];
+  const enough = m.coverage_percent >= 70 ? "" : " (under the 70 % the consensus asks for: read these figures with care)";
+  const lines = [
+    `**${first} to ${w.lastDay}** (${CONSENSUS_DAYS} days): ${fmt(m.time_in_range_percent, 1)}% in range ${T.low}–${T.high} mg/dL, ` +
+      `${fmt(m.below_70_percent, 1)}% below ${T.low} (${fmt(m.below_54_percent, 1)}% below ${T.veryLow}), ${fmt(m.above_180_percent, 1)}% above ${T.high} ` +
+      `(${fmt(m.above_250_percent, 1)}% above ${T.veryHigh})`,
+    `**Mean** ${fmt(m.mean_mg_dl, 0)} mg/dL, GMI ${fmt(m.gmi_percent, 1)}%${m.cv_percent === null ? "" : `, CV ${fmt(m.cv_percent, 1)}%`}; ${m.readings} readings cover ${fmt(m.coverage_percent, 1)}% of the ${CONSENSUS_DAYS} days${enough}`,
+    `**Thresholds**: ${CGM_BASIS}`,
+  ];
+  // The readings behind it are the days' rollups; cite the latest readings kept in those days.
+  const ids = (doc(state, "glucose")?.recent ?? []).filter((r) => { const d = glucoseDay(r, w.tz); return d >= first && d <= w.lastDay; }).map((r) => r.log_id);
+  return block("glucose_14_days", "Glucose (last 14 days, consensus metrics)", "long_term", lines, ids, { first_day: first, last_day: w.lastDay, metrics: m });
+}
+
 function latestBlock(state: PatientState, w: Window): ViewBlock[] {
   const lines: string[] = [];
   const ids: string[] = [];
@@ -164,7 +190,7 @@ function outOfRange(state: PatientState, w: Window): ViewBlock[] {
 }
 
 function blocks(state: PatientState, w: Window): ViewBlock[] {
-  return [heartBlock, sleepBlock, activityBlock, glucoseBlock, latestBlock, outOfRange].flatMap((f) => f(state, w));
+  return [heartBlock, sleepBlock, activityBlock, glucoseBlock, glucosePeriodBlock, latestBlock, outOfRange].flatMap((f) => f(state, w));
 }
 
 function heartSummary(e: HeartEntry): string {

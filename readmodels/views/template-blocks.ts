@@ -74,6 +74,7 @@ export const TEMPLATE_BLOCKS: Record<ViewType, readonly TemplateBlock[]> = {
     b("sleep_week", "Sleep (last 7 days)", "week"),
     b("activity_week", "Physical activity (last 7 days)", "week"),
     b("glucose_week", "Glucose (last 7 days)", "week"),
+    b("glucose_14_days", "Glucose (last 14 days, consensus metrics)", "long_term"),
     b("latest_readings", "Latest readings", "long_term"),
     b("out_of_range", "Out-of-range readings (last 7 days)", "temp"),
   ],

@@ -9,7 +9,7 @@ describe("device_snapshot", () => {
 
   it("renders daily rollups for the week, latest readings and out-of-range values", () => {
     expect(shape(v)).toEqual([
-      ["heart_week", "week"], ["sleep_week", "week"], ["activity_week", "week"], ["glucose_week", "week"],
+      ["heart_week", "week"], ["sleep_week", "week"], ["activity_week", "week"], ["glucose_week", "week"], ["glucose_14_days", "long_term"],
       ["latest_readings", "long_term"], ["out_of_range", "temp"],
     ]);
   });
