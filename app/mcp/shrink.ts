@@ -159,9 +159,15 @@ function leaveOutEntities(doc: unknown, budget: number): LeftOut[] {
   for (let round = 0; round < 100 && bytes(doc) > budget; round++) {
     const all = lists(doc).filter((s) => s.list.length > 1 && !isHistory(s.list));
     // Innermost first: a list none of whose items holds another such list (a block's
-    // list of results goes before the view's list of blocks).
-    const inner = all.filter((s) => !all.some((o) => o !== s && o.path.startsWith(`${s.path}[`)));
-    const slot = inner.sort((a, b) => bytes(b.list) - bytes(a.list))[0];
+    // list of results goes before the view's list of blocks). Paths are walked in
+    // document order, so a list's descendants follow it directly.
+    const inner = all.filter((s, i) => !all[i + 1]?.path.startsWith(`${s.path}[`));
+    let slot: ListSlot | undefined;
+    let largest = -1;
+    for (const s of inner) {
+      const size = bytes(s.list);
+      if (size > largest) [slot, largest] = [s, size];
+    }
     if (!slot) break;
     const excess = bytes(doc) - budget;
     let keep = slot.list.length;
