@@ -21,6 +21,11 @@ interface ToolBase<S extends z.ZodRawShape> {
   title: string;
   description: string;
   args: S;
+  /**
+   * The answer's JSON Schema (tools/list's outputSchema): every answer that is not an
+   * error carries its JSON as structuredContent too, which a client may validate with it.
+   */
+  output: z.ZodObject;
 }
 
 /** A tool over one patient: it takes `patient_id` (see PATIENT_ID) besides `args`. */
@@ -73,13 +78,17 @@ export function patientIdArg(principal: Principal) {
   return isBound(principal) ? PATIENT_ID.bound : PATIENT_ID.open;
 }
 
-/** Text content holding JSON; freshness goes in _meta (REST puts it in headers). */
-export function jsonResult(value: unknown, snap?: Snapshot): CallToolResult {
-  return { content: [{ type: "text", text: toJson(value) }], ...(snap ? { _meta: freshness(snap) } : {}) };
+/**
+ * A JSON answer: as structuredContent, and as text content for clients that do not read
+ * structured output (MCP asks for both). Freshness goes in _meta (REST puts it in headers).
+ */
+export function jsonResult(value: object, snap?: Snapshot): CallToolResult {
+  return textResult(toJson(value), value, snap);
 }
 
-export function textResult(text: string, snap?: Snapshot): CallToolResult {
-  return { content: [{ type: "text", text }], ...(snap ? { _meta: freshness(snap) } : {}) };
+/** A text answer (a markdown document) with `structured`, the same answer as the tool's outputSchema has it. */
+export function textResult(text: string, structured: object, snap?: Snapshot): CallToolResult {
+  return { content: [{ type: "text", text }], structuredContent: structured as Record<string, unknown>, ...(snap ? { _meta: freshness(snap) } : {}) };
 }
 
 /**

@@ -101,7 +101,7 @@ export function createMcpServer(services: Services, principal: Principal, featur
   for (const tool of features.tools ? TOOLS.filter((t) => offeredTo(principal, t)) : []) {
     server.registerTool(
       tool.name,
-      { title: tool.title, description: tool.description, inputSchema: schemas.get(tool.name)!, annotations: ANNOTATIONS },
+      { title: tool.title, description: tool.description, inputSchema: schemas.get(tool.name)!, outputSchema: tool.output, annotations: ANNOTATIONS },
       (args: Record<string, unknown>, extra) => runTool(ctx, tool, args, extra.requestId),
     );
   }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startStack, type TestStack } from "../support/stack.js";
+import { expectStructured } from "../support/structured.js";
 
 /**
  * A module too large for one answer keeps every entity (issue 28, defect 1), and the
@@ -21,8 +22,9 @@ const TESTS = Array.from({ length: 25 }, (_, i) =>
   i === 24 ? { loinc_code: "4548-4", test_name: "Hemoglobin A1c", unit: "%" } : { loinc_code: `${2000 + i}-${i % 10}`, test_name: `Chemistry test ${i + 1}`, unit: "mg/dL" });
 
 async function call(name: string, args: Record<string, unknown>): Promise<any> {
-  const r = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: { text: string }[] };
+  const r = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: { type: string; text: string }[] };
   expect(r.isError, r.content[0]!.text).not.toBe(true);
+  expectStructured(name, r);
   const text = r.content[0]!.text;
   expect(Buffer.byteLength(text)).toBeLessThanOrEqual(20_000);
   return JSON.parse(text);

@@ -6,7 +6,8 @@ import type { Services } from "../../services.js";
 import { Nullable, responses } from "../schemas.js";
 import { PatientParams } from "./state/schemas.js";
 
-const Answer = Type.Object({
+/** Both routes' answer, and query_logs' (its outputSchema derives from it). */
+export const QueryAnswerSchema = Type.Object({
   count: Type.Integer(),
   rows: Type.Optional(Type.Array(Type.Unknown())),
   organization_id: Type.Optional(Type.String()),
@@ -32,7 +33,7 @@ export const queryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         summary: "Query logs across the organization's project, or a cohort with patient_ids",
         tags,
         body: QueryBodySchema,
-        response: responses({ 200: Answer }),
+        response: responses({ 200: QueryAnswerSchema }),
       },
     },
     async (req, reply) => {
@@ -51,7 +52,7 @@ export const queryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         tags,
         params: PatientParams,
         body: QueryBodySchema,
-        response: responses({ 200: Answer }),
+        response: responses({ 200: QueryAnswerSchema }),
       },
     },
     async (req, reply) => {

@@ -3,6 +3,7 @@ import { EVENT_MODULES, STABLE_MODULES } from "../../../readmodels/module.js";
 import { VIEW_TYPES } from "../../../readmodels/views/index.js";
 import { ISO_INSTANT, isoMs } from "../../../query/filter.js";
 import { QueryBodySchema } from "../../../query/index.js";
+import { fromTypeBox } from "./output.js";
 
 const TIME_FORMS = "a date (2026-07-01: UTC midnight) or a date-time with a UTC offset, seconds optional (2026-07-01T09:30Z, 2026-07-01T09:30:00+02:00)";
 
@@ -17,10 +18,9 @@ const instant = (description: string) => requiredInstant(description).optional()
 
 /**
  * The log query body's fields as zod, derived from the TypeBox schema the REST query routes
- * validate with (TypeBox schemas are JSON Schema), so the wire shape has one source. The
- * JSON round trip drops TypeBox's symbol keys, which zod's reader does not know.
+ * validate with, so the wire shape has one source; its descriptions tell a model each field.
  */
-const queryBody = (z.fromJSONSchema(JSON.parse(JSON.stringify(QueryBodySchema)) as Parameters<typeof z.fromJSONSchema>[0]) as z.ZodObject).shape;
+const queryBody = fromTypeBox(QueryBodySchema, { descriptions: true }).shape;
 
 /**
  * Argument schemas shared by the tools (names from the contract's "MCP tool arguments").

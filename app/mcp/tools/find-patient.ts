@@ -3,7 +3,9 @@ import { isCalendarDate } from "../../../src/control/patient-records.js";
 import { findPatients, foldName } from "../../../src/state/patient-search.js";
 import { fitCount } from "../budget.js";
 import { defineProjectTool, jsonResult, toolError } from "../context.js";
+import { ExternalIdentifierOutSchema } from "../../../src/control/patient-schemas.js";
 import { args } from "./args.js";
+import { COUNT, CUT_PAGE, fromTypeBox } from "./output.js";
 
 /** A patient id, as isIdToken (src/ids.ts) checks it: the cursor is the previous page's last. */
 const ID_TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -22,6 +24,20 @@ const schema = {
   cursor: z.string().regex(ID_TOKEN, "a cursor is the next_cursor of a previous answer").optional().describe("next_cursor of the previous page; leave out for the first page."),
 };
 
+/** A PatientCandidate (src/state/patient-search.ts). */
+const candidate = z.looseObject({
+  patient_id: z.string(),
+  first_name: z.string().nullable(),
+  last_name: z.string().nullable(),
+  demographics_name: z.string().nullable(),
+  date_of_birth: z.string().nullable(),
+  sex: z.string().nullable(),
+  identifiers: z.array(fromTypeBox(ExternalIdentifierOutSchema)),
+  created_at: z.string(),
+});
+
+const output = z.looseObject({ count: COUNT, candidates: z.array(candidate), next_cursor: z.string().nullable(), ...CUT_PAGE });
+
 export const findPatient = defineProjectTool({
   name: "find_patient",
   title: "Find a patient",
@@ -38,6 +54,7 @@ export const findPatient = defineProjectTool({
   scope: "api:manage-patients",
   forPatientTokens: false,
   args: schema,
+  output,
   async run(ctx, a: z.infer<z.ZodObject<typeof schema>>) {
     if (a.name === undefined && a.date_of_birth === undefined && a.identifier_value === undefined && a.identifier_system === undefined) {
       return toolError("give at least one of name, date_of_birth, identifier_value, identifier_system");

@@ -7,6 +7,9 @@ import { filterEntities, filterSince } from "../../../src/state/module-filter.js
 import type { Horizon } from "../../../readmodels/as-of.js";
 import { horizonFields } from "../../../src/state/as-of-read.js";
 import { toolHorizon } from "./horizon.js";
+import { EventModuleHead } from "../../http/routes/state/answers.js";
+import { ModuleRead } from "../../http/routes/state/schemas.js";
+import { fromTypeBox, SHORTENED } from "./output.js";
 
 /** What narrows a module: entity names and a time (both optional). */
 export interface ModuleFilters {
@@ -47,6 +50,15 @@ const schema = {
   ...args.horizon,
 };
 
+/** The REST twin's answer, and what the entities/since filters add. */
+const output = z.looseObject({
+  ...fromTypeBox(EventModuleHead).shape,
+  ...fromTypeBox(ModuleRead).shape,
+  filters: z.looseObject({ entities: z.array(z.string()).nullable(), since: z.string().nullable() }).optional(),
+  entities_not_found: z.array(z.string()).optional(),
+  ...SHORTENED,
+});
+
 export const getEventStateModule = defineTool({
   name: "get_event_state_module",
   title: "One event-state module",
@@ -64,6 +76,7 @@ export const getEventStateModule = defineTool({
     "it left out.",
   ].join(" "),
   args: schema,
+  output,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const { snap, answer } = await eventModuleAnswer(ctx, pid, a.module_type, undefined, toolHorizon(a), { entities: a.entities, since: a.since });
     return jsonResult(answer, snap);

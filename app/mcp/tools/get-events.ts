@@ -2,7 +2,9 @@ import { z } from "zod";
 import { EVENTS_CURSOR_PATTERN, eventsCursorAfter, readEventsPage } from "../../../src/state/events-page.js";
 import { fitCount } from "../budget.js";
 import { defineTool, jsonResult } from "../context.js";
+import { EventsPage } from "../../http/routes/state/answers.js";
 import { args } from "./args.js";
+import { CUT_PAGE, fromTypeBox } from "./output.js";
 
 const schema = {
   since: args.instant("Only events triggered (logs accepted) at or after this time."),
@@ -11,6 +13,8 @@ const schema = {
   cursor: z.string().regex(new RegExp(EVENTS_CURSOR_PATTERN), "a cursor is the next_cursor of a previous answer").max(500).optional()
     .describe("next_cursor of the previous page; leave out for the first page."),
 };
+
+const output = fromTypeBox(EventsPage).extend(CUT_PAGE);
 
 export const getEvents = defineTool({
   name: "get_events",
@@ -23,6 +27,7 @@ export const getEvents = defineTool({
     "completed_at, source_event_log_id (the log's id), changes: [{module_type, kind, op, fields}]}], next_cursor}.",
   ].join(" "),
   args: schema,
+  output,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const snap = await ctx.services.stateReader.snapshot(ctx.principal, pid);
     // The REST twin's paging (src/state/events-page.ts).

@@ -4,7 +4,9 @@ import { readPatientLogs, type LogQuery } from "../../../src/state/log-reader.js
 import { fitCount } from "../budget.js";
 import { shrink } from "../shrink.js";
 import { defineTool, jsonResult, toolError, type McpContext } from "../context.js";
+import { LogsPage } from "../../http/routes/state/answers.js";
 import { args } from "./args.js";
+import { CUT_PAGE, fromTypeBox } from "./output.js";
 
 const schema = {
   log_types: z.array(z.string().min(1).max(100)).max(60).optional()
@@ -16,6 +18,8 @@ const schema = {
   limit: args.limit(20, 100),
   cursor: args.cursor,
 };
+
+const output = fromTypeBox(LogsPage).extend(CUT_PAGE);
 
 const read = (ctx: McpContext, pid: string, q: LogQuery) =>
   readPatientLogs({ js: ctx.services.topology.js, jsm: ctx.services.topology.jsm, names: ctx.services.topology.names }, ctx.principal, pid, q);
@@ -33,6 +37,7 @@ export const getLogs = defineTool({
     "under about 20 kB (truncated: true), and next_cursor then continues right after it.",
   ].join(" "),
   args: schema,
+  output,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const unknown = (a.log_types ?? []).filter((t) => resolveLogType(t) === undefined);
     if (unknown.length > 0) return toolError(`unknown log type ${unknown.join(", ")}; known log types: ${LOG_TYPES.join(", ")}`);

@@ -7,6 +7,8 @@ import { STABLE_MODULES, type ModuleKey } from "../../../readmodels/module.js";
 import type { Horizon } from "../../../readmodels/as-of.js";
 import { horizonFields } from "../../../src/state/as-of-read.js";
 import { toolHorizon } from "./horizon.js";
+import { StableAnswer } from "../../http/routes/state/answers.js";
+import { fromTypeBox, SHORTENED } from "./output.js";
 
 /** The REST twin's answer (GET /v1/state/{pid}/stable), shared with the patient://{id}/stable resource. */
 export async function stableAnswer(ctx: McpContext, patientId: string, modules?: string[], budget?: number, h?: Horizon) {
@@ -19,6 +21,8 @@ export async function stableAnswer(ctx: McpContext, patientId: string, modules?:
 }
 
 const schema = { modules: args.stableModules, ...args.horizon };
+
+const output = fromTypeBox(StableAnswer).extend(SHORTENED);
 
 export const getStableData = defineTool({
   name: "get_stable_data",
@@ -35,6 +39,7 @@ export const getStableData = defineTool({
     "as_of / known_at: the state at a past time (event time / what had been sent in by then); the answer then repeats them.",
   ].join(" "),
   args: schema,
+  output,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const { snap, answer } = await stableAnswer(ctx, pid, a.modules, undefined, toolHorizon(a));
     return jsonResult(answer, snap);

@@ -6,8 +6,12 @@ import { defineTool, jsonResult } from "../context.js";
 import { args } from "./args.js";
 import { horizonFields } from "../../../src/state/as-of-read.js";
 import { toolHorizon } from "./horizon.js";
+import { ViewBlockAnswer } from "../../http/routes/state/answers.js";
+import { fromTypeBox, SHORTENED } from "./output.js";
 
 const schema = { view_type: args.viewType, block_id: args.blockId, ...args.horizon };
+
+const output = fromTypeBox(ViewBlockAnswer).extend(SHORTENED);
 
 export const getViewBlock = defineTool({
   name: "get_view_block",
@@ -22,6 +26,7 @@ export const getViewBlock = defineTool({
     "updated_at (the view's as-of time)}. as_of / known_at: as get_view.",
   ].join(" "),
   args: schema,
+  output,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const { snap, view: v } = await ctx.services.horizonReader.view(ctx.principal, pid, a.view_type, toolHorizon(a));
     const b = viewBlock(v, a.block_id);

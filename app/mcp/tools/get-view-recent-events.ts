@@ -1,12 +1,19 @@
-import type { z } from "zod";
+import { z } from "zod";
 import { recentEntries } from "../../../readmodels/views/index.js";
 import { fitCount } from "../budget.js";
 import { defineTool, jsonResult } from "../context.js";
 import { args } from "./args.js";
 import { horizonFields, horizonTime } from "../../../src/state/as-of-read.js";
 import { toolHorizon } from "./horizon.js";
+import { RecentItemSchema } from "../../http/routes/state/schemas.js";
+import { COUNT, CUT_PAGE, fromTypeBox, HORIZON } from "./output.js";
 
 const schema = { view_type: args.viewType, limit: args.limit(10, 50), ...args.horizon };
+
+/** The REST twin's, its entries as objects only (REST's `items`), not also as lines. */
+const output = z.looseObject({
+  patient_id: z.string(), ...HORIZON, view_type: z.string(), entries: z.array(fromTypeBox(RecentItemSchema)), count: COUNT, total_count: COUNT, ...CUT_PAGE,
+});
 
 export const getViewRecentEvents = defineTool({
   name: "get_view_recent_events",
@@ -19,6 +26,7 @@ export const getViewRecentEvents = defineTool({
     "total_count (entries available in all)}. as_of / known_at: the entries as of a past time, as get_view.",
   ].join(" "),
   args: schema,
+  output,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const h = toolHorizon(a);
     const snap = await ctx.services.horizonReader.orPlain(ctx.principal, pid, h, () => ctx.services.stateReader.snapshot(ctx.principal, pid));

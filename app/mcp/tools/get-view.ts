@@ -1,4 +1,5 @@
-import type { z } from "zod";
+import { z } from "zod";
+import { Type } from "@sinclair/typebox";
 import type { View } from "../../../readmodels/views/index.js";
 import { bounded } from "../budget.js";
 import { defineTool, jsonResult, textResult, type McpContext } from "../context.js";
@@ -7,6 +8,9 @@ import { markdownView, rawView } from "./view-format.js";
 import type { Horizon } from "../../../readmodels/as-of.js";
 import { horizonFields } from "../../../src/state/as-of-read.js";
 import { toolHorizon } from "./horizon.js";
+import { viewAnswer } from "../../http/routes/state/answers.js";
+import { BlockSchema } from "../../http/routes/state/schemas.js";
+import { fromTypeBox, SHORTENED } from "./output.js";
 
 /** A view as current as the state (read-your-writes), or at a horizon; shared with the views resource. */
 export async function readView(ctx: McpContext, patientId: string, viewType: string, h?: Horizon) {
@@ -18,6 +22,20 @@ export const rawViewAnswer = (patientId: string, view: View, budget?: number, at
   bounded({ ...at, ...rawView(patientId, view) }, "Read one block at a time with get_view_block.", budget);
 
 const schema = { view_type: args.viewType, format: args.format, ...args.horizon };
+
+/** What only a raw answer holds; a markdown answer holds `format` and `markdown` instead. */
+const RAW_ONLY = { view_id: true, valid_from: true, valid_to: true, window: true, content: true } as const;
+
+/**
+ * Either form in one object schema (an outputSchema is one object): the REST twin's raw
+ * answer, its blocks without the copies REST adds for the hosted product's clients (see
+ * blockOut), or {patient_id, as_of?, known_at?, view_type, format: "markdown", markdown}
+ * holding the document the text content is. oneOf says which fields each form requires.
+ */
+const output = fromTypeBox(viewAnswer(Type.Omit(BlockSchema, ["template_ref", "result"])))
+  .partial(RAW_ONLY)
+  .extend({ format: z.literal("markdown").optional(), markdown: z.string().optional(), ...SHORTENED })
+  .meta({ oneOf: [{ required: Object.keys(RAW_ONLY) }, { required: ["format", "markdown"] }] });
 
 export const getView = defineTool({
   name: "get_view",
@@ -35,9 +53,12 @@ export const getView = defineTool({
     "as_of / known_at: the view rendered from the state at a past time (event time / what had been sent in by then).",
   ].join(" "),
   args: schema,
+  output,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const { snap, view } = await readView(ctx, pid, a.view_type, toolHorizon(a));
     const at = horizonFields(snap);
-    return a.format === "markdown" ? textResult(markdownView(view, at), snap) : jsonResult(rawViewAnswer(pid, view, undefined, at), snap);
+    if (a.format === "raw") return jsonResult(rawViewAnswer(pid, view, undefined, at), snap);
+    const markdown = markdownView(view, at);
+    return textResult(markdown, { patient_id: pid, ...at, view_type: view.view_type, format: "markdown", markdown }, snap);
   },
 });

@@ -4,8 +4,12 @@ import { defineTool, jsonResult } from "../context.js";
 import { horizonFields } from "../../../src/state/as-of-read.js";
 import { args } from "./args.js";
 import { toolHorizon } from "./horizon.js";
+import { EventModuleList } from "../../http/routes/state/answers.js";
+import { fromTypeBox } from "./output.js";
 
 const schema = { ...args.horizon };
+
+const output = fromTypeBox(EventModuleList);
 
 export const listEventStateModules = defineTool({
   name: "list_event_state_modules",
@@ -19,6 +23,7 @@ export const listEventStateModules = defineTool({
     "as_of / known_at: the modules that held data at a past time (event time / what had been sent in by then).",
   ].join(" "),
   args: schema,
+  output,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const reader = ctx.services.stateReader;
     const snap = await ctx.services.horizonReader.orPlain(ctx.principal, pid, toolHorizon(a), () => reader.snapshot(ctx.principal, pid));

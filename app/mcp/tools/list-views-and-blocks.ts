@@ -4,8 +4,19 @@ import { defineTool, jsonResult } from "../context.js";
 import { args } from "./args.js";
 import { horizonFields } from "../../../src/state/as-of-read.js";
 import { toolHorizon } from "./horizon.js";
+import { BlockListing, ViewBlocks, ViewSummary } from "../../http/routes/state/answers.js";
+import { fromTypeBox } from "./output.js";
 
 const schema = { view_type: args.viewType.optional().describe("Only this view's blocks; every view when left out."), ...args.horizon };
+
+/**
+ * With view_type, the REST twin's blocks of one view; without, every view as REST lists
+ * them, each with its blocks. oneOf says which fields each form requires.
+ */
+const output = fromTypeBox(ViewBlocks)
+  .partial({ view_type: true, blocks: true })
+  .extend({ views: z.array(fromTypeBox(ViewSummary).extend({ blocks: z.array(fromTypeBox(BlockListing)) })).optional() })
+  .meta({ oneOf: [{ required: ["views"] }, { required: ["view_type", "blocks"] }] });
 
 export const listViewsAndBlocks = defineTool({
   name: "list_views_and_blocks",
@@ -20,6 +31,7 @@ export const listViewsAndBlocks = defineTool({
     "lab values, missed doses. as_of / known_at: as get_view.",
   ].join(" "),
   args: schema,
+  output,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const horizon = ctx.services.horizonReader;
     const h = toolHorizon(a);

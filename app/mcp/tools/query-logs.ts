@@ -4,7 +4,9 @@ import { callerQueryScope, type QueryAnswer } from "../../../src/query/log-query
 import { fitCount } from "../budget.js";
 import { shrink } from "../shrink.js";
 import { defineProjectTool, jsonResult } from "../context.js";
+import { QueryAnswerSchema } from "../../http/routes/query.js";
 import { args } from "./args.js";
+import { COUNT, CUT_PAGE, fromTypeBox } from "./output.js";
 
 /** The REST twin's answer, with where the next page starts when there is one. */
 type Answer = QueryAnswer & { next_offset?: number | null };
@@ -22,6 +24,9 @@ function boundedPage(answer: QueryAnswer, offset: number): Answer {
   const page = n === 1 ? rows.slice(0, 1).map((r) => shrink(r, 18_000).value) : rows.slice(0, n);
   return { ...wrap(page), has_more: true, next_offset: offset + n, truncated: true, note: `Cut to ${n} rows to stay under 20 kB; continue with offset ${offset + n}, or narrow select.` } as Answer;
 }
+
+/** The REST twin's answer, with where the next page starts. */
+const output = fromTypeBox(QueryAnswerSchema).extend({ next_offset: COUNT.nullable().optional(), ...CUT_PAGE });
 
 export const queryLogs = defineProjectTool({
   name: "query_logs",
@@ -46,6 +51,7 @@ export const queryLogs = defineProjectTool({
   scope: "sdk:state-read",
   forPatientTokens: true,
   args: args.queryBody,
+  output,
   async run(ctx, body): Promise<CallToolResult> {
     const r = await ctx.services.logQuery.run(body, callerQueryScope(ctx.principal, body));
     const offset = typeof body.offset === "number" ? body.offset : 0;

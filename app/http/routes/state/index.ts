@@ -7,7 +7,8 @@ import { EVENT_STATUS_FILTERS, eventMatcher, EVENTS_CURSOR_PATTERN, eventsCursor
 import { assertModule, eventModuleKey, type Snapshot } from "../../../../src/state/state-reader.js";
 import { EVENT_MODULES, STABLE_MODULES, type ModuleKey } from "../../../../readmodels/module.js";
 import { responses } from "../../schemas.js";
-import { csv, eitherList, EventRowSchema, HorizonAnswer, HorizonQuery, horizonParam, instantParam, ListParam, logTypesParam, LogRowSchema, ModuleRead, PatientParams } from "./schemas.js";
+import { EventModuleHead, EventModuleList, EventsPage, LogsPage, StableAnswer } from "./answers.js";
+import { csv, eitherList, HorizonQuery, horizonParam, instantParam, ListParam, logTypesParam, ModuleRead, PatientParams } from "./schemas.js";
 import { horizonFields, type HorizonSnapshot } from "../../../../src/state/as-of-read.js";
 import { stateMemoryRoutes } from "./memories.js";
 import { stateViewRoutes } from "./views.js";
@@ -48,7 +49,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         tags,
         params: PatientParams,
         querystring: Type.Object({ modules: Type.Optional(ListParam("Stable module keys, comma-separated or the key repeated")), ...HorizonQuery }),
-        response: responses({ 200: Type.Object({ patient_id: Type.String(), ...HorizonAnswer, modules: Type.Record(Type.String(), ModuleRead) }) }),
+        response: responses({ 200: StableAnswer }),
       },
     },
     async (req, reply) => {
@@ -75,9 +76,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         tags,
         params: PatientParams,
         querystring: Type.Object(HorizonQuery),
-        response: responses({
-          200: Type.Object({ patient_id: Type.String(), ...HorizonAnswer, modules: Type.Array(Type.Object({ module_type: Type.String(), created_at: Type.String(), updated_at: Type.String() })) }),
-        }),
+        response: responses({ 200: EventModuleList }),
       },
     },
     async (req, reply) => {
@@ -96,7 +95,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         tags,
         params: Type.Object({ pid: PatientParams.properties.pid, module_type: Type.String() }),
         querystring: Type.Object(HorizonQuery),
-        response: responses({ 200: Type.Intersect([Type.Object({ patient_id: Type.String(), ...HorizonAnswer }), ModuleRead]) }),
+        response: responses({ 200: Type.Intersect([EventModuleHead, ModuleRead]) }),
       },
     },
     async (req, reply) => {
@@ -134,9 +133,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
           cursor: Type.Optional(Type.String()),
           order: Type.Union([Type.Literal("desc"), Type.Literal("asc")], { default: "desc" }),
         }),
-        response: responses({
-          200: Type.Object({ patient_id: Type.String(), count: Type.Integer(), logs: Type.Array(LogRowSchema), next_cursor: Type.Union([Type.String(), Type.Null()]) }),
-        }),
+        response: responses({ 200: LogsPage }),
       },
     },
     async (req) => {
@@ -185,9 +182,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
             ),
           ),
         }),
-        response: responses({
-          200: Type.Object({ patient_id: Type.String(), count: Type.Integer(), events: Type.Array(EventRowSchema), next_cursor: Type.Union([Type.String(), Type.Null()]) }),
-        }),
+        response: responses({ 200: EventsPage }),
       },
     },
     async (req, reply) => {

@@ -7,9 +7,10 @@ import { horizonFields, horizonTime } from "../../../../src/state/as-of-read.js"
 import type { Principal } from "../../../../src/auth/scopes.js";
 import { recentEntries, recentLine, renderMarkdown, VIEW_INPUTS, type ViewBlock } from "../../../../readmodels/views/index.js";
 import { blockListing, hasResult, TEMPLATE_BLOCKS, viewBlock } from "../../../../readmodels/views/template-blocks.js";
-import { Nullable, responses } from "../../schemas.js";
+import { responses } from "../../schemas.js";
 import { markFreshness } from "./index.js";
-import { BlockSchema, HorizonAnswer, HorizonQuery, horizonParam, PatientParams, RecentItemSchema, ViewWindowSchema } from "./schemas.js";
+import { ViewBlockAnswer, ViewBlocks, viewAnswer, ViewList } from "./answers.js";
+import { BlockSchema, HorizonAnswer, HorizonQuery, horizonParam, PatientParams, RecentItemSchema } from "./schemas.js";
 
 const ViewParams = Type.Object({ pid: PatientParams.properties.pid, view_type: Type.String() });
 
@@ -47,13 +48,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         tags,
         params: PatientParams,
         querystring: Type.Object(HorizonQuery),
-        response: responses({
-          200: Type.Object({
-            patient_id: Type.String(),
-            ...HorizonAnswer,
-            views: Type.Array(Type.Object({ view_type: Type.String(), view_id: Type.String(), has_blocks: Type.Boolean(), has_temp: Type.Boolean() })),
-          }),
-        }),
+        response: responses({ 200: ViewList }),
       },
     },
     async (req, reply) => {
@@ -76,18 +71,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         tags,
         params: ViewParams,
         querystring: Type.Object({ format: Type.Union([Type.Literal("raw"), Type.Literal("markdown")], { default: "raw" }), ...HorizonQuery }),
-        response: responses({
-          200: Type.Object({
-            patient_id: Type.String(),
-            ...HorizonAnswer,
-            view_type: Type.String(),
-            view_id: Type.String(),
-            valid_from: Nullable(Type.String()),
-            valid_to: Nullable(Type.String()),
-            window: ViewWindowSchema,
-            content: Type.Object({ blocks: Type.Array(BlockSchema), temp: Type.Array(BlockSchema) }),
-          }),
-        }),
+        response: responses({ 200: viewAnswer(BlockSchema) }),
       },
     },
     async (req, reply) => {
@@ -118,14 +102,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         tags,
         params: ViewParams,
         querystring: Type.Object(HorizonQuery),
-        response: responses({
-          200: Type.Object({
-            patient_id: Type.String(),
-            ...HorizonAnswer,
-            view_type: Type.String(),
-            blocks: Type.Array(Type.Object({ block_id: Type.String(), block_name: Type.String(), segment: Type.String(), has_result: Type.Boolean() })),
-          }),
-        }),
+        response: responses({ 200: ViewBlocks }),
       },
     },
     async (req, reply) => {
@@ -149,21 +126,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         tags,
         params: Type.Object({ pid: PatientParams.properties.pid, view_type: Type.String(), block_id: Type.String() }),
         querystring: Type.Object(HorizonQuery),
-        response: responses({
-          200: Type.Object({
-            patient_id: Type.String(),
-            ...HorizonAnswer,
-            view_type: Type.String(),
-            block_id: Type.String(),
-            block_name: Type.String(),
-            segment: Type.String(),
-            content: Type.String(),
-            data: Type.Unknown(),
-            refs: Type.Array(Type.String()),
-            has_result: Type.Boolean({ description: "false: the template's block has nothing to say yet (content empty, data null)" }),
-            updated_at: Nullable(Type.String()),
-          }),
-        }),
+        response: responses({ 200: ViewBlockAnswer }),
       },
     },
     async (req, reply) => {
