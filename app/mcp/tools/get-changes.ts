@@ -2,12 +2,17 @@ import type { z } from "zod";
 import { readChanges } from "../../../src/state/changes-read.js";
 import { bounded } from "../budget.js";
 import { defineTool, jsonResult } from "../context.js";
+import { ChangesSchema } from "../../http/routes/state/changes.js";
 import { args } from "./args.js";
+import { fromTypeBox, SHORTENED } from "./output.js";
 
 const schema = {
   since: args.requiredInstant("The window's start: changes after it (by event time), such as the last visit's date."),
   until: args.instant("The window's end; default now."),
 };
+
+/** The REST twin's answer, and what `bounded` adds when it cut one. */
+const output = fromTypeBox(ChangesSchema).extend(SHORTENED);
 
 export const getChanges = defineTool({
   name: "get_changes",
@@ -24,6 +29,7 @@ export const getChanges = defineTool({
     "log_ids, before?, after?}, newest first. Unchanged symptoms and normal results of known tests are not listed.",
   ].join(" "),
   args: schema,
+  output,
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const until = a.until ?? ctx.services.stateReader.now();
     const { answer } = await readChanges(ctx.services.horizonReader, ctx.principal, pid, a.since, until, "arguments");
