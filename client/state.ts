@@ -1,6 +1,6 @@
 import type { Transport } from "./http.js";
 import type {
-  Block, BlockList, EventModule, EventModuleList, EventPage, EventRow, Freshness, LogPage, LogRow, MemoryList, RecentEntries, StableAnswer, StateChanges, StateDiff, View, ViewList,
+  Block, BlockList, EventModule, EventModuleList, EventPage, EventRow, Freshness, LogPage, LogRow, MemoryList, RecentEntries, RecentItem, StableAnswer, StateChanges, StateDiff, View, ViewList,
 } from "./types.js";
 
 const seg = encodeURIComponent;
@@ -143,9 +143,14 @@ export class StateApi {
   block(patientId: string, viewType: string, blockId: string, o: AtOptions = {}): Promise<Block & Freshness> {
     return this.get(patientId, `/views/${seg(viewType)}/blocks/${seg(blockId)}`, at(o));
   }
-  /** The recent dated entries behind a view, newest first: `entries` as one-line strings, `items` as objects. limit 1-200, @default 20. */
-  recent(patientId: string, viewType: string, o: { limit?: number } & AtOptions = {}): Promise<RecentEntries & Freshness> {
-    return this.get(patientId, `/views/${seg(viewType)}/recent`, { limit: o.limit, ...at(o) });
+  /**
+   * The recent dated entries behind a view, newest first: `entries` as one-line strings,
+   * `items` as objects; await for one page or iterate (items() yields the objects). `since`
+   * (ISO 8601) keeps entries at or after it. limit 1-200 per page, @default 20.
+   */
+  recent(patientId: string, viewType: string, o: { limit?: number; since?: string; cursor?: string } & AtOptions = {}): Paged<RecentEntries & Freshness, RecentItem> {
+    const query = { limit: o.limit, since: o.since, ...at(o) };
+    return new Paged((cursor) => this.get<RecentEntries>(patientId, `/views/${seg(viewType)}/recent`, { ...query, cursor }), (p) => p.items, o.cursor);
   }
   /**
    * What changed between the state at `from` and at `to` (by event time, or with basis

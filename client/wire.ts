@@ -2062,11 +2062,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The recent dated entries behind a view, newest first */
+        /** The recent dated entries behind a view, newest first, from a time and with a cursor */
         get: {
             parameters: {
                 query: {
                     limit: number;
+                    /** @description Only entries with an event time at or after this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    since?: string;
+                    /** @description next_cursor of the previous page; leave out for the newest entries */
+                    cursor?: string;
                     /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
                     as_of?: string;
                     /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
@@ -2108,8 +2112,10 @@ export interface paths {
                                 log_id: string;
                             }[];
                             count: number;
-                            /** @description Entries behind the view in all */
+                            /** @description Entries behind the view in all (those at or after since, when given), across every page */
                             total_count: number;
+                            /** @description Pass as cursor for the entries after this page (older, or of the same time and a lower log id); null: none */
+                            next_cursor: string | null;
                         };
                     };
                 };

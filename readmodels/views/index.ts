@@ -95,10 +95,15 @@ export function renderMarkdown(view: View, patientLabel?: string): string {
  * (their recent windows and histories).
  */
 export function recentEntries(type: ViewType, state: PatientState, limit: number, readAt?: string): { entries: RecentEntry[]; total_count: number } {
-  const def = DEFS[type];
-  const all = def.entries(state, windowOf(readAt ?? asOfOf(state, def.inputs), state.timezone)).sort(newestFirst);
+  const all = allRecentEntries(type, state, readAt);
   const n = Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0;
   return { entries: all.slice(0, n), total_count: all.length };
+}
+
+/** Every dated entry behind a view, newest first as recentEntries orders them (for paging past the newest). */
+export function allRecentEntries(type: ViewType, state: PatientState, readAt?: string): RecentEntry[] {
+  const def = DEFS[type];
+  return def.entries(state, windowOf(readAt ?? asOfOf(state, def.inputs), state.timezone)).sort(newestFirst);
 }
 
 /**

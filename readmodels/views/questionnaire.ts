@@ -1,5 +1,5 @@
 /** questionnaire_snapshot: latest score per instrument, the week's administrations, significant results. */
-import type { Instrument, ItemResponse, ScoreEntry } from "../modules/questionnaires/index.js";
+import type { Instrument, ItemResponse, ScoreChange, ScoreEntry } from "../modules/questionnaires/index.js";
 import { scalarText } from "../../catalog/json-shape.js";
 import { cmpTime } from "../lib/time.js";
 import type { PatientState } from "../patient-state.js";
@@ -9,7 +9,8 @@ import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 const name = (i: Instrument) => clean(i.instrument_id, 60);
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-function scoreText(s: ScoreEntry): string {
+/** "17/27 (moderately severe)": an administration's total score and severity. */
+export function scoreText(s: ScoreEntry): string {
   const total = s.total_score === null ? "no total score" : s.total_score_max !== null ? `${fmt(s.total_score)}/${fmt(s.total_score_max)}` : fmt(s.total_score);
   return `${total}${s.severity_category ? ` (${words(s.severity_category)})` : ""}`;
 }
@@ -19,18 +20,40 @@ function answerText(r: ItemResponse): string {
   return `${clean(value, 60)}${r.response_scale_max !== null ? `/${r.response_scale_max}` : ""}${r.response_label ? ` (${clean(r.response_label, 40)})` : ""}`;
 }
 
-/** Worsening only as the client classified it: whether a higher score is better depends on the instrument. */
-export const worsened = (i: Instrument): boolean => /wors|deterior/i.test(i.change?.classification ?? i.latest.change_classification ?? "");
-export const significant = (i: Instrument): boolean => i.latest.clinically_significant === true;
+/**
+ * What makes one administration a significant result, given its change against the one
+ * before it (changeAt): the client's clinically_significant flag; worsening only as the
+ * client classified it, since whether a higher score is better depends on the instrument;
+ * and a change of at least the minimally important difference the client sent, either way.
+ * The significant_results block flags the first two; provider_alert all three.
+ */
+export function resultFlags(s: ScoreEntry, c: ScoreChange | null): { clinically_significant: boolean; worsened: boolean; exceeds_mid: boolean } {
+  return {
+    clinically_significant: s.clinically_significant === true,
+    worsened: /wors|deterior/i.test(c?.classification ?? s.change_classification ?? ""),
+    exceeds_mid: c?.exceeds_mid === true,
+  };
+}
+export const worsened = (i: Instrument): boolean => resultFlags(i.latest, i.change).worsened;
+export const significant = (i: Instrument): boolean => resultFlags(i.latest, i.change).clinically_significant;
 
-/** The administration the change compares against (none for a change the client reported). */
-const prior = (i: Instrument) => (i.change?.basis === "history" ? [...i.history].reverse().find((h) => h.timestamp === i.change?.prior_date && h !== i.latest) : undefined);
+/** The administration a change of `s` compares against, from `history` (none for a change the client reported). */
+export function priorOf(history: readonly ScoreEntry[], s: ScoreEntry, c: ScoreChange | null): ScoreEntry | undefined {
+  if (c?.basis !== "history") return undefined;
+  const before = history.slice(0, history.indexOf(s));
+  return [...before].reverse().find((h) => h.timestamp === c.prior_date);
+}
+const prior = (i: Instrument) => priorOf(i.history, i.latest, i.change);
+
+/** "+9 from 8 on 2026-06-19 (worsened, exceeds MID)": a change against the prior administration. */
+export function changeText(c: ScoreChange, tz: string): string {
+  const cls = parts(c.basis === "client" && "as reported", c.classification && words(c.classification), c.exceeds_mid && "exceeds MID");
+  const from = parts(c.prior_score !== null && `from ${fmt(c.prior_score)}`, c.prior_date !== null && `on ${day(c.prior_date, tz)}`);
+  return `${[signed(c.change), ...from].join(" ")}${cls.length ? ` (${cls.join(", ")})` : ""}`;
+}
 
 function latestLine(i: Instrument, w: Window): string {
-  const c = i.change;
-  const cls = parts(c?.basis === "client" && "as reported", c?.classification && words(c.classification), c?.exceeds_mid && "exceeds MID");
-  const from = c ? parts(c.prior_score !== null && `from ${fmt(c.prior_score)}`, c.prior_date !== null && `on ${day(c.prior_date, w.tz)}`) : [];
-  const vs = c ? `; ${[signed(c.change), ...from].join(" ")}${cls.length ? ` (${cls.join(", ")})` : ""}` : "";
+  const vs = i.change ? `; ${changeText(i.change, w.tz)}` : "";
   const sig = significant(i) ? "; clinically significant" : "";
   return `**${name(i)}**: ${scoreText(i.latest)} on ${day(i.latest.timestamp, w.tz)}${vs}${sig}; ${plural(i.administrations, "administration")}`;
 }

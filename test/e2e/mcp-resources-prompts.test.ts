@@ -171,7 +171,7 @@ describe("MCP prompts", () => {
 
     const empty = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id;
     const none = promptText(await client.getPrompt({ name: "provider_alert", arguments: { patient_id: empty } }));
-    expect(none).toContain("no symptom, lab, dose, vital sign or device data yet");
+    expect(none).toContain("no symptom, lab, dose, vital sign, device or questionnaire data yet");
     expect(none).not.toContain("1970");
   });
 

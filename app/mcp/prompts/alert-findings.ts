@@ -5,6 +5,8 @@ import type { Symptom } from "../../../readmodels/modules/symptoms/index.js";
 import { isSevere } from "../../../readmodels/views/symptom.js";
 import { localClock, referenceText, type Finding } from "../../../readmodels/findings.js";
 import { schedulesAt } from "../../../readmodels/views/medication.js";
+import { changeAt } from "../../../readmodels/modules/questionnaires/index.js";
+import { changeText, priorOf, resultFlags, scoreText } from "../../../readmodels/views/questionnaire.js";
 
 export { deviceOutOfRange, LIMITS_TEXT, localClock, referenceText, VITAL_LIMITS, vitalsOutOfRange, type Finding } from "../../../readmodels/findings.js";
 
@@ -64,8 +66,31 @@ export function missedDoses(state: PatientState, since: string, now: string): Fi
   return missed;
 }
 
+/**
+ * Questionnaire administrations at or after `since` that are clinically significant, were
+ * classified worsened, or changed by at least the MID against the administration before
+ * them (the questionnaire view's rule, resultFlags), each with the prior score and date.
+ */
+export function questionnaireChanges(state: PatientState, since: string): Finding[] {
+  const tz = state.timezone;
+  return (doc(state, "questionnaires")?.instruments ?? []).flatMap((i) => i.history.flatMap((h, k) => {
+    if (h.timestamp < since) return [];
+    const c = changeAt(i.history, k);
+    const f = resultFlags(h, c);
+    if (!f.clinically_significant && !f.worsened && !f.exceeds_mid) return [];
+    const mid = h.minimally_important_difference;
+    const vs = c ? `; ${changeText(c, tz)}${f.exceeds_mid && mid !== null ? `; MID ${mid}` : ""}` : "; no earlier score to compare";
+    const prior = priorOf(i.history, h, c);
+    return [{
+      timestamp: h.timestamp,
+      line: `${i.instrument_id}: ${scoreText(h)}${vs}${f.clinically_significant ? "; clinically significant" : ""}`,
+      log_ids: prior ? [h.log_id, prior.log_id] : [h.log_id],
+    }];
+  }));
+}
+
 /** The modules the alert reads. */
-export const ALERT_MODULES = ["symptoms", "lab_results", "adherence", "vitals", "glucose", "heart"] as const;
+export const ALERT_MODULES = ["symptoms", "lab_results", "adherence", "vitals", "glucose", "heart", "questionnaires"] as const;
 
 /** Latest event time among the modules the alert reads, or null when none holds data. */
 export function latestOf(state: PatientState): string | null {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { PatientState } from "../../../readmodels/patient-state.js";
-import { abnormalLabs, deviceOutOfRange, latestOf, LIMITS_TEXT, missedDoses, severeSymptoms, vitalsOutOfRange, type Finding } from "./alert-findings.js";
+import { abnormalLabs, deviceOutOfRange, latestOf, LIMITS_TEXT, missedDoses, questionnaireChanges, severeSymptoms, vitalsOutOfRange, type Finding } from "./alert-findings.js";
 import { AppError } from "../../../src/errors.js";
 import { patientIdArg, type McpContext } from "../context.js";
 import { cite, promptPatient, resolvePrompt, userMessage } from "./shared.js";
@@ -20,6 +20,7 @@ function findings(state: PatientState, since: string, now: string) {
     vitals: vitalsOutOfRange(state, since).sort(newestFirst),
     devices: deviceOutOfRange(state, since).sort(newestFirst),
     missed: missedDoses(state, since, now).sort(newestFirst),
+    questionnaires: questionnaireChanges(state, since).sort(newestFirst),
   };
 }
 
@@ -33,7 +34,7 @@ export function registerProviderAlert(server: McpServer, ctx: McpContext): void 
     "provider_alert",
     {
       title: "Provider alert",
-      description: "A message for the patient's clinician about what changed since a time: new severe symptoms, abnormal or critical lab values, vital signs and device readings out of range, and missed doses, each citing the log ids it comes from.",
+      description: "A message for the patient's clinician about what changed since a time: new severe symptoms, abnormal or critical lab values, vital signs and device readings out of range, missed doses, and clinically significant questionnaire results or changes, each citing the log ids it comes from.",
       argsSchema: {
         patient_id: patientIdArg(ctx.principal),
         since: SINCE_ARG,
@@ -47,23 +48,24 @@ export function registerProviderAlert(server: McpServer, ctx: McpContext): void 
       const state = snap.stored.state;
       const latest = latestOf(state);
       if (!from && latest === null) {
-        return userMessage("No data yet", `Patient ${pid} has no symptom, lab, dose, vital sign or device data yet: there is nothing to alert the clinician about. Say so in one sentence.`);
+        return userMessage("No data yet", `Patient ${pid} has no symptom, lab, dose, vital sign, device or questionnaire data yet: there is nothing to alert the clinician about. Say so in one sentence.`);
       }
       const now = ctx.services.stateReader.now();
       const start = from?.toISOString() ?? new Date(Date.parse(now) - WEEK_MS).toISOString();
       const f = findings(state, start, now);
-      const total = f.severe.length + f.labs.length + f.vitals.length + f.devices.length + f.missed.length;
+      const total = f.severe.length + f.labs.length + f.vitals.length + f.devices.length + f.missed.length + f.questionnaires.length;
       const material = [
         section("New severe symptoms (severe since this window began)", f.severe),
         section("Abnormal or critical lab values", f.labs),
         section("Vital signs out of range", f.vitals),
         section("Device readings out of range", f.devices),
         section("Missed doses (times in the patient's time zone; doses never reported are tracked over the 7 days before now)", f.missed),
+        section("Questionnaire results (clinically significant, classified worsened, or changed by at least the minimally important difference since the previous administration)", f.questionnaires),
         section("Severe symptoms that were already severe before this window", f.ongoing),
         `Ranges used: ${LIMITS_TEXT}. Doses are shown in ${state.timezone}.`,
       ].join("\n\n");
       const instruction = total === 0
-        ? `Nothing new for patient ${pid} since ${start} needs a clinician's attention (no new severe symptoms, abnormal labs, out-of-range vitals or device readings, or missed doses). Write one sentence saying so${f.ongoing.length ? ", and mention the symptoms that stay severe" : ""}.`
+        ? `Nothing new for patient ${pid} since ${start} needs a clinician's attention (no new severe symptoms, abnormal labs, out-of-range vitals or device readings, missed doses, or clinically significant questionnaire results or changes). Write one sentence saying so${f.ongoing.length ? ", and mention the symptoms that stay severe" : ""}.`
         : [
           `Write a short alert for the clinician of patient ${pid} about the findings below (since ${start}).`,
           "Lead with what is most urgent (critical lab values, new severe symptoms, out-of-range vitals), keep it under 150",

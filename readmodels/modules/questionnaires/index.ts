@@ -95,6 +95,15 @@ function changeOf(history: readonly ScoreEntry[]): ScoreChange | null {
   return r ? describe(latest, r.prior_score, r.prior_date, r.change, "client") : null;
 }
 
+/**
+ * The change of the administration at `index` of a history against the one before it: what
+ * `change` holds when that administration is the latest, so every administration is judged
+ * by one rule.
+ */
+export function changeAt(history: readonly ScoreEntry[], index: number): ScoreChange | null {
+  return changeOf(history.slice(0, index + 1));
+}
+
 function describe(latest: ScoreEntry, prior_score: number | null, prior_date: string | null, delta: number, basis: ScoreChange["basis"]): ScoreChange {
   const change = round(delta, 4);
   const mid = latest.minimally_important_difference;

@@ -5,12 +5,13 @@ import type { Services } from "../../../services.js";
 import { assertViewType } from "../../../../src/state/state-reader.js";
 import { horizonFields, horizonTime } from "../../../../src/state/as-of-read.js";
 import type { Principal } from "../../../../src/auth/scopes.js";
-import { recentEntries, recentLine, renderMarkdown, VIEW_INPUTS, type ViewBlock } from "../../../../readmodels/views/index.js";
+import { recentLine, renderMarkdown, VIEW_INPUTS, type ViewBlock } from "../../../../readmodels/views/index.js";
 import { blockListing, hasResult, TEMPLATE_BLOCKS, viewBlock } from "../../../../readmodels/views/template-blocks.js";
-import { responses } from "../../schemas.js";
+import { Nullable, responses } from "../../schemas.js";
 import { markFreshness } from "./index.js";
 import { ViewBlockAnswer, ViewBlocks, viewAnswer, ViewList } from "./answers.js";
-import { BlockSchema, HorizonAnswer, HorizonQuery, horizonParam, PatientParams, RecentItemSchema } from "./schemas.js";
+import { BlockSchema, HorizonAnswer, HorizonQuery, horizonParam, instantParam, PatientParams, RecentItemSchema } from "./schemas.js";
+import { RECENT_CURSOR_MAX, recentPage } from "../../../../src/state/recent-page.js";
 
 const ViewParams = Type.Object({ pid: PatientParams.properties.pid, view_type: Type.String() });
 
@@ -157,10 +158,15 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     {
       config,
       schema: {
-        summary: "The recent dated entries behind a view, newest first",
+        summary: "The recent dated entries behind a view, newest first, from a time and with a cursor",
         tags,
         params: ViewParams,
-        querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 200, default: 20 }), ...HorizonQuery }),
+        querystring: Type.Object({
+          limit: Type.Integer({ minimum: 1, maximum: 200, default: 20 }),
+          since: Type.Optional(Type.String({ description: "Only entries with an event time at or after this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight)" })),
+          cursor: Type.Optional(Type.String({ maxLength: RECENT_CURSOR_MAX, description: "next_cursor of the previous page; leave out for the newest entries" })),
+          ...HorizonQuery,
+        }),
         response: responses({
           200: Type.Object({
             patient_id: Type.String(),
@@ -171,7 +177,8 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
             }),
             items: Type.Array(RecentItemSchema, { description: "The same entries as objects, in the same order (entries[i] is items[i])" }),
             count: Type.Integer(),
-            total_count: Type.Integer({ description: "Entries behind the view in all" }),
+            total_count: Type.Integer({ description: "Entries behind the view in all (those at or after since, when given), across every page" }),
+            next_cursor: Nullable(Type.String({ description: "Pass as cursor for the entries after this page (older, or of the same time and a lower log id); null: none" })),
           }),
         }),
       },
@@ -183,7 +190,8 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       const snap = await horizon.orPlain(req.principal, req.params.pid, h, () => reader.snapshot(req.principal, req.params.pid, VIEW_INPUTS[type]));
       markFreshness(reply, snap);
       const now = reader.now();
-      const r = recentEntries(type, snap.stored.state, req.query.limit, h ? horizonTime(h, now) : now);
+      const q = { limit: req.query.limit, since: instantParam(req.query.since, "since"), cursor: req.query.cursor };
+      const r = recentPage(type, snap.stored.state, h ? horizonTime(h, now) : now, q, ["query", "cursor"]);
       const tz = snap.stored.state.timezone;
       return {
         patient_id: req.params.pid,
@@ -193,6 +201,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         items: r.entries,
         count: r.entries.length,
         total_count: r.total_count,
+        next_cursor: r.next_cursor,
       };
     },
   );
