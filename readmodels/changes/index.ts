@@ -32,7 +32,7 @@ function questionnaireChanges(before: PatientState, after: PatientState, w: Chan
     const why = [significant(i) && "clinically significant", worsened(i) && "worsened", mid && "change beyond the minimally important difference"].filter(Boolean).join(", ");
     return [{
       kind: worsened(i) ? "worsened" : significant(i) ? "significant" : "changed",
-      what: `${i.instrument_type ?? i.instrument_id}: ${was ? `${score(was)} on ${was.timestamp.slice(0, 10)} → ` : ""}${score(i.latest)}; ${why}`,
+      what: `${i.instrument_id}: ${was ? `${score(was)} on ${was.timestamp.slice(0, 10)} → ` : ""}${score(i.latest)}; ${why}`,
       at: i.latest.timestamp,
       log_ids: [i.latest.log_id, ...(was ? [was.log_id] : [])],
       ...(was ? { before: was } : {}),

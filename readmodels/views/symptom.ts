@@ -36,6 +36,16 @@ function activeSince(s: Symptom): SymptomReport | undefined {
   return s.history[i];
 }
 
+/**
+ * "active since 2026-11-02"; when the run reaches back to the oldest report the module
+ * keeps (its last HISTORY), the run may be older: "active since at least …", with the
+ * symptom's first report.
+ */
+function activeText(s: Symptom, since: SymptomReport | undefined, w: Window): string {
+  const cut = since !== undefined && since === s.history[0] && s.history.length >= HISTORY && cmpTime(s.first_reported_at, since.timestamp) < 0;
+  return cut ? `active since at least ${day(since.timestamp, w.tz)} (first reported ${day(s.first_reported_at, w.tz)})` : `active since ${day(since?.timestamp, w.tz)}`;
+}
+
 function trend(s: Symptom, latest: SymptomReport, prev: SymptomReport | undefined, tz: string): string {
   if (!prev) return "first report";
   const was = `${score(s, prev)} on ${day(prev.timestamp, tz)}`;
@@ -51,7 +61,7 @@ function active(s: Symptom, w: Window): { line: string; ids: string[]; data: unk
   const detailText = details.length > 0 ? `; ${details.map((d) => `${clean(d.detail_type, 40)}: ${clean(d.response, 80)}`).join("; ")}` : "";
   const t = trend(s, latest, prev, w.tz);
   return {
-    line: `**${clean(s.name, 80)}**: ${score(s, latest)} on ${day(latest.timestamp, w.tz)}, ${t}; active since ${day(since?.timestamp, w.tz)}${detailText}`,
+    line: `**${clean(s.name, 80)}**: ${score(s, latest)} on ${day(latest.timestamp, w.tz)}, ${t}; ${activeText(s, since, w)}${detailText}`,
     ids: [latest.log_id, prev?.log_id ?? "", since?.log_id ?? "", ...details.map((d) => d.log_id)],
     data: {
       name: s.name, snomed_code: s.snomed_code, meddra_code: s.meddra_code, score: s.current_score, scale_max: maxOf(s, s.instrument),

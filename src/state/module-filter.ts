@@ -67,17 +67,25 @@ export function filterEntities(payload: unknown, entities: readonly string[]): E
   return { payload: out, not_found: [...wanted].filter(([k]) => !found.has(k)).map(([, e]) => e) };
 }
 
+const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Before `since`: an entry's timestamp as an instant, or a daily rollup's `date` against since's UTC date. */
+function before(x: Obj, from: number, fromDay: string): boolean {
+  if (typeof x.timestamp === "string") return Date.parse(x.timestamp) < from;
+  return typeof x.date === "string" && DAY_RE.test(x.date) && x.date < fromDay;
+}
+
 /**
- * Leaves out every dated entry (a record with a `timestamp`, at any depth of the payload)
- * before `since`; the entities holding them stay, with their current status. Compared as
- * instants, so offsets and fractions do not matter.
+ * Leaves out every dated entry (a record with a `timestamp`, or a daily rollup with a
+ * `date`, at any depth of the payload) before `since`; the entities holding them stay,
+ * with their current status. Timestamps compare as instants, so offsets and fractions do
+ * not matter; a rollup's day (the patient's calendar day) compares with since's UTC date.
  */
 export function filterSince(payload: unknown, since: string): unknown {
   const from = Date.parse(since);
+  const fromDay = new Date(from).toISOString().slice(0, 10);
   const walk = (v: unknown): unknown => {
-    if (Array.isArray(v)) {
-      return v.filter((x) => !(isRecord(x) && typeof x.timestamp === "string" && Date.parse(x.timestamp) < from)).map(walk);
-    }
+    if (Array.isArray(v)) return v.filter((x) => !(isRecord(x) && before(x, from, fromDay))).map(walk);
     if (isRecord(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
     return v;
   };

@@ -15,7 +15,8 @@ import { startStack, type TestStack } from "../support/stack.js";
 
 // The upload PUT takes no bearer credential: its one-time token (from an authorized
 // POST /v1/ingestion/upload-url) is the credential, as with a presigned URL.
-const PUBLIC_ROUTES = ["GET /healthz", "GET /metrics", "POST /auth/token", "GET /openapi.json", "PUT /v1/ingestion/uploads/:token", "GET /.well-known/oauth-protected-resource", "GET /.well-known/oauth-protected-resource/mcp"];
+const PUBLIC_ROUTES = ["GET /healthz", "GET /metrics", "POST /auth/token", "GET /openapi.json", "PUT /v1/ingestion/uploads/:token", "GET /.well-known/oauth-protected-resource", "GET /.well-known/oauth-protected-resource/mcp",
+  "GET /.well-known/oauth-authorization-server", "POST /register", "GET /authorize", "POST /token"];
 const ANY_CREDENTIAL_ROUTES = ["GET /v1/log-types", "GET /v1/log-types/:log_type", "GET /v1/sdk/config"];
 
 const MARK = `zq${randomBytes(6).toString("hex")}`;

@@ -105,7 +105,7 @@ describe("get_changes: what changed since the last visit", () => {
     expect(r.vitals).toEqual([expect.objectContaining({ kind: "out_of_range", log_ids: [ids.get("fever")], what: "Temperature 38.4 °C, Heart rate 104 bpm" })]);
     expect(r.devices).toEqual([expect.objectContaining({ kind: "out_of_range", log_ids: [ids.get("low_glucose")], what: "CGM glucose 52 mg/dL" })]);
     expect(r.questionnaires).toEqual([expect.objectContaining({ kind: "worsened", log_ids: [ids.get("phq_after"), ids.get("phq_before")] })]);
-    expect(r.questionnaires[0].what).toContain("8/27 (mild) on 2026-09-21 → 17/27 (moderately_severe)");
+    expect(r.questionnaires[0].what).toContain("PHQ-9: 8/27 (mild) on 2026-09-21 → 17/27 (moderately_severe)");
     expect(kinds(r.encounters)).toEqual(["encounter: Encounter 2026-10-06", "note: Note (progress_note)", "plan_item: Plan"]);
     expect(r.encounters.find((x: any) => x.kind === "note").what).toContain("Repeat potassium in 3 days.");
   });

@@ -230,6 +230,12 @@ describe("MCP authentication", () => {
       resource_documentation: `${base}/openapi.json`,
     });
     expect((await (await fetch(`${base}/.well-known/oauth-protected-resource`)).json()).resource).toBe(base);
+    // Clients that fall back to OAuth on this server (mcp-remote registers a client) are told what to send instead.
+    for (const [method, path] of [["POST", "/register"], ["GET", "/.well-known/oauth-authorization-server"], ["GET", "/authorize"], ["POST", "/token"]] as const) {
+      const r = await fetch(`${base}${path}`, { method, ...(method === "POST" ? { headers: { "content-type": "application/json" }, body: "{}" } : {}) });
+      expect(r.status, path).toBe(404);
+      expect((await r.json()).message, path).toContain("not an OAuth authorization server: send an API key");
+    }
   });
 
   it("answers 403 to a key without mcp:patient-state", async () => {

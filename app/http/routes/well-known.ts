@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { SCOPES } from "../../../src/auth/scopes.js";
+import { AppError } from "../../../src/errors.js";
 import { METADATA_PATH, publicBase } from "../protected-resource.js";
 
 const Metadata = Type.Object({
@@ -41,4 +42,17 @@ export const wellKnownRoutes: FastifyPluginAsyncTypebox<{ publicUrl: string | nu
       },
     );
   }
+
+  // Clients written for MCP's first authorization spec, mcp-remote among them, take a server
+  // that names no authorization server for its own, and try these (RFC 8414, 7591, 6749).
+  // Each answers what to do instead, which such a client shows, rather than "no route".
+  const noOAuth = async () => {
+    throw new AppError("not_found", "this service is not an OAuth authorization server: send an API key, or a JWT from POST /v1/auth/token, as Authorization: Bearer <credential>");
+  };
+  const oauth = (method: "GET" | "POST", url: string, summary: string) =>
+    app.route({ method, url, config: { scope: false }, schema: { summary: `${summary}: answers 404 with what to send instead (no auth)`, tags: ["health"] }, handler: noOAuth });
+  oauth("GET", "/.well-known/oauth-authorization-server", "OAuth authorization server metadata (RFC 8414)");
+  oauth("POST", "/register", "OAuth dynamic client registration (RFC 7591)");
+  oauth("GET", "/authorize", "OAuth authorization endpoint");
+  oauth("POST", "/token", "OAuth token endpoint");
 };

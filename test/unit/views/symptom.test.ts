@@ -99,3 +99,12 @@ describe("symptom_snapshot", () => {
     expect(b.data).toEqual([expect.objectContaining({ partial: false })]);
   });
 });
+
+describe("symptom_snapshot: a run older than the history kept", () => {
+  it("says 'active since at least' the oldest report kept, with the first report", () => {
+    // Three reports a day over 20 days: 60, of which the module keeps the last 50.
+    const logs = Array.from({ length: 60 }, (_, i) => log("symptom_report", at(1 + Math.floor(i / 3), 8 + (i % 3) * 4), { instrument: "esas_r", symptoms: [{ name: "pain", score: 3 }] }));
+    const line = blockOf(renderView("symptom_snapshot", given(logs)), "active_symptoms").text;
+    expect(line).toContain("active since at least 2025-03-04 (first reported 2025-03-01)");
+  });
+});
