@@ -260,8 +260,8 @@ try {
 
   const visitDay = dateOf(VISIT);
   await tool("What changed since the last visit?", "get_changes", { since: iso(VISIT) });
-  await tool("Time in range over 14 days?", "get_event_state_module", { module_type: "glucose", since: dateOf(at(13)) });
-  await tool("(Time in range over the view's 7 days)", "get_view_block", { view_type: "device_snapshot", block_id: "glucose_week" });
+  await tool("Time in range over 14 days?", "get_view_block", { view_type: "device_snapshot", block_id: "glucose_14_days" });
+  await tool("(The glucose module since 13 days ago, for the daily detail)", "get_event_state_module", { module_type: "glucose", since: dateOf(at(13)) });
   await tool("How is the patient's HbA1c trending?", "get_event_state_module", { module_type: "lab_results", entities: ["4548-4"] });
   await tool("Which doses were missed this week?", "get_view_block", { view_type: "medication_snapshot", block_id: "missed_doses" });
   await tool("What is the current symptom picture?", "get_view", { view_type: "symptom_snapshot", format: "markdown" });
