@@ -1,6 +1,6 @@
 import type { JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
 import { createActor, type ActorRefFrom } from "xstate";
-import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { partitionOf } from "../infra/nats/partitions.js";
 import { PartitionReaders } from "./partition-readers.js";
 import type { PublishedMessageReader, PublishedMessages } from "../infra/nats/published-messages.js";
@@ -9,21 +9,17 @@ import type { PatientStore } from "../src/control/patients.js";
 import type { PatientLogMessage } from "../src/logs/log-writer.js";
 import { decodeLogMessage, logSubjectOwner, type StoredLogMessage } from "../src/logs/stored-message.js";
 import { PatientLog } from "../src/logs/patient-log.js";
+import { PatientFold } from "./patient-fold.js";
+import { TouchServer } from "./touch-server.js";
 import { parkDelivery } from "./parked-messages.js";
-import type { ModuleKey } from "../readmodels/module.js";
-import { MODULE_KEYS } from "../readmodels/registry.js";
-import type { ViewType } from "../readmodels/views/index.js";
-import { applyInOrder, emptyStored, replayAll, type SequencedLogs } from "../src/state/apply-logs.js";
-import { patientActorMachine, type Delivery, type DrainResult, type LoadInput, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
+import { patientActorMachine, type PatientActorInput, type PatientActorStart } from "./patient-actor.js";
 import { providePatientActor } from "./patient-actor-wiring.js";
 import { Mailbox } from "./mailbox.js";
 import { DeferredRenders } from "./deferred-renders.js";
-import { batchNeedsReplay, loadPlan } from "./patient-decisions.js";
 import { JetStreamDelivery } from "./jetstream-delivery.js";
 import { IdleGate } from "./idle-gate.js";
 import { InflightBudget } from "./inflight-budget.js";
-import { renderCachedViews } from "../src/state/view-cache.js";
-import { changedModules, EVENTS_KEPT, type PatientStateStore, type StoredPatientState } from "../infra/redis/state-store.js";
+import type { PatientStateStore } from "../infra/redis/state-store.js";
 
 export interface StateEngineOptions {
   /** Durables named `{durablePrefix}_p{partition}_{epoch}` instead of the namespace's (a second engine beside the service's, in tests). */
@@ -73,15 +69,13 @@ export class StateEngine {
   /** Patients whose actor failed: the next one replays from JetStream, not trusting order. */
   private readonly replayNext = new Set<string>();
   private readonly readers: PartitionReaders;
-  private touchServer: { nc: NatsConnection; subject: string } | null = null;
-  private readonly touchSubs = new Map<number, Subscription>();
+  private readonly touches = new TouchServer((input, replay) => this.touch(input, replay));
   /** Deliveries of each partition not yet acknowledged: a partition given up waits for them (see removePartition). */
   private readonly pending = new Map<number, number>();
   /** Deliveries not yet applied: views render only when there are none. */
   private readonly idle = new IdleGate();
   private readonly inflight: InflightBudget;
   private readonly deferred: DeferredRenders;
-  private readonly log: PatientLog;
   /** applied_logs counts logs folded: a replay folds the patient's whole history again. */
   readonly stats = { delivered: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0, parked: 0, peak_active: 0 };
   private readonly machine;
@@ -120,21 +114,28 @@ export class StateEngine {
       log: deps.log,
       name: "state engine",
     });
-    this.log = new PatientLog(deps);
+    const fold = new PatientFold({
+      store: deps.store,
+      patients: deps.patients,
+      log: new PatientLog(deps),
+      stats: this.stats,
+      unrendered: (pid) => this.deferred.take(pid),
+      replayNext: (pid) => this.replayNext.delete(pid),
+    });
     this.deferred = new DeferredRenders({
       idle: this.idle,
       store: deps.store,
       log: deps.log,
       held: (pid) => this.activeActor(pid) !== undefined,
-      render: (stored, types) => this.renderViews(stored, types),
+      render: (stored, types) => fold.renderViews(stored, types),
     });
     const now = deps.now ?? (() => new Date().toISOString());
     this.machine = providePatientActor(
       {
         idle: this.idle,
-        load: (input, at) => this.load(input, at),
-        drain: (stored, mailbox, clock) => this.drain(stored, mailbox, clock),
-        render: (stored, types) => this.renderViews(stored, types),
+        load: (input, at) => fold.load(input, at),
+        drain: (stored, mailbox, clock) => fold.drain(stored, mailbox, clock),
+        render: (stored, types) => fold.renderViews(stored, types),
         log: deps.log,
         now,
       },
@@ -165,7 +166,7 @@ export class StateEngine {
   async addPartition(partition: number, epoch = 0): Promise<void> {
     if (this.stopping) return;
     await this.readers.add(partition, epoch);
-    this.subscribeTouch(partition);
+    this.touches.add(partition);
   }
 
   /**
@@ -176,7 +177,7 @@ export class StateEngine {
    * fenced saves (PatientStateStore.save) keep a late save here from undoing its work.
    */
   async removePartition(partition: number, settleMs = 2_000): Promise<void> {
-    this.unsubscribeTouch(partition);
+    this.touches.remove(partition);
     await this.readers.remove(partition);
     const deadline = Date.now() + settleMs;
     while ((this.pending.get(partition) ?? 0) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -202,8 +203,7 @@ export class StateEngine {
    * is woken only by the member working its partition.
    */
   serveTouch(nc: NatsConnection, subject: string): void {
-    this.touchServer = { nc, subject };
-    for (const p of this.readers.held()) this.subscribeTouch(p);
+    this.touches.serve(nc, subject, this.readers.held());
   }
 
   /** Whether this engine applies the patient's partition now (a touch can be served here). */
@@ -211,31 +211,9 @@ export class StateEngine {
     return this.readers.has(partitionOf(patientId, this.deps.names.partitions));
   }
 
-  private subscribeTouch(partition: number): void {
-    if (!this.touchServer || this.touchSubs.has(partition)) return;
-    const sub = this.touchServer.nc.subscribe(`${this.touchServer.subject}.${partition}`, {
-      queue: "state-engine",
-      callback: (_err, msg) => {
-        try {
-          const { replay, ...input } = msg.json<PatientActorInput & { replay?: boolean }>();
-          this.touch({ organization_id: input.organization_id, project_id: input.project_id, patient_id: input.patient_id }, replay === true);
-          msg.respond("ok");
-        } catch {
-          msg.respond("error");
-        }
-      },
-    });
-    this.touchSubs.set(partition, sub);
-  }
-
-  private unsubscribeTouch(partition: number): void {
-    this.touchSubs.get(partition)?.unsubscribe();
-    this.touchSubs.delete(partition);
-  }
-
   async stop(): Promise<void> {
     this.stopping = true;
-    for (const p of [...this.touchSubs.keys()]) this.unsubscribeTouch(p);
+    this.touches.removeAll();
     this.inflight.release();
     this.admitWaiters.splice(0).forEach((go) => go());
     await this.readers.removeAll();
@@ -358,82 +336,6 @@ export class StateEngine {
       this.actors.get(pid)?.send({ type: "PASSIVATE" });
     }
   }
-
-  private async history(s: Pick<StoredPatientState, "organization_id" | "project_id">, patientId: string): Promise<SequencedLogs[]> {
-    const out: SequencedLogs[] = [];
-    // A parked message reads as one without logs: the state has still applied up to it.
-    for await (const m of this.log.read({ organization_id: s.organization_id, project_id: s.project_id, patient_id: patientId })) out.push({ seq: m.seq, logs: m.data.logs });
-    return out;
-  }
-
-  /**
-   * The patient's whole history folded again and saved whole. The save is refused only
-   * when Redis holds a state folded further (another member, briefly on the same
-   * partition): the history read again then reaches it.
-   */
-  private async replay(base: StoredPatientState, now: string) {
-    for (let attempt = 1; ; attempt++) {
-      this.stats.replays++;
-      const r = replayAll(base, await this.history(base, base.state.patient_id), now);
-      if (await this.deps.store.save(r.stored, r.events.slice(-EVENTS_KEPT))) return r;
-      if (attempt === REPLAY_ATTEMPTS) throw new Error(`patient ${base.state.patient_id}: a newer state was saved elsewhere ${attempt} times during a rebuild`);
-    }
-  }
-
-  private async load(input: LoadInput, now: string): Promise<{ stored: StoredPatientState; changed: ModuleKey[] }> {
-    const unrendered = this.deferred.take(input.patient_id);
-    const plan = loadPlan(await this.deps.store.load(input.patient_id), { forced: this.replayNext.delete(input.patient_id), firstQueuedSeq: input.firstQueuedSeq });
-    if (plan.kind === "use") return { stored: plan.stored, changed: unrendered };
-    const record = await this.deps.patients.get(input.project_id, input.patient_id);
-    const empty = emptyStored(input.patient_id, record?.timezone ?? "UTC", input.organization_id, input.project_id, record?.date_of_birth ?? null);
-    // One direct get instead of reading the subject.
-    if (plan.kind === "new-if-first" && (await this.log.firstSeq(input)) === input.firstQueuedSeq) return { stored: empty, changed: [] };
-    // Redis lost the state, a reducer changed, or the last actor failed: replay.
-    const r = await this.replay(empty, now);
-    this.stats.applied_logs += r.events.length;
-    return { stored: r.stored, changed: r.stored.applied_seq > 0 ? [...MODULE_KEYS] : [] };
-  }
-
-  /** Applies everything in the mailbox, again while it refills, then returns the state. */
-  private async drain(stored: StoredPatientState, mailbox: Mailbox, now: () => string): Promise<DrainResult> {
-    let s = stored;
-    const changed = new Set<ModuleKey>();
-    while (mailbox.size() > 0) {
-      const batch = mailbox.take();
-      try {
-        const r = await this.process(s, batch, now());
-        s = r.stored;
-        for (const k of r.changed) changed.add(k);
-      } catch (err) {
-        for (const d of batch) d.nak();
-        throw err;
-      }
-    }
-    return { stored: s, changed };
-  }
-
-  private async process(stored: StoredPatientState, batch: Delivery[], now: string) {
-    const ordered = [...batch].sort((a, b) => a.seq - b.seq);
-    let r = applyInOrder(stored, ordered, now);
-    if (batchNeedsReplay(r, ordered)) r = await this.replay(stored, now);
-    // A patient's first save writes its whole (new) state; later ones only what changed.
-    else if (r.events.length > 0 && !(await this.deps.store.save(r.stored, r.events, stored.applied_seq === 0 ? undefined : changedModules(stored.state, r.stored.state), stored.applied_seq))) {
-      // Redis lost the patient, or another member saved it past this actor's copy: the
-      // whole history decides again.
-      r = await this.replay(stored, now);
-    }
-    for (const d of batch) d.ack();
-    this.stats.applied_logs += r.events.length;
-    return r;
-  }
-
-  private async renderViews(stored: StoredPatientState, types: readonly ViewType[]): Promise<void> {
-    // Stored with the sequence they reflect and the day their week ends: a read serves a
-    // view only if it is current, and read on that day.
-    await this.deps.store.saveViews(stored.state.patient_id, renderCachedViews(stored, types, new Date().toISOString()));
-  }
 }
 
 const WAKE = { type: "WAKE" } as const;
-/** Rebuilds of one patient refused in a row before its actor fails (and its deliveries come again). */
-const REPLAY_ATTEMPTS = 5;
