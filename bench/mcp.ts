@@ -26,6 +26,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { destroyTopology, topologyNames } from "../infra/nats/topology.js";
+import { logBacklog, stateDrained } from "./backlog.js";
 import { LOG_MIX } from "./log-mix.js";
 import { arg, call, percentile, startService } from "./support.js";
 
@@ -66,11 +67,8 @@ try {
     const r = await call(svc.pool, svc.adminKey, "POST", "/v1/logs/batch", { logs });
     if (r.status !== 200 || r.json.failed > 0) throw new Error(`seeding failed: ${JSON.stringify(r.json).slice(0, 500)}`);
   }
-  const backlog = async () => {
-    const ci = await jsm.consumers.info(names.logsStream, `${svc.namespace}_state`);
-    return ci.num_pending + ci.num_ack_pending;
-  };
-  while ((await backlog()) > 0) await new Promise((r) => setTimeout(r, 100));
+  // Every partition's state durable has applied what was sent (the layout of bench/backlog.ts).
+  while (!stateDrained(await logBacklog(jsm, svc.namespace, names))) await new Promise((r) => setTimeout(r, 200));
   // Views render after a pause in each patient's logs: wait until the service is quiet.
   for (let quiet = 0, last = svc.cpuSeconds(); quiet < 2; ) {
     await new Promise((r) => setTimeout(r, 500));
