@@ -1,15 +1,12 @@
 /** The medication list's changes, and the doses missed, between two states. */
 import type { LogRecord } from "../log-record.js";
-import { normName } from "../lib/payload.js";
 import type { Medication } from "../modules/medications/index.js";
 import type { PatientState } from "../patient-state.js";
 import { localClock } from "../findings.js";
 import { doc, sourceIds } from "../views/lib.js";
-import { schedulesAt } from "../views/medication.js";
+import { keyOf, schedulesAt } from "../views/medication.js";
 import { inWindow, type ChangeItem, type ChangeWindow } from "./types.js";
 
-const keyOf = (m: { rxnorm_cui: string | null; medication_name: string | null }) =>
-  m.rxnorm_cui !== null ? `rx:${m.rxnorm_cui}` : `name:${normName(m.medication_name ?? "")}`;
 const nameOf = (m: { rxnorm_cui: string | null; medication_name: string | null }) => m.medication_name ?? m.rxnorm_cui ?? "medication";
 
 /** The fields whose change a prescriber made. */

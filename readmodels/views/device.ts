@@ -2,6 +2,7 @@
 import { cgmMetrics, CGM_THRESHOLDS, type GlucoseReading } from "../modules/glucose/index.js";
 import type { HeartEntry } from "../modules/heart/index.js";
 import type { PatientState } from "../patient-state.js";
+import { addDays } from "../lib/time.js";
 import { block, day, dayInWeek, doc, entry, fmt, measured, parts, spread } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
@@ -103,7 +104,7 @@ const CONSENSUS_DAYS = 14;
  */
 function glucosePeriodBlock(state: PatientState, w: Window): ViewBlock[] {
   if (w.lastDay === "") return [];
-  const first = new Date(Date.parse(`${w.lastDay}T00:00:00Z`) - (CONSENSUS_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
+  const first = addDays(w.lastDay, -(CONSENSUS_DAYS - 1));
   const days = (doc(state, "glucose")?.days ?? []).filter((x) => x.date >= first && x.date <= w.lastDay);
   const m = cgmMetrics(days, CONSENSUS_DAYS);
   if (!m) return [];

@@ -6,13 +6,12 @@
 import { scalarText } from "../../catalog/json-shape.js";
 import type { SourceRef } from "../lib/lists.js";
 import { round } from "../lib/payload.js";
-import { cmpTime, localDate, maxTime, timeMs } from "../lib/time.js";
+import { addDays, cmpTime, localDate, maxTime, timeMs } from "../lib/time.js";
 import type { ModuleKey } from "../module.js";
 import { moduleEntry, type PatientState } from "../patient-state.js";
 import type { ModulePayloads } from "../payloads.js";
 import type { RecentEntry, Segment, ViewBlock, Window } from "./types.js";
 
-const DAY_MS = 86_400_000;
 /** Length of the `week` segment. @default 7 (days) */
 export const WEEK_DAYS = 7;
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
@@ -43,7 +42,7 @@ export function windowOf(end: string | null, tz: string): Window {
   if (Number.isNaN(ms)) return { tz, asOf: end, firstDay: "", lastDay: "" };
   const lastDay = localDate(end as string, tz);
   // Days counted on the calendar, not in hours: a change of clocks in the week moves no day.
-  const firstDay = new Date(Date.parse(`${lastDay}T00:00:00Z`) - (WEEK_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
+  const firstDay = addDays(lastDay, -(WEEK_DAYS - 1));
   return { tz, asOf: end, firstDay, lastDay };
 }
 

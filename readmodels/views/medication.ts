@@ -4,14 +4,15 @@ import { zonedMs } from "../modules/adherence/schedule.js";
 import { scheduleUntil, type AdverseEvent, type Dose, type MedicationSchedule, type ScheduledDose } from "../modules/adherence/index.js";
 import type { Medication } from "../modules/medications/index.js";
 import type { PatientState } from "../patient-state.js";
-import { cmpTime, maxTime, timeMs } from "../lib/time.js";
+import { addDays, cmpTime, maxTime, timeMs } from "../lib/time.js";
 import { block, calendarDate, clean, day, doc, entry, fmt, hhmm, inWeek, sourceIds } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 /** The adherence module keeps the latest 50 doses: a week with more is only partly seen. */
 const RECENT_DOSES = 50;
 
-const keyOf = (x: { rxnorm_cui: string | null; medication_name: string | null }) =>
+/** A medication's identity across the list, doses and schedules: its RxNorm code, else its name. */
+export const keyOf = (x: { rxnorm_cui: string | null; medication_name: string | null }) =>
   x.rxnorm_cui !== null ? `rx:${x.rxnorm_cui}` : `name:${normName(x.medication_name ?? "")}`;
 
 function doseText(m: Medication): string | null {
@@ -227,7 +228,7 @@ function expiresAt(state: PatientState, w: Window): string | null {
   const readMs = timeMs(w.asOf);
   let next = Infinity;
   for (const sch of doc(state, "adherence")?.schedule ?? []) {
-    for (const date of [w.lastDay, dayAfter(w.lastDay)]) {
+    for (const date of [w.lastDay, addDays(w.lastDay, 1)]) {
       for (const time of sch.schedule_times) {
         const closes = zonedMs(date, time, state.timezone) + sch.window_minutes * 60_000;
         if (closes > readMs && closes < next) next = closes;
@@ -236,7 +237,5 @@ function expiresAt(state: PatientState, w: Window): string | null {
   }
   return Number.isFinite(next) ? new Date(next).toISOString() : null;
 }
-
-const dayAfter = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 
 export const medicationSnapshot: ViewDef = { type: "medication_snapshot", title: "Medication snapshot", inputs: ["medications", "adherence"], blocks, entries, expiresAt };

@@ -24,8 +24,8 @@ export function horizonOf(as_of: string | undefined, known_at: string | undefine
   return h;
 }
 
-/** The time a read at `h` is made at, which a view's week ends on: as_of, else known_at. */
-export const horizonTime = (h: Horizon, nowIso: string): string => h.as_of ?? h.known_at ?? nowIso;
+/** The time a read at `h` is made at, which a view's week ends on: as_of, else known_at, else now (no horizon). */
+export const horizonTime = (h: Horizon | undefined, nowIso: string): string => h?.as_of ?? h?.known_at ?? nowIso;
 
 /** What an answer says it reflects: both bounds (null: not bounded), or nothing for a plain read. */
 export function horizonFields(snap: Snapshot): { as_of?: string | null; known_at?: string | null } {

@@ -39,8 +39,7 @@ export const getViewRecentEvents = defineTool({
   async run(ctx, pid, a: z.infer<z.ZodObject<typeof schema>>) {
     const h = toolHorizon(a);
     const snap = await ctx.services.horizonReader.orPlain(ctx.principal, pid, h, () => ctx.services.stateReader.snapshot(ctx.principal, pid));
-    const now = ctx.services.stateReader.now();
-    const r = recentPage(a.view_type, snap.stored.state, h ? horizonTime(h, now) : now, a, ["arguments", "cursor"]);
+    const r = recentPage(a.view_type, snap.stored.state, horizonTime(h, ctx.services.stateReader.now()), a, ["arguments", "cursor"]);
     const wrap = (entries: readonly unknown[], next_cursor: string | null) =>
       ({ patient_id: pid, ...horizonFields(snap), view_type: a.view_type, entries, count: entries.length, total_count: r.total_count, next_cursor });
     // Measured with the longest cursor a cut page could carry: the one after the longest summary.

@@ -189,9 +189,8 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       const h = horizonParam(req.query);
       const snap = await horizon.orPlain(req.principal, req.params.pid, h, () => reader.snapshot(req.principal, req.params.pid, VIEW_INPUTS[type]));
       markFreshness(reply, snap);
-      const now = reader.now();
       const q = { limit: req.query.limit, since: instantParam(req.query.since, "since"), cursor: req.query.cursor };
-      const r = recentPage(type, snap.stored.state, h ? horizonTime(h, now) : now, q, ["query", "cursor"]);
+      const r = recentPage(type, snap.stored.state, horizonTime(h, reader.now()), q, ["query", "cursor"]);
       const tz = snap.stored.state.timezone;
       return {
         patient_id: req.params.pid,
