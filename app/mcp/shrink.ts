@@ -8,6 +8,7 @@
  * the same newest N entries first, N as large as fits; only when each history is down to
  * one entry are entities left out, by name, and the answer lists them.
  */
+import { isObj } from "../../readmodels/lib/payload.js";
 
 const CUT_MARK = "… [truncated]";
 
@@ -41,16 +42,14 @@ export interface LeftOut {
   left_out: string[];
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
-
 /** A history: every item a plain value (log ids), or a record stamped with a timestamp (a report, a dose, a note). */
 function isHistory(list: unknown[]): boolean {
-  return list.every((x) => !isRecord(x) && !Array.isArray(x)) || list.every((x) => isRecord(x) && typeof x.timestamp === "string");
+  return list.every((x) => !isObj(x) && !Array.isArray(x)) || list.every((x) => isObj(x) && typeof x.timestamp === "string");
 }
 
 /** Oldest first (time-ordered): keep the newest, i.e. the tail; otherwise the head. */
 function keepsTail(list: unknown[]): boolean {
-  const ts = (x: unknown) => (isRecord(x) ? x.timestamp : undefined);
+  const ts = (x: unknown) => (isObj(x) ? x.timestamp : undefined);
   const a = ts(list[0]);
   const b = ts(list[list.length - 1]);
   return typeof a === "string" && typeof b === "string" && a < b;
@@ -62,7 +61,7 @@ function lists(root: unknown): ListSlot[] {
     if (Array.isArray(v)) {
       if (holder) out.push({ path, pattern, holder, key, list: v });
       v.forEach((x, i) => walk(x, `${path}[${i}]`, `${pattern}[*]`, v, i));
-    } else if (isRecord(v)) {
+    } else if (isObj(v)) {
       for (const [k, x] of Object.entries(v)) walk(x, path === "" ? k : `${path}.${k}`, pattern === "" ? k : `${pattern}.${k}`, v, k);
     }
   };
@@ -73,7 +72,7 @@ function lists(root: unknown): ListSlot[] {
 const ENTITY_NAME_FIELDS = ["name", "test_name", "medication_name", "measurement_type", "symptom_type", "questionnaire_type", "loinc_code", "rxnorm_cui", "code", "id", "type"];
 
 function entityName(item: unknown, index: number): string {
-  if (isRecord(item)) {
+  if (isObj(item)) {
     for (const f of ENTITY_NAME_FIELDS) if (typeof item[f] === "string" && item[f] !== "") return item[f];
   }
   return `[${index}]`;
@@ -92,7 +91,7 @@ function cutTexts(doc: unknown, longest: number, budget: number): void {
   };
   const walk = (v: unknown) => {
     if (Array.isArray(v)) v.forEach((x, i) => visit(v, i, x));
-    else if (isRecord(v)) for (const [k, x] of Object.entries(v)) visit(v, k, x);
+    else if (isObj(v)) for (const [k, x] of Object.entries(v)) visit(v, k, x);
   };
   walk(doc);
   texts.sort((a, b) => b.text.length - a.text.length);

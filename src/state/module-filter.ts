@@ -4,10 +4,7 @@
  * measurement, questionnaires by instrument) and the entries since a time. Pure: the
  * payload is the module's as compiled, and what comes back is a copy.
  */
-
-type Obj = Record<string, unknown>;
-
-const isRecord = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
+import { isObj, type Obj } from "../../readmodels/lib/payload.js";
 
 /** The fields that name an entity across modules; `aliases` and a vitals entry's measurement keys count too. */
 const NAME_FIELDS = [
@@ -22,15 +19,15 @@ function namesOf(item: Obj): string[] {
   const out: string[] = [];
   for (const f of NAME_FIELDS) if (typeof item[f] === "string") out.push(item[f]);
   if (Array.isArray(item.aliases)) for (const a of item.aliases) if (typeof a === "string") out.push(a);
-  if (isRecord(item.measurements)) out.push(...Object.keys(item.measurements));
+  if (isObj(item.measurements)) out.push(...Object.keys(item.measurements));
   return out;
 }
 
-const named = (item: unknown): item is Obj => isRecord(item) && namesOf(item).length > 0;
+const named = (item: unknown): item is Obj => isObj(item) && namesOf(item).length > 0;
 
 /** A map from entity name to a record (vitals' and heart's `latest`): every value a record or null. */
 const isNamedMap = (v: unknown): v is Obj =>
-  isRecord(v) && Object.keys(v).length > 0 && Object.values(v).every((x) => x === null || isRecord(x));
+  isObj(v) && Object.keys(v).length > 0 && Object.values(v).every((x) => x === null || isObj(x));
 
 export interface EntityFilterResult {
   payload: unknown;
@@ -57,7 +54,7 @@ export function filterEntities(payload: unknown, entities: readonly string[]): E
     }
     return any;
   };
-  if (!isRecord(payload)) return { payload, not_found: [...entities] };
+  if (!isObj(payload)) return { payload, not_found: [...entities] };
   const out: Obj = {};
   for (const [key, value] of Object.entries(payload)) {
     if (Array.isArray(value) && value.some(named)) out[key] = value.filter((x) => named(x) && hit(namesOf(x)));
@@ -85,8 +82,8 @@ export function filterSince(payload: unknown, since: string): unknown {
   const from = Date.parse(since);
   const fromDay = new Date(from).toISOString().slice(0, 10);
   const walk = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.filter((x) => !(isRecord(x) && before(x, from, fromDay))).map(walk);
-    if (isRecord(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    if (Array.isArray(v)) return v.filter((x) => !(isObj(x) && before(x, from, fromDay))).map(walk);
+    if (isObj(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
     return v;
   };
   return walk(payload);
