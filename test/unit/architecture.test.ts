@@ -13,10 +13,11 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   catalog: [],
   readmodels: ["catalog"],
   query: ["catalog"],
-  infra: ["catalog", "readmodels", "query"],
-  src: ["catalog", "readmodels", "query", "infra"],
-  actors: ["catalog", "readmodels", "query", "infra", "src"],
-  app: ["catalog", "readmodels", "query", "infra", "src", "actors"],
+  fhir: ["catalog", "readmodels"],
+  infra: ["catalog", "readmodels", "query", "fhir"],
+  src: ["catalog", "readmodels", "query", "fhir", "infra"],
+  actors: ["catalog", "readmodels", "query", "fhir", "infra", "src"],
+  app: ["catalog", "readmodels", "query", "fhir", "infra", "src", "actors"],
   // The client and the CLI reach the server only through what it publishes: the catalog
   // (log types, module keys, payload schemas) and the wire shapes of its routes.
   client: ["catalog"],

@@ -1,0 +1,32 @@
+import type { Condition } from "@medplum/fhirtypes";
+import { codeOf, codesIn, codingIn, conceptText, dateOf, instantOf, SYSTEMS } from "../lib/datatypes.js";
+import { unmappable, type Mapper } from "../types.js";
+
+/** FHIR condition-clinical → the catalog's clinical_status (relapse and recurrence are active again). */
+const CLINICAL_STATUS: Record<string, string> = {
+  active: "active", recurrence: "active", relapse: "active", inactive: "inactive", remission: "remission", resolved: "resolved",
+};
+
+/** Condition → condition: named by SNOMED CT, ICD-10 or its text; entered-in-error is the correction. */
+export const mapCondition: Mapper<Condition> = (c) => {
+  const snomed = codingIn(c.code, SYSTEMS.snomed)?.code;
+  const icd10 = codesIn(c.code, SYSTEMS.icd10, SYSTEMS.icd10cm);
+  const name = conceptText(c.code);
+  if (!snomed && icd10.length === 0 && !name) return unmappable(["code"], "is required: a SNOMED CT or ICD-10 coding, or text, naming the condition");
+  const payload: Record<string, unknown> = {};
+  if (name) payload.disease_type = name;
+  if (snomed) payload.snomed_code = snomed;
+  if (icd10.length > 0) payload.icd10_codes = icd10;
+  const verification = codeOf(c.verificationStatus);
+  const clinical = codeOf(c.clinicalStatus);
+  if (verification === "entered-in-error") payload.clinical_status = "entered_in_error";
+  else if (clinical && CLINICAL_STATUS[clinical]) payload.clinical_status = CLINICAL_STATUS[clinical];
+  const stage = c.stage?.map((s) => conceptText(s.summary)).find(Boolean);
+  if (stage) payload.stage = stage;
+  const onset = dateOf(c.onsetDateTime ?? c.onsetPeriod?.start);
+  if (onset) payload.onset_date = onset;
+  const recorded = instantOf(c.recordedDate);
+  if (recorded) payload.recorded_at = recorded;
+  if (onset && codeOf(c.category?.[0]) !== "problem-list-item") payload.diagnosis_date = instantOf(c.onsetDateTime ?? c.onsetPeriod?.start);
+  return { ok: true, logs: [{ log_type: "condition", timestamp: instantOf(c.recordedDate) ?? instantOf(c.onsetDateTime ?? c.onsetPeriod?.start), payload }] };
+};

@@ -1,0 +1,101 @@
+import type { CodeableConcept, Coding, Period, Quantity, Reference } from "@medplum/fhirtypes";
+import type { Resource } from "../types.js";
+
+/** Code systems by the names the catalog's payloads use. */
+export const SYSTEMS = {
+  loinc: "http://loinc.org",
+  snomed: "http://snomed.info/sct",
+  icd10: "http://hl7.org/fhir/sid/icd-10",
+  icd10cm: "http://hl7.org/fhir/sid/icd-10-cm",
+  rxnorm: "http://www.nlm.nih.gov/research/umls/rxnorm",
+  cvx: "http://hl7.org/fhir/sid/cvx",
+  ucum: "http://unitsofmeasure.org",
+} as const;
+
+/** The first coding of a concept in one of `systems` (terminology is by code as sent: no lookups). */
+export function codingIn(cc: CodeableConcept | undefined, ...systems: string[]): Coding | undefined {
+  return cc?.coding?.find((c) => c.system !== undefined && systems.includes(c.system) && c.code !== undefined);
+}
+
+/** Every coding's code in one of `systems`, in the order sent, without repeats. */
+export function codesIn(cc: CodeableConcept | undefined, ...systems: string[]): string[] {
+  const out: string[] = [];
+  for (const c of cc?.coding ?? []) if (c.system && systems.includes(c.system) && c.code && !out.includes(c.code)) out.push(c.code);
+  return out;
+}
+
+/** What a person would call the concept: its text, else the first display, else the first code. */
+export function conceptText(cc: CodeableConcept | undefined): string | undefined {
+  if (!cc) return undefined;
+  if (cc.text?.trim()) return cc.text.trim();
+  const shown = cc.coding?.find((c) => c.display?.trim());
+  if (shown) return shown.display!.trim();
+  return cc.coding?.find((c) => c.code)?.code;
+}
+
+/** A concept's first code from a FHIR value set (status, category): the code alone. */
+export function codeOf(cc: CodeableConcept | undefined): string | undefined {
+  return cc?.coding?.find((c) => c.code)?.code;
+}
+
+/**
+ * A FHIR date, dateTime or instant as the catalog's timestamps take it: a date alone is
+ * its midnight UTC, a dateTime without seconds gets them. Partial dates (a year, a month)
+ * are their first day. Anything else is undefined (the caller reports it or leaves it out).
+ */
+export function instantOf(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  if (/^\d{4}$/.test(value)) return `${value}-01-01T00:00:00Z`;
+  if (/^\d{4}-\d{2}$/.test(value)) return `${value}-01T00:00:00Z`;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return `${value}T00:00:00Z`;
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.exec(value);
+  if (!m) return undefined;
+  return `${m[1]}${m[2] ?? ":00"}${m[4]}`;
+}
+
+/** The calendar date (YYYY-MM-DD) of a FHIR date or dateTime, as sent (no zone shift). */
+export function dateOf(value: string | undefined): string | undefined {
+  const m = value ? /^(\d{4})(-\d{2})?(-\d{2})?/.exec(value) : null;
+  if (!m) return undefined;
+  return `${m[1]}${m[2] ?? "-01"}${m[3] ?? "-01"}`;
+}
+
+export function periodStart(p: Period | undefined): string | undefined {
+  return instantOf(p?.start);
+}
+
+/** A quantity's value and unit (its unit text, else its UCUM code). */
+export function quantityOf(q: Quantity | undefined): { value: number; unit?: string } | undefined {
+  if (q?.value === undefined) return undefined;
+  const unit = q.unit ?? q.code;
+  return unit === undefined ? { value: q.value } : { value: q.value, unit };
+}
+
+/** `Type/id` of a reference, or its display when it has no literal reference. */
+export function referenceText(r: Reference | undefined): string | undefined {
+  return r?.display ?? r?.reference;
+}
+
+/** The id part of a literal reference `Type/id` of the wanted type. */
+export function referencedId(r: Reference | undefined, type: string): string | undefined {
+  const m = r?.reference ? /^([A-Za-z]+)\/([A-Za-z0-9\-.]{1,64})$/.exec(r.reference) : null;
+  return m && m[1] === type ? m[2] : undefined;
+}
+
+/**
+ * The resource's clinical date, the first of the usual elements it has (onset, recorded,
+ * authored, effective, occurrence, performed, period, issued, date), as an instant.
+ */
+export function clinicalDate(resource: Resource): string | undefined {
+  const r = resource as unknown as Record<string, unknown>;
+  const candidates = [
+    r.onsetDateTime, r.recordedDate, r.authoredOn, r.effectiveDateTime, (r.effectivePeriod as Period | undefined)?.start,
+    r.effectiveInstant, r.occurrenceDateTime, r.performedDateTime, (r.performedPeriod as Period | undefined)?.start,
+    (r.period as Period | undefined)?.start, r.start, r.issued, r.date, r.created, r.dateAsserted, r.authored, r.recorded,
+  ];
+  for (const c of candidates) {
+    const at = typeof c === "string" ? instantOf(c) : undefined;
+    if (at) return at;
+  }
+  return undefined;
+}

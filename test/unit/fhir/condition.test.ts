@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import type { Condition } from "@medplum/fhirtypes";
+import { derived, refused } from "./derive-helpers.js";
+
+/** After the R4 specification's example of a problem-list condition (written anew). */
+const heartFailure: Condition = {
+  resourceType: "Condition",
+  id: "hf-1",
+  clinicalStatus: { coding: [{ system: "http://terminology.hl7.org/CodeSystem/condition-clinical", code: "active" }] },
+  verificationStatus: { coding: [{ system: "http://terminology.hl7.org/CodeSystem/condition-ver-status", code: "confirmed" }] },
+  category: [{ coding: [{ system: "http://terminology.hl7.org/CodeSystem/condition-category", code: "encounter-diagnosis" }] }],
+  code: {
+    coding: [
+      { system: "http://snomed.info/sct", code: "84114007", display: "Heart failure" },
+      { system: "http://hl7.org/fhir/sid/icd-10-cm", code: "I50.9" },
+    ],
+    text: "Heart failure",
+  },
+  subject: { reference: "Patient/example" },
+  onsetDateTime: "2025-09-14",
+  recordedDate: "2025-09-20T10:15:00+02:00",
+};
+
+describe("Condition", () => {
+  it("becomes a condition log named by its codes, with its status, dates and source", () => {
+    const [log, ...rest] = derived(heartFailure);
+    expect(rest).toEqual([]);
+    expect(log).toMatchObject({
+      log_type: "condition",
+      timestamp: "2025-09-20T10:15:00+02:00",
+      payload: {
+        disease_type: "Heart failure", snomed_code: "84114007", icd10_codes: ["I50.9"], clinical_status: "active",
+        onset_date: "2025-09-14", recorded_at: "2025-09-20T10:15:00+02:00",
+      },
+      trace: { object_type: "Condition", object_id: "hf-1" },
+      metadata: { fhir_reference: "Condition/hf-1", fhir_resource: heartFailure },
+    });
+  });
+
+  it("takes entered-in-error as the correction, and FHIR's own invariants (con-4) are checked", () => {
+    const wrong = derived({ ...heartFailure, verificationStatus: { coding: [{ code: "entered-in-error" }] } })[0]!;
+    expect(wrong.payload.clinical_status).toBe("entered_in_error");
+    expect(refused({ ...heartFailure, abatementDateTime: "2026-01-02" }).message).toMatch(/con-4/);
+    const resolved = { ...heartFailure, abatementDateTime: "2026-01-02", clinicalStatus: { coding: [{ system: "http://terminology.hl7.org/CodeSystem/condition-clinical", code: "resolved" }] } };
+    expect(derived(resolved)[0]!.payload.clinical_status).toBe("resolved");
+  });
+
+  it("refuses a condition without any name, saying where to put one", () => {
+    const { code: _c, ...unnamed } = heartFailure;
+    const out = refused(unnamed);
+    expect(out.code).toBe("fhir_unmappable");
+    expect(out.issues[0]!.path).toEqual(["code"]);
+  });
+
+  it("refuses invalid FHIR with the element's path", () => {
+    const out = refused({ ...heartFailure, onsetDateTime: "2025-13-45" });
+    expect(out).toMatchObject({ code: "fhir_invalid", issues: [{ path: ["onsetDateTime"] }] });
+  });
+
+  it("names the mapped types for a resource type it does not map", () => {
+    const out = refused({ resourceType: "SupplyDelivery", id: "s1" } as never);
+    expect(out.message).toMatch(/SupplyDelivery is not mapped.*Condition/);
+  });
+});
