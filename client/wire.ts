@@ -1413,6 +1413,252 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/fhir/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The FHIR CapabilityStatement: the resource types mapped to patient logs, and Bundles taken */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Error body used by every failure */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fhir/resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Store one FHIR R4 resource as the patient logs it maps to (the hosted SDK's log_fhir)
+         * @description The patient is the body's patient_id, never the resource's subject. A resource that cannot be mapped or is not valid FHIR answers 200 with accepted 0 and a located error; a retry with the same idempotency_key (or, without one, the same content) stores nothing and counts its logs as accepted.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        patient_id: string;
+                        /** @description A FHIR R4 resource (JSON) */
+                        resource: {
+                            /** @description Any FHIR R4 resource type; GET /v1/fhir/metadata lists those mapped to logs */
+                            resourceType: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @description Derived logs are keyed <key>:<n> */
+                        idempotency_key?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            accepted: number;
+                            failed: number;
+                            duplicates: number;
+                            errors: {
+                                index: number;
+                                code: string;
+                                message: string;
+                                details: ({
+                                    type: string;
+                                    message: string;
+                                    field?: string;
+                                    location?: (string | number)[];
+                                    input_value?: unknown;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                            }[];
+                            results: {
+                                index: number;
+                                /** @description The stored log's id; for a duplicate, the id of the log first stored with that key */
+                                id: string | null;
+                                status: "accepted" | "duplicate" | "failed";
+                            }[];
+                        };
+                    };
+                };
+                /** @description Error body used by every failure */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fhir": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Store a FHIR R4 Bundle (batch, transaction or collection); answers a batch-response Bundle
+         * @description Each entry's patient is the Patient entry its subject (or patient) references, found by id or identifier (created with create_patients=true), or a patient of this project named Patient/<id>, or patient_id. A transaction is stored whole or refused whole (422). Sending a Bundle again stores nothing twice.
+         */
+        post: {
+            parameters: {
+                query: {
+                    /** @description The patient of entries that reference none */
+                    patient_id?: string;
+                    /** @description Create the patient of a Patient entry none of whose identifiers is known (needs api:manage-patients) */
+                    create_patients: boolean;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description A FHIR R4 Bundle of type batch, transaction or collection */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        resourceType: "Bundle";
+                        type: "batch" | "transaction" | "collection";
+                        entry?: ({
+                            fullUrl?: string;
+                            /** @description A FHIR R4 resource (JSON) */
+                            resource?: {
+                                /** @description Any FHIR R4 resource type; GET /v1/fhir/metadata lists those mapped to logs */
+                                resourceType: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description A batch-response (or transaction-response) Bundle: per entry, a status and an OperationOutcome */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            resourceType: "Bundle";
+                            type: string;
+                            entry: {
+                                [key: string]: unknown;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Error body used by every failure */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/state/{pid}/stable": {
         parameters: {
             query?: never;
@@ -1674,6 +1920,8 @@ export interface paths {
                     limit: number;
                     cursor?: string;
                     order: "desc" | "asc";
+                    /** @description Each log with its metadata (left out by default: it can be large, such as a FHIR resource) */
+                    include_metadata: boolean;
                 };
                 header?: never;
                 path: {
@@ -1705,6 +1953,10 @@ export interface paths {
                                 trace: {
                                     object_type: string | null;
                                     object_id: string;
+                                } | null;
+                                /** @description With include_metadata=true: the log's metadata (a FHIR-made log's source resource is metadata.fhir_resource) */
+                                metadata?: {
+                                    [key: string]: unknown;
                                 } | null;
                             }[];
                             next_cursor: string | null;

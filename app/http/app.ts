@@ -14,6 +14,7 @@ import { healthRoutes } from "./routes/health.js";
 import { authRoutes } from "./routes/auth.js";
 import { organizationRoutes } from "./routes/organizations.js";
 import { patientRoutes } from "./routes/patients/index.js";
+import { fhirRoutes } from "./routes/fhir.js";
 import { logBatchRoutes, LogInputSchema } from "./routes/logs/batch.js";
 import { logTypeRoutes } from "./routes/logs/log-types.js";
 import { stateRoutes } from "./routes/state/index.js";
@@ -80,7 +81,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   // A body past the shape limits (depth, members of an object) is refused before parsing.
   const parseJson = app.getDefaultJsonParser(POISONING, POISONING);
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (req, body, done) => {
+  app.addContentTypeParser(["application/json", "application/fhir+json"], { parseAs: "string" }, (req, body, done) => {
     if (body === "") done(null, undefined);
     else {
       const refused = bodyShapeError(body as string);
@@ -121,6 +122,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(patientRoutes, { services });
   await app.register(logBatchRoutes, { services });
   await app.register(logTypeRoutes, { services });
+  await app.register(fhirRoutes, { services });
   await app.register(stateRoutes, { services });
   await app.register(deadLetterRoutes, { services });
   await app.register(queryRoutes, { services });

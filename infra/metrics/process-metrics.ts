@@ -2,7 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 import type { InstanceRole, InstanceStatus } from "./instance-status.js";
 
 /** Where logs come into the write path: POST /v1/logs/batch, a device feed, an ingestion job's replay. */
-export type LogSource = "batch" | "feed" | "ingestion";
+export type LogSource = "batch" | "feed" | "ingestion" | "fhir";
 
 /** Told, per write, what became of its logs (src/logs/log-writer.ts). */
 export interface LogOutcomes {
@@ -22,7 +22,7 @@ export type MetricJson = Awaited<ReturnType<Registry["getMetricsAsJSON"]>>[numbe
  */
 const REJECT_REASONS = new Set(["validation_error", "unknown_log_type", "patient_not_found", "storage_error"]);
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
-const SOURCES_OF: Record<InstanceRole, LogSource[]> = { api: ["batch"], worker: ["feed", "ingestion"], all: ["batch", "feed", "ingestion"] };
+const SOURCES_OF: Record<InstanceRole, LogSource[]> = { api: ["batch", "fhir"], worker: ["feed", "ingestion"], all: ["batch", "fhir", "feed", "ingestion"] };
 
 /** What a state engine counts (actors/state-engine.ts's `stats`). */
 export interface EngineCounts {

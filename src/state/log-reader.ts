@@ -17,6 +17,8 @@ export interface LogQuery {
   limit: number;
   cursor?: string;
   order: "asc" | "desc";
+  /** Each row carries the log's metadata (a FHIR-made log's whole source resource, say). */
+  include_metadata?: boolean;
 }
 
 export interface LogRow {
@@ -27,6 +29,8 @@ export interface LogRow {
   payload: Record<string, unknown>;
   /** Always an object (a string trace as its traceParts: object_type null), or null. */
   trace: { object_type: string | null; object_id: string } | null;
+  /** Only when asked for (include_metadata): the log's metadata as sent, or null. */
+  metadata?: Record<string, unknown> | null;
 }
 
 type LogDeps = { js: JetStreamClient; jsm: JetStreamManager; names: TopologyNames };
@@ -99,7 +103,10 @@ export async function readPatientLogs(
   const page = rows.slice(0, q.limit);
   const last = page.at(-1);
   return {
-    logs: page.map((l) => ({ id: l.id, type: l.log_type, timestamp: l.timestamp, ingested_at: l.ingested_at, payload: l.payload, trace: l.trace === undefined ? null : traceParts(l.trace) })),
+    logs: page.map((l) => ({
+      id: l.id, type: l.log_type, timestamp: l.timestamp, ingested_at: l.ingested_at, payload: l.payload, trace: l.trace === undefined ? null : traceParts(l.trace),
+      ...(q.include_metadata ? { metadata: l.metadata ?? null } : {}),
+    })),
     next_cursor: rows.length > q.limit && last ? encodeCursor([last.timestamp, last.id]) : null,
   };
 }

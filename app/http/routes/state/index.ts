@@ -132,6 +132,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
           limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
           cursor: Type.Optional(Type.String()),
           order: Type.Union([Type.Literal("desc"), Type.Literal("asc")], { default: "desc" }),
+          include_metadata: Type.Boolean({ default: false, description: "Each log with its metadata (left out by default: it can be large, such as a FHIR resource)" }),
         }),
         response: responses({ 200: LogsPage }),
       },
@@ -153,6 +154,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
           limit: q.limit,
           cursor: q.cursor,
           order: q.order,
+          include_metadata: q.include_metadata,
         },
       );
       return { patient_id: req.params.pid, count: r.logs.length, logs: r.logs, next_cursor: r.next_cursor };

@@ -29,6 +29,7 @@ export const LogRowSchema = Type.Object({
   ingested_at: Type.String(),
   payload: OpenObject,
   trace: Trace,
+  metadata: Type.Optional(Type.Union([OpenObject, Type.Null()], { description: "With include_metadata=true: the log's metadata (a FHIR-made log's source resource is metadata.fhir_resource)" })),
 });
 
 export const EventRowSchema = Type.Object({

@@ -1,0 +1,53 @@
+import { deriveLogs } from "../../fhir/inbound/index.js";
+import type { Resource } from "../../fhir/types.js";
+import { echoValue, fieldIssue, type ErrorDetail } from "../errors.js";
+import type { BatchAnswer, LogWriter, WriteScope } from "../logs/log-writer.js";
+import { catalogProblems, resourceLogs } from "./derived-write.js";
+
+/** A resource's contained resources by `#id`: the only references a lone resource can resolve. */
+export function containedOf(resource: Resource): (reference: string) => Resource | undefined {
+  const contained = (resource as { contained?: Resource[] }).contained ?? [];
+  return (reference) => (reference.startsWith("#") ? contained.find((c) => c.id === reference.slice(1)) : undefined);
+}
+
+/** The value at a path of the resource, for an error's input_value. */
+function valueAt(resource: unknown, path: (string | number)[]): unknown {
+  let at = resource;
+  for (const p of path) at = typeof at === "object" && at !== null ? (at as Record<string | number, unknown>)[p] : undefined;
+  return echoValue(at);
+}
+
+/** A batch answer for a resource refused before anything was written. */
+export function refusedAnswer(code: string, message: string, details: ErrorDetail[]): BatchAnswer {
+  return { accepted: 0, failed: 1, duplicates: 0, errors: [{ index: 0, code, message, details }], results: [{ index: 0, id: null, status: "failed" }] };
+}
+
+/**
+ * POST /v1/fhir/resource: one resource for the patient the body names (never its
+ * `subject`), as the logs it maps to, stored together or not at all. The answer is the
+ * batch answer over those logs, except that `accepted` counts logs stored now or by an
+ * earlier send of the same key or content: the hosted product's SDK raises on a retry
+ * answered `accepted: 0`.
+ */
+export async function writeResource(
+  writer: LogWriter,
+  scope: WriteScope,
+  input: { patient_id: string; resource: Resource; idempotency_key?: string },
+): Promise<BatchAnswer> {
+  const at = ["body", "resource"];
+  const derived = deriveLogs(input.resource, { resolve: containedOf(input.resource) }, `urn:pss:${input.patient_id}`);
+  if (!derived.ok) {
+    const details = derived.issues.map((i) => fieldIssue([...at, ...i.path], i.message, valueAt(input.resource, i.path)));
+    return refusedAnswer(derived.code, derived.message, details);
+  }
+  const { raw, generated } = resourceLogs(derived.logs, input.patient_id, input.resource, input.idempotency_key);
+  const problem = catalogProblems(raw, at);
+  if (problem) return refusedAnswer("fhir_unmappable", `${input.resource.resourceType} ${problem.message}`, problem.details);
+  const answer = await writer.writeBatch(scope, raw, {
+    source: "fhir",
+    atomic: false,
+    at: () => at,
+    ...(generated ? { generatedKey: (i: number) => generated[i]! } : {}),
+  });
+  return { ...answer, accepted: answer.accepted + answer.duplicates };
+}

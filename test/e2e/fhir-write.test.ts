@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Bundle, Condition } from "@medplum/fhirtypes";
+import { startStack, type TestStack } from "../support/stack.js";
+
+/** FHIR in (issue 29): POST /v1/fhir/resource as the hosted SDK's log_fhir sends it, and POST /v1/fhir with Bundles. */
+let t: TestStack;
+let pid: string;
+
+const CLINICAL = "http://terminology.hl7.org/CodeSystem/condition-clinical";
+const condition = (id: string, snomed: string, text: string, extra: Partial<Condition> = {}): Condition => ({
+  resourceType: "Condition",
+  id,
+  clinicalStatus: { coding: [{ system: CLINICAL, code: "active" }] },
+  code: { coding: [{ system: "http://snomed.info/sct", code: snomed, display: text }], text },
+  subject: { reference: "Patient/ehr-1" },
+  onsetDateTime: "2025-06-01",
+  recordedDate: "2025-06-03T09:00:00Z",
+  ...extra,
+});
+
+const post = (url: string, payload: unknown) => t.app.inject({ method: "POST", url, headers: t.auth, payload: payload as object });
+const conditions = async (who: string) =>
+  (await t.app.inject({ method: "GET", url: `/v1/state/${who}/stable`, headers: t.auth })).json().modules.condition_diagnosis;
+
+beforeAll(async () => {
+  t = await startStack({});
+  pid = (await post("/v1/patients", { first_name: "Ada" })).json().id;
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+describe("POST /v1/fhir/resource", () => {
+  it("stores a Condition as a condition log the stable state shows, keeping its source", async () => {
+    const r = await post("/v1/fhir/resource", { patient_id: pid, resource: condition("c-1", "44054006", "Type 2 diabetes mellitus"), idempotency_key: "ehr-c-1" });
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toMatchObject({ accepted: 1, failed: 0, duplicates: 0, errors: [], results: [{ index: 0, status: "accepted" }] });
+    expect(JSON.stringify(await conditions(pid))).toContain("Type 2 diabetes mellitus");
+    const logs = (await t.app.inject({ method: "GET", url: `/v1/state/${pid}/logs?include_metadata=true`, headers: t.auth })).json();
+    const stored = logs.logs.find((l: any) => l.id === r.json().results[0].id);
+    expect(stored).toMatchObject({ type: "condition", trace: { object_type: "Condition", object_id: "c-1" }, metadata: { fhir_reference: "Condition/c-1" } });
+    expect(stored.metadata.fhir_resource.code.coding[0].code).toBe("44054006");
+  });
+
+  it("answers a retry with the same key as accepted (the SDK raises on 0) and stores nothing twice", async () => {
+    const body = { patient_id: pid, resource: condition("c-1", "44054006", "Type 2 diabetes mellitus"), idempotency_key: "ehr-c-1" };
+    const again = (await post("/v1/fhir/resource", body)).json();
+    expect(again).toMatchObject({ accepted: 1, duplicates: 1, results: [{ status: "duplicate" }] });
+    // Without a key, the same content is the same logs.
+    const unkeyed = { patient_id: pid, resource: condition("c-2", "38341003", "Hypertension") };
+    const first = (await post("/v1/fhir/resource", unkeyed)).json();
+    const second = (await post("/v1/fhir/resource", unkeyed)).json();
+    expect(second.results[0]).toEqual({ index: 0, id: first.results[0].id, status: "duplicate" });
+  });
+
+  it("answers 422 without a resourceType", async () => {
+    const r = await post("/v1/fhir/resource", { patient_id: pid, resource: { id: "x" } });
+    expect(r.statusCode).toBe(422);
+    expect(r.json().details[0].location).toEqual(["body", "resource", "resourceType"]);
+  });
+
+  it("refuses an unmapped type and invalid FHIR in the answer, located, storing nothing", async () => {
+    const unmapped = (await post("/v1/fhir/resource", { patient_id: pid, resource: { resourceType: "SupplyDelivery", id: "s1", status: "completed" } })).json();
+    expect(unmapped).toMatchObject({ accepted: 0, failed: 1, errors: [{ index: 0, code: "fhir_unmappable" }] });
+    expect(unmapped.errors[0].message).toMatch(/SupplyDelivery is not mapped.*Condition/);
+    const invalid = (await post("/v1/fhir/resource", { patient_id: pid, resource: condition("c-3", "195967001", "Asthma", { onsetDateTime: "2025-02-30x" }) })).json();
+    expect(invalid).toMatchObject({ accepted: 0, failed: 1, errors: [{ code: "fhir_invalid", details: [{ location: ["body", "resource", "onsetDateTime"], input_value: "2025-02-30x" }] }] });
+    expect(JSON.stringify(await conditions(pid))).not.toContain("Asthma");
+  });
+
+  it("takes application/fhir+json", async () => {
+    const r = await t.app.inject({
+      method: "POST", url: "/v1/fhir/resource", headers: { ...t.auth, "content-type": "application/fhir+json" },
+      payload: JSON.stringify({ patient_id: pid, resource: condition("c-4", "13645005", "COPD") }),
+    });
+    expect(r.json().accepted).toBe(1);
+  });
+});
+
+describe("POST /v1/fhir", () => {
+  const bundle = (type: string, mrn: string, entries: unknown[]): Bundle => ({
+    resourceType: "Bundle",
+    type: type as Bundle["type"],
+    entry: [
+      { fullUrl: "urn:uuid:0b7c3f1e-0000-4000-8000-000000000001", resource: { resourceType: "Patient", id: "ehr-1", identifier: [{ system: "urn:oid:1.2.36.146.595.217.0.1", value: mrn }], name: [{ family: "Chalmers", given: ["Peter"] }], birthDate: "1974-12-25", gender: "male" } },
+      ...(entries as Bundle["entry"] & object),
+    ],
+  });
+  const ref = { reference: "urn:uuid:0b7c3f1e-0000-4000-8000-000000000001" };
+
+  it("creates the Bundle's patient when allowed, resolves urn:uuid references, and answers a batch-response", async () => {
+    const b = bundle("batch", "MRN-100", [
+      { fullUrl: "urn:uuid:c1", resource: condition("b-c1", "73211009", "Diabetes mellitus", { subject: ref }) },
+      { fullUrl: "urn:uuid:c2", resource: condition("b-c2", "49436004", "Atrial fibrillation", { subject: ref }) },
+      { resource: { resourceType: "SupplyDelivery", id: "s", status: "completed", patient: ref } },
+    ]);
+    const refused = await post("/v1/fhir", b);
+    expect(refused.json().entry[1].response.status).toBe("404 Not Found");
+    expect(refused.json().entry[1].response.outcome.issue[0].details.text).toMatch(/create_patients=true/);
+
+    const r = await post("/v1/fhir?create_patients=true", b);
+    expect(r.statusCode).toBe(200);
+    expect(r.headers["content-type"]).toMatch(/application\/fhir\+json/);
+    const answer = r.json();
+    expect(answer).toMatchObject({ resourceType: "Bundle", type: "batch-response" });
+    expect(answer.entry.map((e: any) => e.response.status).slice(1)).toEqual(["201 Created", "201 Created", "422 Unprocessable Entity"]);
+    expect(answer.entry[3].response.outcome.issue[0].expression).toEqual(["Bundle.entry[3].resource.resourceType"]);
+    const found = (await t.app.inject({ method: "GET", url: "/v1/patients?system=urn:oid:1.2.36.146.595.217.0.1&value=MRN-100", headers: t.auth })).json();
+    expect(found.patients).toHaveLength(1);
+    const who = found.patients[0].id;
+    expect(found.patients[0]).toMatchObject({ first_name: "Peter", last_name: "Chalmers", date_of_birth: "1974-12-25" });
+    const held = JSON.stringify(await conditions(who));
+    expect(held).toContain("Diabetes mellitus");
+    expect(held).toContain("Atrial fibrillation");
+
+    // The same Bundle again: the patient is found, nothing is stored twice.
+    const again = (await post("/v1/fhir?create_patients=true", b)).json();
+    expect(again.entry.map((e: any) => e.response.status).slice(1, 3)).toEqual(["200 OK", "200 OK"]);
+    const logs = (await t.app.inject({ method: "GET", url: `/v1/state/${who}/logs?log_types=condition`, headers: t.auth })).json();
+    expect(logs.logs).toHaveLength(2);
+  });
+
+  it("refuses a transaction whole when one entry cannot be stored", async () => {
+    const b = bundle("transaction", "MRN-200", [
+      { fullUrl: "urn:uuid:t1", resource: condition("t-c1", "35489007", "Depressive disorder", { subject: ref }) },
+      { fullUrl: "urn:uuid:t2", resource: condition("t-c2", "35489007", "Bad date", { subject: ref, recordedDate: "yesterday" }) },
+    ]);
+    const r = await post("/v1/fhir?create_patients=true", b);
+    expect(r.statusCode).toBe(422);
+    expect(r.json().details.map((d: any) => d.location)).toContainEqual(["body", "entry", 2, "resource", "recordedDate"]);
+    const none = (await t.app.inject({ method: "GET", url: "/v1/patients?system=urn:oid:1.2.36.146.595.217.0.1&value=MRN-200", headers: t.auth })).json();
+    expect(none.patients).toHaveLength(0);
+  });
+
+  it("routes entries without a patient reference to patient_id, and Patient/<id> to that patient", async () => {
+    const { subject: _s, ...noSubject } = condition("p-c1", "230690007", "Stroke");
+    const b: Bundle = { resourceType: "Bundle", type: "collection", entry: [
+      { resource: noSubject as Condition },
+      { resource: condition("p-c2", "22298006", "Myocardial infarction", { subject: { reference: `Patient/${pid}` } }) },
+    ] };
+    const r = (await post(`/v1/fhir?patient_id=${pid}`, b)).json();
+    expect(r.entry.map((e: any) => e.response.status)).toEqual(["201 Created", "201 Created"]);
+    const held = JSON.stringify(await conditions(pid));
+    expect(held).toContain("Stroke");
+    expect(held).toContain("Myocardial infarction");
+    const orphan = (await post("/v1/fhir", { ...b, entry: [b.entry![0]] })).json();
+    expect(orphan.entry[0].response).toMatchObject({ status: "404 Not Found" });
+  });
+});
