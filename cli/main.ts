@@ -4,12 +4,13 @@ import { GLOBAL_HELP, GLOBAL_OPTIONS, makeClient, serviceUrl, UsageError, type C
 import { jobsCommand, ingestCommand } from "./commands/ingest.js";
 import { keysCommand, projectsCommand } from "./commands/admin.js";
 import { loginCommand, logoutCommand } from "./commands/login.js";
+import { fhirCommand } from "./commands/fhir.js";
 import { logsCommand } from "./commands/logs.js";
 import { queryCommand } from "./commands/query.js";
 import { stateCommand } from "./commands/state.js";
 import { validateCommand } from "./commands/validate.js";
 
-const COMMANDS: Command[] = [validateCommand, ingestCommand, jobsCommand, queryCommand, logsCommand, stateCommand, keysCommand, projectsCommand, loginCommand, logoutCommand];
+const COMMANDS: Command[] = [validateCommand, ingestCommand, jobsCommand, queryCommand, logsCommand, fhirCommand, stateCommand, keysCommand, projectsCommand, loginCommand, logoutCommand];
 
 function mainHelp(): string {
   const w = Math.max(...COMMANDS.map((c) => c.name.length));

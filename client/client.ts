@@ -1,3 +1,4 @@
+import { FhirApi, type FhirResource, type LogFhirOptions } from "./fhir.js";
 import { Transport, type TransportOptions } from "./http.js";
 import { IngestionApi } from "./ingestion.js";
 import { BufferedLogger, type LoggerOptions } from "./logger.js";
@@ -49,6 +50,8 @@ export class PatientStateClient {
   readonly apiKeys: ApiKeysApi;
   readonly auth: AuthApi;
   readonly patientTokens: PatientTokensApi;
+  /** FHIR R4 in: `fhir.resource()` and `fhir.bundle()`. */
+  readonly fhir: FhirApi;
   /** Catalog, audit, dead letters, health, organizations. */
   readonly admin: AdminApi;
   private readonly t: Transport;
@@ -66,6 +69,7 @@ export class PatientStateClient {
     this.auth = new AuthApi(t, o.apiKey);
     this.patientTokens = new PatientTokensApi(t);
     this.admin = new AdminApi(t);
+    this.fhir = new FhirApi(t);
     const batch = (logs: LogInput[], b: { atomic?: boolean } = {}) =>
       t.request<BatchAnswer>("POST", "/v1/logs/batch", {
         body: { logs, ...(b.atomic ? { atomic: true } : {}) },
@@ -76,6 +80,11 @@ export class PatientStateClient {
       batch,
       logger: (lo?: LoggerOptions) => new BufferedLogger((logs) => batch(logs), lo),
     });
+  }
+
+  /** One FHIR R4 resource for a patient, stored as the logs it maps to (`fhir.resource`; the hosted SDK's `log_fhir`). */
+  logFhir(patientId: string, resource: FhirResource, o?: LogFhirOptions) {
+    return this.fhir.resource(patientId, resource, o);
   }
 
   /** A log query over the whole project (organization route); `body` seeds it with a wire body (patient_ids makes it a cohort). */

@@ -349,3 +349,38 @@ describe("pss command-line tool", () => {
     }
   });
 });
+
+describe("pss fhir send", () => {
+  const condition = (id: string, code: string, text: string, subject?: string) => ({
+    resourceType: "Condition", id,
+    clinicalStatus: { coding: [{ system: "http://terminology.hl7.org/CodeSystem/condition-clinical", code: "active" }] },
+    code: { coding: [{ system: "http://snomed.info/sct", code, display: text }] },
+    ...(subject ? { subject: { reference: subject } } : {}),
+    recordedDate: "2026-02-01",
+  });
+
+  it("sends one resource for --patient, then NDJSON as Bundles; a second send stores nothing; refusals go to stderr", async () => {
+    writeFileSync(join(dir, "one.json"), JSON.stringify(condition("cli-c1", "195967001", "Asthma")));
+    const needsPatient = await cli(["fhir", "send", "one.json"]);
+    expect(needsPatient.code).toBe(2);
+    expect(needsPatient.stderr).toContain("--patient");
+    const one = await cli(["fhir", "send", "one.json", "--patient", pid, "--key", "cli-asthma"]);
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout).toContain("logs accepted 1 (duplicates 0), failed 0");
+
+    const lines = [
+      condition("cli-c2", "38341003", "Hypertension", `Patient/${pid}`),
+      condition("cli-c3", "13645005", "COPD"),
+      { resourceType: "SupplyDelivery", id: "sd", status: "completed" },
+    ];
+    writeFileSync(join(dir, "export.ndjson"), lines.map((l) => JSON.stringify(l)).join("\n"));
+    const first = await cli(["fhir", "send", "export.ndjson", "--patient", pid]);
+    expect(first.code).toBe(1);
+    expect(first.stdout).toContain("resources stored 2, already stored 0, refused 1");
+    expect(first.stderr).toMatch(/resource 2: 422 Unprocessable Entity: Bundle.entry\[2\].resource.resourceType .*SupplyDelivery/);
+    const again = await cli(["fhir", "send", "export.ndjson", "--patient", pid, "--json"]);
+    expect(JSON.parse(again.stdout)).toEqual({ stored: 0, duplicates: 2, failed: 1 });
+    const held = JSON.stringify((await pss.state.stable(pid)).modules);
+    for (const name of ["Asthma", "Hypertension", "COPD"]) expect(held).toContain(name);
+  });
+});
