@@ -2,14 +2,22 @@ import type { Resource } from "@medplum/fhirtypes";
 import { clinicalDate } from "../lib/datatypes.js";
 import type { DerivedLog, MapContext, MapIssue, Mapper } from "../types.js";
 import { validateFhir } from "../validate.js";
+import { mapAllergyIntolerance } from "./allergy-intolerance.js";
 import { mapCondition } from "./condition.js";
+import { mapFamilyMemberHistory } from "./family-member-history.js";
+import { mapImmunization } from "./immunization.js";
+import { mapProcedure } from "./procedure.js";
 
 /**
  * One mapper per resource type, each in its own file. A type missing here is a located
  * error naming the types that are mapped.
  */
 const MAPPERS: Readonly<Record<string, Mapper<never>>> = {
+  AllergyIntolerance: mapAllergyIntolerance,
   Condition: mapCondition,
+  FamilyMemberHistory: mapFamilyMemberHistory,
+  Immunization: mapImmunization,
+  Procedure: mapProcedure,
 };
 
 export const MAPPED_TYPES: readonly string[] = Object.keys(MAPPERS).sort();
