@@ -3,9 +3,11 @@ import { clinicalDate } from "../lib/datatypes.js";
 import type { DerivedLog, MapContext, MapIssue, Mapper } from "../types.js";
 import { validateFhir } from "../validate.js";
 import { mapAllergyIntolerance } from "./allergy-intolerance.js";
+import { mapCareTeam } from "./care-team.js";
 import { mapCondition } from "./condition.js";
 import { mapFamilyMemberHistory } from "./family-member-history.js";
 import { mapImmunization } from "./immunization.js";
+import { mapPatient } from "./patient.js";
 import { mapProcedure } from "./procedure.js";
 
 /**
@@ -14,9 +16,11 @@ import { mapProcedure } from "./procedure.js";
  */
 const MAPPERS: Readonly<Record<string, Mapper<never>>> = {
   AllergyIntolerance: mapAllergyIntolerance,
+  CareTeam: mapCareTeam,
   Condition: mapCondition,
   FamilyMemberHistory: mapFamilyMemberHistory,
   Immunization: mapImmunization,
+  Patient: mapPatient,
   Procedure: mapProcedure,
 };
 
