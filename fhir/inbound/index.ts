@@ -3,9 +3,13 @@ import { clinicalDate } from "../lib/datatypes.js";
 import type { DerivedLog, MapContext, MapIssue, Mapper } from "../types.js";
 import { validateFhir } from "../validate.js";
 import { mapAllergyIntolerance } from "./allergy-intolerance.js";
+import { mapAppointment } from "./appointment.js";
+import { mapCarePlan } from "./care-plan.js";
 import { mapCareTeam } from "./care-team.js";
 import { mapCondition } from "./condition.js";
+import { mapEncounter } from "./encounter.js";
 import { mapFamilyMemberHistory } from "./family-member-history.js";
+import { mapGoal } from "./goal.js";
 import { mapImmunization } from "./immunization.js";
 import { mapPatient } from "./patient.js";
 import { mapProcedure } from "./procedure.js";
@@ -16,9 +20,13 @@ import { mapProcedure } from "./procedure.js";
  */
 const MAPPERS: Readonly<Record<string, Mapper<never>>> = {
   AllergyIntolerance: mapAllergyIntolerance,
+  Appointment: mapAppointment,
+  CarePlan: mapCarePlan,
   CareTeam: mapCareTeam,
   Condition: mapCondition,
+  Encounter: mapEncounter,
   FamilyMemberHistory: mapFamilyMemberHistory,
+  Goal: mapGoal,
   Immunization: mapImmunization,
   Patient: mapPatient,
   Procedure: mapProcedure,
