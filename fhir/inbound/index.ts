@@ -7,6 +7,7 @@ import { mapAppointment } from "./appointment.js";
 import { mapCarePlan } from "./care-plan.js";
 import { mapCareTeam } from "./care-team.js";
 import { mapCondition } from "./condition.js";
+import { mapDocumentReference } from "./document-reference.js";
 import { mapEncounter } from "./encounter.js";
 import { mapFamilyMemberHistory } from "./family-member-history.js";
 import { mapGoal } from "./goal.js";
@@ -24,6 +25,7 @@ const MAPPERS: Readonly<Record<string, Mapper<never>>> = {
   CarePlan: mapCarePlan,
   CareTeam: mapCareTeam,
   Condition: mapCondition,
+  DocumentReference: mapDocumentReference,
   Encounter: mapEncounter,
   FamilyMemberHistory: mapFamilyMemberHistory,
   Goal: mapGoal,
