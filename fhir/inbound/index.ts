@@ -2,14 +2,36 @@ import type { Resource } from "@medplum/fhirtypes";
 import { clinicalDate } from "../lib/datatypes.js";
 import type { DerivedLog, MapContext, MapIssue, Mapper } from "../types.js";
 import { validateFhir } from "../validate.js";
+import { mapAllergyIntolerance } from "./allergy-intolerance.js";
+import { mapAppointment } from "./appointment.js";
+import { mapCarePlan } from "./care-plan.js";
+import { mapCareTeam } from "./care-team.js";
 import { mapCondition } from "./condition.js";
+import { mapDocumentReference } from "./document-reference.js";
+import { mapEncounter } from "./encounter.js";
+import { mapFamilyMemberHistory } from "./family-member-history.js";
+import { mapGoal } from "./goal.js";
+import { mapImmunization } from "./immunization.js";
+import { mapPatient } from "./patient.js";
+import { mapProcedure } from "./procedure.js";
 
 /**
  * One mapper per resource type, each in its own file. A type missing here is a located
  * error naming the types that are mapped.
  */
 const MAPPERS: Readonly<Record<string, Mapper<never>>> = {
+  AllergyIntolerance: mapAllergyIntolerance,
+  Appointment: mapAppointment,
+  CarePlan: mapCarePlan,
+  CareTeam: mapCareTeam,
   Condition: mapCondition,
+  DocumentReference: mapDocumentReference,
+  Encounter: mapEncounter,
+  FamilyMemberHistory: mapFamilyMemberHistory,
+  Goal: mapGoal,
+  Immunization: mapImmunization,
+  Patient: mapPatient,
+  Procedure: mapProcedure,
 };
 
 export const MAPPED_TYPES: readonly string[] = Object.keys(MAPPERS).sort();

@@ -1,4 +1,4 @@
-import type { CodeableConcept, Coding, Period, Quantity, Reference } from "@medplum/fhirtypes";
+import type { CodeableConcept, Coding, HumanName, Period, Quantity, Reference } from "@medplum/fhirtypes";
 import type { Resource } from "../types.js";
 
 /** Code systems by the names the catalog's payloads use. */
@@ -11,6 +11,17 @@ export const SYSTEMS = {
   cvx: "http://hl7.org/fhir/sid/cvx",
   ucum: "http://unitsofmeasure.org",
 } as const;
+
+/** Code systems by the names the catalog's `code_system` fields use (CPT, SNOMED, LOINC, ICD-10-PCS). */
+const CODE_SYSTEM_NAMES: Readonly<Record<string, string>> = {
+  [SYSTEMS.snomed]: "SNOMED", "http://www.ama-assn.org/go/cpt": "CPT", [SYSTEMS.loinc]: "LOINC", "http://www.cms.gov/Medicare/Coding/ICD10": "ICD-10-PCS",
+};
+
+/** A concept's first code in a system the catalog names, with that name: `{code, code_system}` as the catalog's coded fields take them. */
+export function namedCode(cc: CodeableConcept | undefined): { code: string; code_system: string } | undefined {
+  const c = cc?.coding?.find((x) => x.code && x.system && CODE_SYSTEM_NAMES[x.system]);
+  return c ? { code: c.code!, code_system: CODE_SYSTEM_NAMES[c.system!]! } : undefined;
+}
 
 /** The first coding of a concept in one of `systems` (terminology is by code as sent: no lookups). */
 export function codingIn(cc: CodeableConcept | undefined, ...systems: string[]): Coding | undefined {
@@ -60,6 +71,14 @@ export function dateOf(value: string | undefined): string | undefined {
   return `${m[1]}${m[2] ?? "-01"}${m[3] ?? "-01"}`;
 }
 
+/**
+ * A FHIR date or dateTime for the catalog's date-or-datetime fields: a date stays a date
+ * (a partial one is its first day), a dateTime becomes an instant.
+ */
+export function dateOrInstant(value: string | undefined): string | undefined {
+  return value?.includes("T") ? instantOf(value) : dateOf(value);
+}
+
 export function periodStart(p: Period | undefined): string | undefined {
   return instantOf(p?.start);
 }
@@ -98,4 +117,29 @@ export function clinicalDate(resource: Resource): string | undefined {
     if (at) return at;
   }
   return undefined;
+}
+
+/** The name a person goes by: the official name, else the usual, else the first not marked old; its text, else given names and family. */
+export function humanName(names: HumanName[] | undefined): string | undefined {
+  const current = names?.filter((n) => n.use !== "old") ?? [];
+  const n = current.find((x) => x.use === "official") ?? current.find((x) => x.use === "usual") ?? current[0];
+  if (!n) return undefined;
+  if (n.text?.trim()) return n.text.trim();
+  const parts = [...(n.given ?? []), n.family].filter((p): p is string => Boolean(p?.trim()));
+  return parts.length > 0 ? parts.join(" ") : undefined;
+}
+
+/**
+ * A resource's identity at its source, for the catalog's id fields: its id, else its first
+ * identifier's value (a Bundle entry may carry only a business identifier).
+ */
+export function resourceKey(resource: Resource): string | undefined {
+  const identifiers = (resource as { identifier?: { value?: string }[] }).identifier;
+  return resource.id ?? identifiers?.find((i) => i.value?.trim())?.value;
+}
+
+/** A label as the catalog's client-defined values spell them: "Pathology report" → pathology_report. */
+export function snakeCase(label: string | undefined): string | undefined {
+  const s = label?.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "");
+  return s || undefined;
 }

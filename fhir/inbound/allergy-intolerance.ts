@@ -1,0 +1,46 @@
+import type { AllergyIntolerance } from "@medplum/fhirtypes";
+import { codeOf, codingIn, conceptText, dateOf, instantOf, SYSTEMS } from "../lib/datatypes.js";
+import { unmappable, type Mapper } from "../types.js";
+
+/** FHIR allergy-intolerance-criticality → the catalog's criticality. */
+const CRITICALITY: Record<string, string> = { high: "high", low: "low", "unable-to-assess": "unable_to_assess" };
+
+/** FHIR allergyintolerance-clinical → the catalog's clinical_status (the same three codes). */
+const CLINICAL_STATUS: Record<string, string> = { active: "active", inactive: "inactive", resolved: "resolved" };
+
+/** FHIR allergy-intolerance-category → the catalog's category (the catalog adds only "other"). */
+const CATEGORY: Record<string, string> = { food: "food", medication: "medication", environment: "environment", biologic: "biologic" };
+
+/**
+ * Verification statuses that say the patient does not have this allergy: entered-in-error
+ * (a mistake) and refuted (disproven, e.g. by challenge testing). The catalog has no such
+ * status, and an allergy list that kept either would warn against a safe drug, so both
+ * remove the entry.
+ */
+const WITHDRAWN = new Set(["entered-in-error", "refuted"]);
+
+/**
+ * AllergyIntolerance → allergy_intolerance, one allergy named by its SNOMED CT code and
+ * text. type (allergy or intolerance), reaction severity and the RxNorm code of a drug
+ * allergen have no place in the entry; they stay in the log's fhir_resource.
+ */
+export const mapAllergyIntolerance: Mapper<AllergyIntolerance> = (a) => {
+  const allergen = conceptText(a.code);
+  if (!allergen) return unmappable(["code"], "is required: a coding or text naming the substance (the catalog keys an allergy by its SNOMED CT code or name)");
+  const entry: Record<string, unknown> = { allergen };
+  const snomed = codingIn(a.code, SYSTEMS.snomed)?.code;
+  if (snomed) entry.snomed_code = snomed;
+  const category = a.category?.map((c) => CATEGORY[c]).find(Boolean);
+  if (category) entry.category = category;
+  if (a.criticality && CRITICALITY[a.criticality]) entry.criticality = CRITICALITY[a.criticality];
+  const clinical = codeOf(a.clinicalStatus);
+  if (clinical && CLINICAL_STATUS[clinical]) entry.clinical_status = CLINICAL_STATUS[clinical];
+  const reactions = [...new Set((a.reaction ?? []).flatMap((r) => r.manifestation.map(conceptText)).filter((m): m is string => Boolean(m)))];
+  if (reactions.length > 0) entry.reactions = reactions;
+  const recorded = dateOf(a.recordedDate);
+  if (recorded) entry.recorded_date = recorded;
+  const verification = codeOf(a.verificationStatus);
+  if (verification && WITHDRAWN.has(verification)) entry.action = "remove";
+  const timestamp = instantOf(a.recordedDate) ?? instantOf(a.onsetDateTime);
+  return { ok: true, logs: [{ log_type: "allergy_intolerance", ...(timestamp ? { timestamp } : {}), payload: { allergies: [entry] } }] };
+};
