@@ -55,6 +55,25 @@ function issueOf(resource: Resource, i: OperationOutcomeIssue): MapIssue {
   return { path: concretePath(resource, pathOf(expression)), message: i.details?.text ?? i.diagnostics ?? "is invalid" };
 }
 
+/** A FHIR date, dateTime or instant, which the R4 definitions check by pattern only. */
+const DATE_LIKE = /^(\d{4})-(\d{2})-(\d{2})(T(\d{2}):(\d{2})(:(\d{2})(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+function isRealDate(m: RegExpExecArray): boolean {
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d) return false;
+  return m[4] === undefined || (Number(m[5]) < 24 && Number(m[6]) < 60 && (m[8] === undefined || Number(m[8]) < 60));
+}
+
+/** Dates whose pattern is right but whose day or time does not exist (2025-02-30), located. */
+function impossibleDates(v: unknown, path: (string | number)[], out: MapIssue[]): void {
+  if (typeof v === "string") {
+    const m = DATE_LIKE.exec(v);
+    if (m && !isRealDate(m)) out.push({ path, message: `is not a real date or time: ${v}` });
+  } else if (Array.isArray(v)) v.forEach((x, i) => impossibleDates(x, [...path, i], out));
+  else if (typeof v === "object" && v !== null) for (const [k, x] of Object.entries(v)) impossibleDates(x, [...path, k], out);
+}
+
 /**
  * The structural errors of a resource against the FHIR R4 base definitions (types,
  * cardinality, formats, unknown elements), located by path. Terminology is not checked:
@@ -62,14 +81,17 @@ function issueOf(resource: Resource, i: OperationOutcomeIssue): MapIssue {
  */
 export function validateFhir(resource: Resource): MapIssue[] {
   ensureIndexed();
+  const dates: MapIssue[] = [];
+  impossibleDates(resource, [], dates);
   try {
     validateResource(resource);
-    return [];
+    return dates;
   } catch (err) {
     if (!(err instanceof OperationOutcomeError)) throw err;
     return (err.outcome.issue ?? [])
       .filter((i) => i.severity === "error" || i.severity === "fatal")
       .map((i) => issueOf(resource, i))
-      .filter((i) => !(i.path.length === 1 && PATIENT_ELEMENTS.has(String(i.path[0])) && /missing required/i.test(i.message)));
+      .filter((i) => !(i.path.length === 1 && PATIENT_ELEMENTS.has(String(i.path[0])) && /missing required/i.test(i.message)))
+      .concat(dates);
   }
 }

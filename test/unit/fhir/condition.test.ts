@@ -62,3 +62,11 @@ describe("Condition", () => {
     expect(out.message).toMatch(/SupplyDelivery is not mapped.*Condition/);
   });
 });
+
+describe("dates", () => {
+  it("refuses a day that does not exist, which the R4 patterns let through, at its element", () => {
+    expect(refused({ ...heartFailure, onsetDateTime: "2024-02-30" }).issues).toEqual([{ path: ["onsetDateTime"], message: "is not a real date or time: 2024-02-30" }]);
+    expect(refused({ ...heartFailure, recordedDate: "2025-04-31T10:00:00Z" }).issues[0]!.path).toEqual(["recordedDate"]);
+    expect(derived({ ...heartFailure, onsetDateTime: "2024-02-29" })[0]!.payload.onset_date).toBe("2024-02-29");
+  });
+});
