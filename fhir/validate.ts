@@ -88,10 +88,11 @@ export function validateFhir(resource: Resource): MapIssue[] {
     return dates;
   } catch (err) {
     if (!(err instanceof OperationOutcomeError)) throw err;
-    return (err.outcome.issue ?? [])
+    const issues = (err.outcome.issue ?? [])
       .filter((i) => i.severity === "error" || i.severity === "fatal")
       .map((i) => issueOf(resource, i))
-      .filter((i) => !(i.path.length === 1 && PATIENT_ELEMENTS.has(String(i.path[0])) && /missing required/i.test(i.message)))
-      .concat(dates);
+      .filter((i) => !(i.path.length === 1 && PATIENT_ELEMENTS.has(String(i.path[0])) && /missing required/i.test(i.message)));
+    const flagged = new Set(issues.map((i) => i.path.join(".")));
+    return issues.concat(dates.filter((d) => !flagged.has(d.path.join("."))));
   }
 }
