@@ -73,7 +73,7 @@ const list = (v: string | readonly string[] | undefined): string[] => (v === und
 export function parseObservationQuery(q: { code?: string | readonly string[]; category?: string | readonly string[]; date?: string | readonly string[] }): Parsed<ObservationFilter> {
   const date: DateBound[] = [];
   for (const d of list(q.date)) {
-    const m = /^(eq|ne|gt|lt|ge|le)?(.*)$/.exec(d)!;
+    const m = /^(eq|ne|gt|lt|ge|le)?([\s\S]*)$/.exec(d)!;
     const r = dateRange(m[2]!);
     if (!r) {
       return { ok: false, param: "date", value: d, message: "must be a FHIR date or dateTime (2026-03-01, 2026-03, 2026-03-01T09:30:00Z) with an optional prefix eq, ne, gt, lt, ge or le" };

@@ -25,12 +25,16 @@ export const VITAL_CODES: Record<string, VitalCode> = {
   bmi: { codings: [loinc("39156-5", "Body mass index (BMI) [Ratio]")], text: "Body mass index", unit: "kg/m2" },
 };
 export const BP_PANEL = loinc("85354-9", "Blood pressure panel with all children optional");
+/** The position measured in (sitting, standing, supine): FHIR's core extension for it. */
+export const BODY_POSITION = "http://hl7.org/fhir/StructureDefinition/observation-bodyPosition";
 
 const quantity = (value: number, unit: string): Quantity => ({ value, unit, system: SYSTEMS.ucum, code: unit });
 
 function observation(patientId: string, e: VitalsEntry, key: string, body: Pick<Observation, "code" | "valueQuantity" | "component">): Mapped<Observation> {
+  const position = typeof e.context?.position === "string" ? e.context.position : undefined;
   const resource = compact<Omit<Observation, "id">>({
     resourceType: "Observation",
+    extension: position ? [{ url: BODY_POSITION, valueCodeableConcept: { text: position } }] : undefined,
     status: "final",
     category: [fhirCode(OBSERVATION_CATEGORY, "vital-signs", "Vital Signs")],
     code: body.code,

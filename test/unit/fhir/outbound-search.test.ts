@@ -50,6 +50,7 @@ describe("searchsets of the patient's resources", () => {
     expect(parseObservationQuery({ date: "xx2026-01-01" })).toMatchObject({ ok: false, param: "date" });
     expect(parseObservationQuery({ date: "2026-13" })).toMatchObject({ ok: false, param: "date" });
     expect(parseObservationQuery({ date: "2026-02-30" })).toMatchObject({ ok: false, param: "date" });
+    expect(parseObservationQuery({ date: "ge\r\n" })).toMatchObject({ ok: false, param: "date" });
     expect(dateRange("2026")).toEqual({ lo: Date.UTC(2026, 0, 1), hi: Date.UTC(2027, 0, 1) });
     expect(dateRange("2026-03-01T10:00+01:00")).toEqual({ lo: Date.UTC(2026, 2, 1, 9), hi: Date.UTC(2026, 2, 1, 9, 1) });
   });
