@@ -1,6 +1,6 @@
 import type { Transport } from "./http.js";
 import type {
-  Block, BlockList, EventModule, EventModuleList, EventPage, EventRow, Freshness, LogPage, LogRow, MemoryList, RecentEntries, RecentItem, StableAnswer, StateChanges, StateDiff, View, ViewList,
+  Block, BlockList, EventModule, FhirBundle, EventModuleList, EventPage, EventRow, Freshness, LogPage, LogRow, MemoryList, RecentEntries, RecentItem, StableAnswer, StateChanges, StateDiff, View, ViewList,
 } from "./types.js";
 
 const seg = encodeURIComponent;
@@ -56,6 +56,19 @@ export interface DiffOptions {
   to?: string;
   /** event: from/to are as_of; known: known_at. @default "event" */
   basis?: "event" | "known";
+}
+
+export type FhirSearchType = "Observation" | "Condition" | "AllergyIntolerance" | "MedicationStatement" | "Immunization" | "Procedure";
+
+export interface FhirSearchOptions extends AtOptions {
+  /** Observation only: system|code, |code or code; an array means all of, a comma any of. */
+  code?: string | string[];
+  /** Observation only: laboratory, vital-signs or procedure. */
+  category?: string | string[];
+  /** Observation only: the effective time with a FHIR prefix (ge2026-01-01); an array for a range. */
+  date?: string | string[];
+  /** Adds each match's Provenance (the logs it came from). @default false */
+  provenance?: boolean;
 }
 
 export interface LogReadOptions {
@@ -166,6 +179,25 @@ export class StateApi {
    */
   changes(patientId: string, o: { since: string; until?: string }): Promise<StateChanges & Freshness> {
     return this.get(patientId, "/changes", { since: o.since, until: o.until });
+  }
+  /**
+   * The state as an International Patient Summary style FHIR R4 document Bundle: a
+   * Composition first, then Patient, Conditions, AllergyIntolerances, MedicationStatements,
+   * Immunizations, Procedures, lab and vital-sign Observations, and one Provenance per
+   * resource naming the logs it came from (docs/fhir.md).
+   */
+  fhirSummary(patientId: string, o: AtOptions = {}): Promise<FhirBundle & Freshness> {
+    return this.get(patientId, "/fhir/summary", at(o));
+  }
+  /**
+   * A FHIR searchset of one resource type. Observation takes `code` (system|code or code),
+   * `category` (laboratory, vital-signs, procedure) and `date` (FHIR prefixes eq, ne, gt,
+   * lt, ge, le on the effective time; several for a range); `provenance` adds each match's
+   * Provenance (_revinclude=Provenance:target).
+   */
+  fhirSearch(patientId: string, resourceType: FhirSearchType, o: FhirSearchOptions = {}): Promise<FhirBundle & Freshness> {
+    const query = { code: o.code, category: o.category, date: o.date, _revinclude: o.provenance ? "Provenance:target" : undefined, ...at(o) };
+    return this.get(patientId, `/fhir/${seg(resourceType)}`, query);
   }
   /** The patient's raw logs, newest first unless `order: "asc"`; await for one page or iterate. */
   logs(patientId: string, o: LogReadOptions = {}): Paged<LogPage & Freshness, LogRow> {

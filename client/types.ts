@@ -52,6 +52,11 @@ export type RecentEntries = Answer<"/v1/state/{pid}/views/{view_type}/recent", "
 /** What changed between two states of a patient: modules, and per module the top-level payload fields. */
 export type StateDiff = Answer<"/v1/state/{pid}/diff", "get">;
 export type StateChanges = Answer<"/v1/state/{pid}/changes", "get">;
+/**
+ * A FHIR R4 Bundle (application/fhir+json): the patient summary document or a searchset.
+ * Its resources are FHIR's own shapes: type them with @medplum/fhirtypes if you use it.
+ */
+export type FhirBundle = components["schemas"]["FhirBundle"];
 export type ModuleDiff = Item<StateDiff["modules"]>;
 /** One dated fact behind a view. */
 export type RecentItem = Item<RecentEntries["items"]>;

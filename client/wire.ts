@@ -2895,6 +2895,458 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/state/{pid}/fhir/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The patient's state as an International Patient Summary style FHIR R4 document Bundle (application/fhir+json) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Patient id */
+                    pid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A FHIR R4 Bundle */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/fhir+json": components["schemas"]["FhirBundle"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/state/{pid}/fhir/Observation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Lab, procedure-result and vital-sign Observations as a FHIR searchset, by code, category and effective date */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description system|code, |code or code; a comma means any of, a repeat all of (LOINC 4548-4, http://loinc.org|8867-4) */
+                    code?: string | string[];
+                    /** @description laboratory, vital-signs or procedure, as system|code or code */
+                    category?: string | string[];
+                    /** @description The effective time: a FHIR date or dateTime with a prefix eq (default), ne, gt, lt, ge or le; repeat for a range (ge2026-01-01&date=lt2026-02-01) */
+                    date?: string | string[];
+                    /** @description Provenance:target adds each match's Provenance (the logs it came from), search mode include */
+                    _revinclude?: "Provenance:target";
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Patient id */
+                    pid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A FHIR R4 Bundle */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/fhir+json": components["schemas"]["FhirBundle"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/state/{pid}/fhir/Condition": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The patient's Condition resources as a FHIR searchset (as the summary maps them) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Provenance:target adds each match's Provenance (the logs it came from), search mode include */
+                    _revinclude?: "Provenance:target";
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Patient id */
+                    pid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A FHIR R4 Bundle */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/fhir+json": components["schemas"]["FhirBundle"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/state/{pid}/fhir/AllergyIntolerance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The patient's AllergyIntolerance resources as a FHIR searchset (as the summary maps them) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Provenance:target adds each match's Provenance (the logs it came from), search mode include */
+                    _revinclude?: "Provenance:target";
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Patient id */
+                    pid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A FHIR R4 Bundle */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/fhir+json": components["schemas"]["FhirBundle"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/state/{pid}/fhir/MedicationStatement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The patient's MedicationStatement resources as a FHIR searchset (as the summary maps them) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Provenance:target adds each match's Provenance (the logs it came from), search mode include */
+                    _revinclude?: "Provenance:target";
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Patient id */
+                    pid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A FHIR R4 Bundle */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/fhir+json": components["schemas"]["FhirBundle"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/state/{pid}/fhir/Immunization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The patient's Immunization resources as a FHIR searchset (as the summary maps them) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Provenance:target adds each match's Provenance (the logs it came from), search mode include */
+                    _revinclude?: "Provenance:target";
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Patient id */
+                    pid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A FHIR R4 Bundle */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/fhir+json": components["schemas"]["FhirBundle"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/state/{pid}/fhir/Procedure": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The patient's Procedure resources as a FHIR searchset (as the summary maps them) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Provenance:target adds each match's Provenance (the logs it came from), search mode include */
+                    _revinclude?: "Provenance:target";
+                    /** @description The state from the logs whose event time is at or before this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    as_of?: string;
+                    /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
+                    known_at?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Patient id */
+                    pid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A FHIR R4 Bundle */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/fhir+json": components["schemas"]["FhirBundle"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/dead-letters": {
         parameters: {
             query?: never;
@@ -5750,6 +6202,36 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
+        };
+        /** @description A FHIR R4 Bundle (docs/fhir.md) */
+        FhirBundle: {
+            /** @enum {string} */
+            resourceType: "Bundle";
+            id: string;
+            /** @description document (the summary) or searchset */
+            type: string;
+            /** @description The document's identifier: a digest of its content */
+            identifier?: {
+                system: string;
+                value: string;
+            };
+            /** @description When the document was assembled (the time of the read) */
+            timestamp?: string;
+            /** @description searchset: the number of matches */
+            total?: number;
+            entry: {
+                /** @description urn:uuid, stable for the patient and the entity */
+                fullUrl: string;
+                resource: {
+                    [key: string]: unknown;
+                };
+                search?: {
+                    /** @description match, or include (a Provenance asked for by _revinclude) */
+                    mode: string;
+                };
+            }[];
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: never;

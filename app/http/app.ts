@@ -29,6 +29,7 @@ import { projectRoutes } from "./routes/projects.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { auditRoutes } from "./routes/audit.js";
 import { IngestionRecordSchema, ingestionRoutes } from "./routes/ingestion.js";
+import { FhirBundleSchema } from "./routes/state/fhir.js";
 import { sdkConfigRoutes } from "./routes/sdk-config.js";
 import { loggerOptions, type LoggerSetting } from "../logger.js";
 import { MemberObserver } from "../observe.js";
@@ -95,6 +96,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   // a job each inline record.
   app.addSchema(LogInputSchema);
   app.addSchema(IngestionRecordSchema);
+  app.addSchema(FhirBundleSchema);
   app.setValidatorCompiler(createValidatorCompiler([ErrorBodySchema, PatientSchema]));
   await app.register(swagger, {
     openapi: {

@@ -13,7 +13,7 @@ export const ErrorBodySchema = Type.Object(
   { $id: "ErrorBody", description: "Error body used by every failure" },
 );
 
-const ErrorRef = Type.Unsafe<typeof ErrorBodySchema.static>(Type.Ref("ErrorBody"));
+export const ErrorRef = Type.Unsafe<typeof ErrorBodySchema.static>(Type.Ref("ErrorBody"));
 
 /** A route's response schemas: its success shapes plus the shared error body for 4xx and 5xx. */
 export function responses<T extends Record<number, TSchema>>(ok: T) {

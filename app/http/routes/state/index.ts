@@ -14,6 +14,7 @@ import { stateMemoryRoutes } from "./memories.js";
 import { stateViewRoutes } from "./views.js";
 import { stateDiffRoutes } from "./diff.js";
 import { stateChangesRoutes } from "./changes.js";
+import { stateFhirRoutes } from "./fhir.js";
 
 /** Tells the client when the wait for its own writes ran out and the state may lag. */
 export function markFreshness(reply: FastifyReply, snap: Snapshot): void {
@@ -211,4 +212,5 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
   await app.register(stateMemoryRoutes, { services: s });
   await app.register(stateDiffRoutes, { services: s });
   await app.register(stateChangesRoutes, { services: s });
+  await app.register(stateFhirRoutes, { services: s });
 };

@@ -1,0 +1,80 @@
+import type { Observation, ObservationReferenceRange } from "@medplum/fhirtypes";
+import type { LabResult, LabValue } from "../../readmodels/modules/lab_results/index.js";
+import type { ProcedureResult } from "../../readmodels/modules/procedures/index.js";
+import { normName } from "../../readmodels/lib/payload.js";
+import { moduleEntry } from "../../readmodels/patient-state.js";
+import { compact, concept, fhirCode, fhirDateTime, loinc, mapped, patientRef, type Mapped, type OutboundInput } from "./lib.js";
+import { procedureSystem } from "./procedures.js";
+
+export const OBSERVATION_CATEGORY = "http://terminology.hl7.org/CodeSystem/observation-category";
+const INTERPRETATION = "http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation";
+/** The state's flags are v3 ObservationInterpretation codes as they are. */
+const FLAG_NAMES: Record<string, string> = { H: "High", L: "Low", N: "Normal", HH: "Critical high", LL: "Critical low" };
+const STATUSES = new Set(["final", "preliminary", "corrected", "amended", "registered", "cancelled", "unknown"]);
+
+const statusOf = (s: string | null | undefined): Observation["status"] => (s && STATUSES.has(s) ? (s as Observation["status"]) : "final");
+
+function rangeOf(r: LabResult, unit: string | null): ObservationReferenceRange[] | undefined {
+  if (r.reference_range_low === null && r.reference_range_high === null) return undefined;
+  const q = (value: number | null) => (value === null ? undefined : compact({ value, unit: unit ?? undefined }));
+  return [compact<ObservationReferenceRange>({ low: q(r.reference_range_low), high: q(r.reference_range_high) })];
+}
+
+/**
+ * One lab value as an Observation (category laboratory): the test by LOINC and name, the
+ * value as a quantity in its own unit (or a string), the test's reference range, the flag
+ * as interpretation, the specimen type, and the log it came from. The latest value has the
+ * test's result_status; earlier ones are final (the state keeps a status per test only).
+ */
+export function labObservation(patientId: string, r: LabResult, v: LabValue): Mapped<Observation> {
+  const unit = v.unit ?? r.unit;
+  const isLatest = v.log_id === r.latest.log_id && v.timestamp === r.latest.timestamp;
+  const resource = compact<Omit<Observation, "id">>({
+    resourceType: "Observation",
+    status: isLatest ? statusOf(r.result_status) : "final",
+    category: [
+      fhirCode(OBSERVATION_CATEGORY, "laboratory", "Laboratory"),
+      ...(r.test_category ? [{ text: r.test_category }] : []),
+    ],
+    code: concept([r.loinc_code ? loinc(r.loinc_code) : undefined], r.test_name) ?? { text: "lab result" },
+    subject: patientRef(patientId),
+    effectiveDateTime: fhirDateTime(v.timestamp),
+    valueQuantity: v.value_numeric !== null ? compact({ value: v.value_numeric, unit: unit ?? undefined }) : undefined,
+    valueString: v.value_numeric === null && v.value_string !== null ? v.value_string : undefined,
+    interpretation: v.abnormal_flag ? [fhirCode(INTERPRETATION, v.abnormal_flag, FLAG_NAMES[v.abnormal_flag])] : undefined,
+    specimen: r.specimen_type ? { display: r.specimen_type } : undefined,
+    referenceRange: rangeOf(r, unit),
+  });
+  return mapped<Observation>(patientId, ["lab", r.loinc_code ?? normName(r.test_name), v.timestamp, v.log_id], resource, [v.log_id], v.timestamp);
+}
+
+/** A pathology or procedure result (procedure_result) as an Observation, category procedure. */
+export function procedureResultObservation(patientId: string, r: ProcedureResult): Mapped<Observation> | undefined {
+  if (r.status === "entered_in_error") return undefined;
+  const resource = compact<Omit<Observation, "id">>({
+    resourceType: "Observation",
+    status: statusOf(r.status),
+    category: [fhirCode(OBSERVATION_CATEGORY, "procedure", "Procedure"), ...(r.result_type ? [{ text: r.result_type }] : [])],
+    code: concept([
+      r.loinc_code ? loinc(r.loinc_code) : undefined,
+      r.procedure_code ? compact({ system: procedureSystem("cpt"), code: r.procedure_code }) : undefined,
+    ], r.test_name) ?? { text: "procedure result" },
+    subject: patientRef(patientId),
+    effectiveDateTime: fhirDateTime(r.performed_at),
+    valueQuantity: r.value_numeric !== null ? compact({ value: r.value_numeric, unit: r.unit ?? undefined }) : undefined,
+    valueString: r.value_numeric === null && r.value_string !== null ? r.value_string : undefined,
+    bodySite: r.specimen_site ? { text: r.specimen_site } : undefined,
+    note: r.value_numeric !== null && r.value_string !== null ? [{ text: r.value_string }] : undefined,
+  });
+  return mapped<Observation>(patientId, ["procedure_result", r.key], resource, r.sources.map((s) => s.log_id), r.updated_at);
+}
+
+/** Every lab value the state keeps (the last 50 per test), tests in the state's order, values oldest first. */
+export function labObservations({ state, patient }: OutboundInput): Mapped<Observation>[] {
+  const results = moduleEntry(state, "lab_results")?.payload.results ?? [];
+  const procedureResults = moduleEntry(state, "procedures")?.payload.results ?? [];
+  return [
+    ...results.flatMap((r) => r.history.map((v) => labObservation(patient.id, r, v))),
+    ...procedureResults.map((r) => procedureResultObservation(patient.id, r)).filter((m): m is Mapped<Observation> => m !== undefined),
+  ];
+}
