@@ -3,6 +3,7 @@ import { clinicalDate } from "../lib/datatypes.js";
 import type { DerivedLog, MapContext, MapIssue, Mapper } from "../types.js";
 import { validateFhir } from "../validate.js";
 import { mapCondition } from "./condition.js";
+import { mapObservation } from "./observation.js";
 
 /**
  * One mapper per resource type, each in its own file. A type missing here is a located
@@ -10,6 +11,7 @@ import { mapCondition } from "./condition.js";
  */
 const MAPPERS: Readonly<Record<string, Mapper<never>>> = {
   Condition: mapCondition,
+  Observation: mapObservation,
 };
 
 export const MAPPED_TYPES: readonly string[] = Object.keys(MAPPERS).sort();

@@ -99,3 +99,13 @@ export function clinicalDate(resource: Resource): string | undefined {
   }
   return undefined;
 }
+
+/** The instant of an effective[x] (dateTime, instant, or a period's start): Observation, DiagnosticReport, MedicationAdministration… */
+export function effectiveOf(r: { effectiveDateTime?: string; effectiveInstant?: string; effectivePeriod?: Period }): string | undefined {
+  return instantOf(r.effectiveDateTime ?? r.effectiveInstant ?? r.effectivePeriod?.start);
+}
+
+/** The resource type a reference names: its `type`, else the type of a literal `Type/id`. */
+export function referenceType(r: Reference | undefined): string | undefined {
+  return r?.type ?? (r?.reference ? /^(?:.*\/)?([A-Z][A-Za-z]+)\/[^/]+$/.exec(r.reference)?.[1] : undefined);
+}
