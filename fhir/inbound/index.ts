@@ -3,6 +3,7 @@ import { clinicalDate } from "../lib/datatypes.js";
 import type { DerivedLog, MapContext, MapIssue, Mapper } from "../types.js";
 import { validateFhir } from "../validate.js";
 import { mapCondition } from "./condition.js";
+import { mapDiagnosticReport } from "./diagnostic-report.js";
 import { mapObservation } from "./observation.js";
 
 /**
@@ -11,6 +12,7 @@ import { mapObservation } from "./observation.js";
  */
 const MAPPERS: Readonly<Record<string, Mapper<never>>> = {
   Condition: mapCondition,
+  DiagnosticReport: mapDiagnosticReport,
   Observation: mapObservation,
 };
 
