@@ -4,6 +4,9 @@ import type { DerivedLog, MapContext, MapIssue, Mapper } from "../types.js";
 import { validateFhir } from "../validate.js";
 import { mapCondition } from "./condition.js";
 import { mapDiagnosticReport } from "./diagnostic-report.js";
+import { mapMedicationAdministration } from "./medication-administration.js";
+import { mapMedicationRequest } from "./medication-request.js";
+import { mapMedicationStatement } from "./medication-statement.js";
 import { mapObservation } from "./observation.js";
 
 /**
@@ -13,6 +16,9 @@ import { mapObservation } from "./observation.js";
 const MAPPERS: Readonly<Record<string, Mapper<never>>> = {
   Condition: mapCondition,
   DiagnosticReport: mapDiagnosticReport,
+  MedicationAdministration: mapMedicationAdministration,
+  MedicationRequest: mapMedicationRequest,
+  MedicationStatement: mapMedicationStatement,
   Observation: mapObservation,
 };
 
