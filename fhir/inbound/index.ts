@@ -8,6 +8,7 @@ import { mapMedicationAdministration } from "./medication-administration.js";
 import { mapMedicationRequest } from "./medication-request.js";
 import { mapMedicationStatement } from "./medication-statement.js";
 import { mapObservation } from "./observation.js";
+import { mapQuestionnaireResponse } from "./questionnaire-response.js";
 
 /**
  * One mapper per resource type, each in its own file. A type missing here is a located
@@ -20,6 +21,7 @@ const MAPPERS: Readonly<Record<string, Mapper<never>>> = {
   MedicationRequest: mapMedicationRequest,
   MedicationStatement: mapMedicationStatement,
   Observation: mapObservation,
+  QuestionnaireResponse: mapQuestionnaireResponse,
 };
 
 export const MAPPED_TYPES: readonly string[] = Object.keys(MAPPERS).sort();
