@@ -1,5 +1,5 @@
 import type { DiagnosticReport, ImagingStudy, Observation } from "@medplum/fhirtypes";
-import { codesIn, codingIn, conceptText, dateOf, effectiveOf, SYSTEMS } from "../lib/datatypes.js";
+import { codesIn, codesOfAll, codingIn, conceptText, dateOf, effectiveOf, SYSTEMS } from "../lib/datatypes.js";
 import { unmappable, type MapContext, type MapIssue, type MapOutcome, type Mapper } from "../types.js";
 import { labResultOf, performingLab } from "./lab.js";
 import { IMAGING_REPORTS } from "./loinc.js";
@@ -23,10 +23,8 @@ const MODALITY: Readonly<Record<string, string>> = {
   CT: "CT", MR: "MRI", MRI: "MRI", PT: "PET", PET: "PET", NM: "NM", US: "US", XR: "XR", CR: "XR", DX: "XR", MG: "MG", RF: "RF", XA: "XA",
 };
 
-const categoryCodes = (r: DiagnosticReport): string[] => (r.category ?? []).flatMap((c) => (c.coding ?? []).flatMap((x) => (x.code ? [x.code] : [])));
-
 function isImaging(r: DiagnosticReport): boolean {
-  const categories = categoryCodes(r);
+  const categories = codesOfAll(r.category);
   if (categories.some((c) => c in IMAGING_SECTIONS || IMAGING_REPORTS.has(c))) return true;
   if (codesIn(r.code, SYSTEMS.loinc).some((c) => IMAGING_REPORTS.has(c))) return true;
   // A report with a conclusion and no results, not filed as a lab report, is read as an imaging report's impression.
@@ -40,7 +38,7 @@ function modalityOf(r: DiagnosticReport, ctx: MapContext): string | undefined {
     const code = study?.modality?.[0]?.code;
     if (code) return MODALITY[code] ?? code;
   }
-  for (const c of categoryCodes(r)) if (IMAGING_SECTIONS[c]) return IMAGING_SECTIONS[c];
+  for (const c of codesOfAll(r.category)) if (IMAGING_SECTIONS[c]) return IMAGING_SECTIONS[c];
   const first = conceptText(r.code)?.split(/\s+/)[0]?.toUpperCase();
   return first ? MODALITY[first] : undefined;
 }

@@ -41,6 +41,8 @@ type Value = { value_numeric: number; unit: string } | { value_string: string; u
 /** A result's value: numbers with their unit; text, codes and booleans as text (unit "", as the catalog's qualitative results). */
 function valueOf(o: Observation, path: Path): Value | MapIssue {
   const q = quantityOf(o.valueQuantity);
+  // "<0.1" is not the number 0.1: a bounded result is kept as its text.
+  if (q && o.valueQuantity?.comparator) return { value_string: `${o.valueQuantity.comparator}${q.value}`, unit: q.unit ?? "" };
   if (q) return { value_numeric: q.value, unit: q.unit ?? "" };
   if (o.valueInteger !== undefined) return { value_numeric: o.valueInteger, unit: "" };
   const text = o.valueString ?? conceptText(o.valueCodeableConcept) ?? (o.valueBoolean === undefined ? undefined : String(o.valueBoolean));

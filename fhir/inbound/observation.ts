@@ -1,5 +1,5 @@
 import type { Observation } from "@medplum/fhirtypes";
-import { codesIn, conceptText, effectiveOf, quantityOf, referenceText, SYSTEMS } from "../lib/datatypes.js";
+import { codesIn, codesOfAll, conceptText, effectiveOf, quantityOf, referenceText, SYSTEMS } from "../lib/datatypes.js";
 import { unmappable, type MapContext, type MapOutcome, type Mapper } from "../types.js";
 import { flagOf, labResultOf, performingLab, resultStatus } from "./lab.js";
 import { GLUCOSE, GLUCOSE_MG_DL_PER_MMOL, SOCIAL_HISTORY, vitalCodes } from "./loinc.js";
@@ -7,8 +7,6 @@ import { isVitalSign, mapVitalSigns } from "./vital-signs.js";
 
 /** cgm_reading's glucose_flag from the observation's interpretation. */
 const GLUCOSE_FLAG: Readonly<Record<string, "high" | "low" | "normal">> = { H: "high", HH: "high", L: "low", LL: "low", N: "normal" };
-
-const categoriesOf = (o: Observation): string[] => (o.category ?? []).flatMap((c) => (c.coding ?? []).flatMap((x) => (x.code ? [x.code] : [])));
 
 const MAPPED = () =>
   `mapped are vital-signs (LOINC ${vitalCodes().join(", ")}), laboratory (any test), social-history (LOINC ${Object.keys(SOCIAL_HISTORY).join(", ")}) ` +
@@ -92,7 +90,7 @@ export const mapObservation: Mapper<Observation> = (o, ctx) => {
   const loinc = codesIn(o.code, SYSTEMS.loinc);
   const glucose = loinc.find((c) => GLUCOSE[c]);
   if (glucose && o.device) return mapDeviceGlucose(o, glucose, ctx);
-  const categories = categoriesOf(o);
+  const categories = codesOfAll(o.category);
   if (categories.includes("social-history") || loinc.some((c) => SOCIAL_HISTORY[c])) return mapSocial(o);
   if (categories.includes("laboratory") || (categories.length === 0 && loinc.length > 0)) return mapLab(o, ctx);
   if (categories.includes("vital-signs")) return unmappable(["code"], `is not a vital sign the catalog keeps: ${MAPPED()}`);

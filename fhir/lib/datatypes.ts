@@ -109,3 +109,8 @@ export function effectiveOf(r: { effectiveDateTime?: string; effectiveInstant?: 
 export function referenceType(r: Reference | undefined): string | undefined {
   return r?.type ?? (r?.reference ? /^(?:.*\/)?([A-Z][A-Za-z]+)\/[^/]+$/.exec(r.reference)?.[1] : undefined);
 }
+
+/** Every code of a list of concepts (a resource's categories), in the order sent, whatever the system. */
+export function codesOfAll(ccs: CodeableConcept[] | undefined): string[] {
+  return (ccs ?? []).flatMap((cc) => (cc.coding ?? []).flatMap((c) => (c.code ? [c.code] : [])));
+}

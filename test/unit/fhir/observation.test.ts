@@ -131,6 +131,11 @@ describe("Observation: laboratory", () => {
     ]);
   });
 
+  it("keeps a bounded result (<, >) as text, not as the bound's number", () => {
+    const troponin = { ...creatinine, code: loinc("6598-7", "Troponin T"), valueQuantity: { value: 0.01, comparator: "<" as const, unit: "ng/mL" } };
+    expect(derived(troponin)[0]!.payload.results).toMatchObject([{ value_string: "<0.01", unit: "ng/mL" }]);
+  });
+
   it("takes a LOINC-coded result without a category as a lab result", () => {
     const { category: _c, ...bare } = creatinine;
     expect(derived(bare)[0]!.log_type).toBe("lab_results");
