@@ -14,6 +14,12 @@ import { mapGoal } from "./goal.js";
 import { mapImmunization } from "./immunization.js";
 import { mapPatient } from "./patient.js";
 import { mapProcedure } from "./procedure.js";
+import { mapDiagnosticReport } from "./diagnostic-report.js";
+import { mapMedicationAdministration } from "./medication-administration.js";
+import { mapMedicationRequest } from "./medication-request.js";
+import { mapMedicationStatement } from "./medication-statement.js";
+import { mapObservation } from "./observation.js";
+import { mapQuestionnaireResponse } from "./questionnaire-response.js";
 
 /**
  * One mapper per resource type, each in its own file. A type missing here is a located
@@ -32,6 +38,12 @@ const MAPPERS: Readonly<Record<string, Mapper<never>>> = {
   Immunization: mapImmunization,
   Patient: mapPatient,
   Procedure: mapProcedure,
+  DiagnosticReport: mapDiagnosticReport,
+  MedicationAdministration: mapMedicationAdministration,
+  MedicationRequest: mapMedicationRequest,
+  MedicationStatement: mapMedicationStatement,
+  Observation: mapObservation,
+  QuestionnaireResponse: mapQuestionnaireResponse,
 };
 
 export const MAPPED_TYPES: readonly string[] = Object.keys(MAPPERS).sort();

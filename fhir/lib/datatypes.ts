@@ -143,3 +143,18 @@ export function snakeCase(label: string | undefined): string | undefined {
   const s = label?.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "");
   return s || undefined;
 }
+
+/** The instant of an effective[x] (dateTime, instant, or a period's start): Observation, DiagnosticReport, MedicationAdministration… */
+export function effectiveOf(r: { effectiveDateTime?: string; effectiveInstant?: string; effectivePeriod?: Period }): string | undefined {
+  return instantOf(r.effectiveDateTime ?? r.effectiveInstant ?? r.effectivePeriod?.start);
+}
+
+/** The resource type a reference names: its `type`, else the type of a literal `Type/id`. */
+export function referenceType(r: Reference | undefined): string | undefined {
+  return r?.type ?? (r?.reference ? /^(?:.*\/)?([A-Z][A-Za-z]+)\/[^/]+$/.exec(r.reference)?.[1] : undefined);
+}
+
+/** Every code of a list of concepts (a resource's categories), in the order sent, whatever the system. */
+export function codesOfAll(ccs: CodeableConcept[] | undefined): string[] {
+  return (ccs ?? []).flatMap((cc) => (cc.coding ?? []).flatMap((c) => (c.code ? [c.code] : [])));
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import type { MedicationStatement } from "@medplum/fhirtypes";
+import { derived, refused } from "./derive-helpers.js";
+import { folded } from "./fold-helpers.js";
+
+/** After the R4 specification's medication statement example (written anew): a patient-reported medicine taken as needed. */
+const ibuprofen: MedicationStatement = {
+  resourceType: "MedicationStatement",
+  id: "ms-3",
+  status: "active",
+  medicationCodeableConcept: { coding: [{ system: "http://www.nlm.nih.gov/research/umls/rxnorm", code: "310965", display: "ibuprofen 200 MG Oral Tablet" }] },
+  subject: { reference: "Patient/p1" },
+  effectivePeriod: { start: "2025-08-15" },
+  dateAsserted: "2025-09-01T10:00:00Z",
+  informationSource: { reference: "Patient/p1" },
+  dosage: [{
+    asNeededBoolean: true,
+    doseAndRate: [{ doseRange: { low: { value: 1, unit: "tablet" }, high: { value: 2, unit: "tablet" } } }],
+  }],
+};
+
+describe("MedicationStatement", () => {
+  it("lists what the patient takes, with the dose range, as needed, since the period's start", () => {
+    const [log] = derived(ibuprofen);
+    expect(log).toMatchObject({
+      log_type: "medication_list_update",
+      payload: { medications: [{ action: "add", rxnorm_cui: "310965", medication_name: "ibuprofen 200 MG Oral Tablet", dose: "1-2 tablet", dose_unit: "tablet", frequency: "as needed", start_date: "2025-08-15" }] },
+    });
+    expect(folded("medications", [log!]).medications).toMatchObject([{ rxnorm_cui: "310965", dose: "1-2 tablet", frequency: "as needed" }]);
+  });
+
+  it("takes not-taken, stopped and completed off the list", () => {
+    for (const status of ["not-taken", "stopped", "completed"] as const) {
+      expect(derived({ ...ibuprofen, status })[0]!.payload.medications, status).toMatchObject([{ action: "delete", rxnorm_cui: "310965" }]);
+    }
+  });
+
+  it("refuses intended and unknown, which say neither taken nor stopped", () => {
+    expect(refused({ ...ibuprofen, status: "intended" }).issues[0]).toMatchObject({ path: ["status"], message: expect.stringMatching(/not-taken \(delete\)/) });
+  });
+
+  it("refuses a medication with neither an RxNorm code nor a name", () => {
+    const out = refused({ ...ibuprofen, medicationCodeableConcept: { coding: [{ system: "http://example.org/formulary", code: "X-12" }] } });
+    expect(out.issues[0]).toMatchObject({ path: ["medicationCodeableConcept"], message: expect.stringMatching(/RxNorm coding or text/) });
+  });
+});
