@@ -38,6 +38,13 @@ export const def = rule("def");
 /** May be missing or null. */
 export const opt = rule("opt");
 
+/** The batch answer as the SDK's model reads it: accepted and failed counts, and located errors. */
+export const BATCH_RESULT: Shape = {
+  accepted: req("int"),
+  failed: req("int"),
+  errors: def("list", { of: { index: req("int"), code: req("string"), message: req("string") } }),
+};
+
 /**
  * A log entry as the SDK's log model reads it: GET /v1/state/{pid}/logs entries, and log
  * query rows through `as_logs()`. The trace must be an object (both parts optional) or null.

@@ -1,19 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type TestStack } from "../../support/stack.js";
-import { def, expectSdkParses, req, sdkClient, type SdkClient, type Shape } from "../../support/olira-sdk.js";
+import { BATCH_RESULT, expectSdkParses, sdkClient, type SdkClient } from "../../support/olira-sdk.js";
 import { SAMPLES } from "../../unit/readmodels/samples.js";
 import { readSubject } from "../../../infra/nats/log-history.js";
 import { LogWriter, type PatientLogMessage } from "../../../src/logs/log-writer.js";
 import { LOG_TYPE_ALIASES } from "../../../catalog/index.js";
 import type { LogRecord } from "../../../readmodels/log-record.js";
 
-/** The batch answer as the SDK's model reads it: accepted and failed counts, and located errors. */
-const BATCH_RESULT: Shape = {
-  accepted: req("int"),
-  failed: req("int"),
-  errors: def("list", { of: { index: req("int"), code: req("string"), message: req("string") } }),
-};
 
 /** What the SDK's queued `log()` sends for each entry: every key, unset ones as null. */
 const queued = (patientId: string, over: Record<string, unknown> = {}) => ({
