@@ -6,7 +6,8 @@ export type RawResource = { resourceType: string; id: string; [element: string]:
  * signs, labs, conditions, medications), each made different by `n` so that none is a
  * duplicate of another. The patient reference is set by the caller.
  */
-const day = (n: number) => new Date(Date.UTC(2025, 0, 1) + (n % 600) * 86_400_000 + (n % 86_400) * 1000).toISOString().replace(".000Z", "Z");
+/** Event times rising with `n`, as a live feed sends them (late logs cost a patient's replay: bench:ingest's mix rises too). */
+const day = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString().replace(".000Z", "Z");
 const cc = (system: string, code: string, display: string) => ({ coding: [{ system, code, display }], text: display });
 const LOINC = "http://loinc.org";
 const SNOMED = "http://snomed.info/sct";
