@@ -105,8 +105,11 @@ export type JobList = Answer<"/v1/ingestion/jobs", "get">;
 /** A row of a job's inline `records`. */
 export type IngestionRecord = components["schemas"]["IngestionRecord"];
 export type JobInput = Omit<Body<"/v1/ingestion/jobs", "post">, "records"> & {
-  /** Inline rows, up to 50,000; line n of the job is records[n-1]. Or give `s3_key` from `uploadFile`. */
-  records?: IngestionRecord[];
+  /**
+   * Inline rows, up to 50,000; line n of the job is records[n-1]. Or FHIR R4 resources and
+   * Bundles (with `format: "fhir"`). Or give `s3_key` from `uploadFile`.
+   */
+  records?: IngestionRecord[] | { resourceType: string; [element: string]: unknown }[];
 };
 /** What `patchJob` changes in a job awaiting confirmation. */
 export type JobChanges = Body<"/v1/ingestion/jobs/{id}", "patch">;

@@ -5069,8 +5069,10 @@ export interface paths {
                 content: {
                     "application/json": {
                         s3_key?: string;
-                        /** @description Rows {"type":"patient"|"log","data":{...}}; line n of the job is records[n-1] */
+                        /** @description Rows {"type":"patient"|"log","data":{...}}, or FHIR resources and Bundles; line n of the job is records[n-1] */
                         records?: unknown[];
+                        /** @description "jsonl" (patient and log rows) or "fhir" (FHIR R4 resources or Bundles, one a line, as a Bulk Data export writes them); absent: read from the first line */
+                        format?: "jsonl" | "fhir";
                         idempotency_key?: string;
                         /** @description Default true: wait in AWAITING_CONFIRMATION before touching patient state */
                         require_confirmation?: boolean;

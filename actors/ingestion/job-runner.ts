@@ -263,9 +263,10 @@ export class JobRunner {
     const r = job.record;
     await job.flushed().catch(() => undefined);
     if (r.source.inline) await this.deps.uploads.delete(r.source.object);
+    if (r.source.rows) await this.deps.uploads.delete(r.source.rows.object);
     const { jsm, names } = this.deps.staging;
     const completed = r.status === "completed" || r.status === "completed_with_errors";
-    const filters = completed ? [DOCS.rows, DOCS.targets, DOCS.existing, DOCS.typeCounts, DOCS.patients].map((d) => names.stagingDocSubject(r.job_id, d)) : [names.stagingSubjectsOfJob(r.job_id)];
+    const filters = completed ? [DOCS.rows, DOCS.targets, DOCS.existing, DOCS.typeCounts, DOCS.patients, DOCS.fhirLines].map((d) => names.stagingDocSubject(r.job_id, d)) : [names.stagingSubjectsOfJob(r.job_id)];
     for (const filter of filters) await jsm.streams.purge(names.stagingStream, { filter }).catch(() => undefined);
     this.held.delete(r.job_id);
   }

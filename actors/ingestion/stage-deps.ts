@@ -140,6 +140,8 @@ export const DOCS = {
   patients: "patients",
   /** Every patient with staged logs. Written by INSERTING_LOGS; read by BACKFILLING. */
   replay: "replay",
+  /** A FHIR file's converted rows: for each row, its line in the uploaded file (src/ingestion/fhir-file.ts). Written by VALIDATING. */
+  fhirLines: "fhir_lines",
 } as const;
 
 export type RowDocRow = [line: number, data: Record<string, unknown>];

@@ -52,13 +52,16 @@ async function review(c: PatientStateClient, job: IngestionJob, values: Values, 
 
 export const ingestCommand: Command = {
   name: "ingest",
-  summary: "Upload a JSONL file as a historical ingestion job and follow it",
+  summary: "Upload a JSONL or FHIR NDJSON file as a historical ingestion job and follow it",
   help: `Usage: pss ingest FILE [--yes | --no-confirm] [--idempotency-key KEY]
                   [--summary-types V,...] [--rollback-on-cancel] [--interval-ms N]
+                  [--format jsonl|fhir]
 
 Uploads FILE (progress on stderr), creates the job, and follows it. When the job reaches
 AWAITING_CONFIRMATION, its counts and line errors are shown and you are asked to confirm
 (replay into patient state, then view backfill). Check a file first with pss validate.
+FILE may hold JSONL rows or FHIR R4 resources and Bundles, one a line (a Bulk Data
+export's NDJSON files, concatenated); the service tells them apart by the first line.
 
   --yes                 Confirm without asking
   --no-confirm          Do not confirm: leave the job awaiting (pss jobs confirm ID later)
@@ -68,15 +71,18 @@ AWAITING_CONFIRMATION, its counts and line errors are shown and you are asked to
   --summary-types V,..  View types to backfill
   --rollback-on-cancel  Cancelling the job also removes the patients it created
   --interval-ms N       Poll interval (default 1000)
+  --format F            jsonl or fhir, when the first line should not decide
 
 Exit code: 0 completed (or left awaiting), 3 completed with errors, 1 failed or cancelled.`,
   options: {
     yes: { type: "boolean", short: "y" }, "no-confirm": { type: "boolean" }, "idempotency-key": { type: "string" },
-    "summary-types": { type: "string", multiple: true }, "rollback-on-cancel": { type: "boolean" }, "interval-ms": { type: "string" },
+    "summary-types": { type: "string", multiple: true }, "rollback-on-cancel": { type: "boolean" }, "interval-ms": { type: "string" }, format: { type: "string" },
   },
   async run({ args, values, io, client }) {
     const file = arg(args, 0, "FILE (the JSONL file to ingest)");
     if (values.yes && values["no-confirm"]) throw new UsageError("give --yes or --no-confirm, not both");
+    const format = str(values.format) || undefined;
+    if (format !== undefined && format !== "jsonl" && format !== "fhir") throw new UsageError("--format is jsonl or fhir");
     const intervalMs = int(values["interval-ms"], "interval-ms") ?? 1000;
     const c = await client();
     const up = new ProgressBar(io, "upload");
@@ -89,6 +95,7 @@ Exit code: 0 completed (or left awaiting), 3 completed with errors, 1 failed or 
       s3_key,
       idempotency_key: key,
       ...(values["rollback-on-cancel"] ? { rollback_on_cancel: true } : {}),
+      ...(format ? { format } : {}),
       ...(summaryTypes.length > 0 ? { summary_types: summaryTypes } : {}),
     });
     io.err(`uploaded ${bytes(size)}; job ${created.job_id} created\n`);

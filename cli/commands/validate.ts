@@ -3,7 +3,7 @@ import { json } from "../output.js";
 
 export const validateCommand: Command = {
   name: "validate",
-  summary: "Check a JSONL ingestion file offline (exit 0 only when valid)",
+  summary: "Check a JSONL or FHIR NDJSON ingestion file offline (exit 0 only when valid)",
   help: `Usage: pss validate FILE [--max-errors N] [--json]
 
 Checks a historical ingestion file without contacting the service: each line must be
@@ -12,7 +12,9 @@ the log catalog (event_type, patient_id, timestamp, payload). A log's patient_id
 a patient declared above it in the file (external identifier value, or system|value) or
 a service id (pat_...), which cannot be checked offline; any other is unknown_patient.
 A file without a single patient or log row is invalid (empty_file, line 0), as a job
-would fail it.
+would fail it. A file whose first line is a FHIR resource is checked as a job converts
+it: each resource (or Bundle entry) must be valid FHIR R4 of a mapped type, and name a
+Patient of the file (Patient/<id>, urn:uuid in a Bundle) or a service id.
 
 Exit code: 0 valid, 1 invalid (each bad line is listed), 2 usage error.
 
@@ -23,8 +25,8 @@ Options:
     const file = arg(args, 0, "FILE (the JSONL file to check)");
     const max = int(values["max-errors"], "max-errors") ?? 50;
     // Loaded here: compiling the catalog costs ~0.4 s that other commands need not pay.
-    const { validateJsonlFile } = await import("../../src/ingestion/validate-file.js");
-    const r = await validateJsonlFile(file);
+    const { validateFile } = await import("../../src/ingestion/validate-file.js");
+    const r = await validateFile(file);
     if (values.json) {
       io.out(`${json(r)}\n`);
       return r.valid ? 0 : 1;

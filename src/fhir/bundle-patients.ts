@@ -12,7 +12,7 @@ export type PatientMatch =
   | { kind: "missing"; message: string; path: (string | number)[] };
 
 /** The identifiers the service can key a patient by: both system and value, within its bounds. */
-function identifiersOf(p: FhirPatient): ExternalIdentifier[] {
+export function identifiersOf(p: FhirPatient): ExternalIdentifier[] {
   const out: ExternalIdentifier[] = [];
   for (const i of p.identifier ?? []) {
     if (i.system && i.value && i.system.length <= 200 && i.value.length <= 200) out.push({ system: i.system, value: i.value });
@@ -46,20 +46,24 @@ export async function matchPatient(patients: PatientStore, scope: WriteScope, p:
   return { kind: "create", identifiers };
 }
 
-/**
- * Creates the patient a Patient entry describes; when a concurrent request created it
- * first (its identifier is taken), that patient is the answer.
- */
-export async function createPatient(patients: PatientStore, scope: WriteScope, p: FhirPatient, identifiers: ExternalIdentifier[]): Promise<string> {
+/** A Patient's fields as POST /v1/patients takes them (an ingestion job's patient row too). */
+export function patientInputOf(p: FhirPatient, identifiers: ExternalIdentifier[]) {
   const name = p.name?.find((n) => n.use === "official") ?? p.name?.[0];
-  const input = {
+  return {
     ...(name?.given?.[0] ? { first_name: name.given[0].slice(0, 200) } : {}),
     ...(name?.family ? { last_name: name.family.slice(0, 200) } : {}),
     ...(dateOf(p.birthDate) ? { date_of_birth: dateOf(p.birthDate)! } : {}),
     ...(p.gender ? { sex: p.gender } : {}),
     external_identifiers: identifiers,
   };
-  const created = newPatient(input, scope, new Date().toISOString());
+}
+
+/**
+ * Creates the patient a Patient entry describes; when a concurrent request created it
+ * first (its identifier is taken), that patient is the answer.
+ */
+export async function createPatient(patients: PatientStore, scope: WriteScope, p: FhirPatient, identifiers: ExternalIdentifier[]): Promise<string> {
+  const created = newPatient(patientInputOf(p, identifiers), scope, new Date().toISOString());
   try {
     await patients.create(created);
     return created.id;

@@ -16,6 +16,10 @@ export type BackfillStatus = "pending" | "running" | "completed" | "failed" | "s
 /** How one patient's replay went: pending until its logs are written, failed when one of them could not be. */
 export type PatientReplayStatus = "pending" | "completed" | "failed";
 
+/** What a job's file holds: JSONL rows, or FHIR resources and Bundles, one a line (src/ingestion/fhir-rows.ts). */
+export const JOB_FORMATS = ["jsonl", "fhir"] as const;
+export type JobFormat = (typeof JOB_FORMATS)[number];
+
 /** One line the job could not take: its 1-based line number (inline records: index + 1). */
 export interface LineError {
   line: number;
@@ -105,8 +109,12 @@ export interface JobRecord {
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
-  /** Internal: the file (object store name), whether it came inline, and its size. */
-  source: { object: string; inline: boolean; bytes: number };
+  /**
+   * Internal: the file (object store name), whether it came inline, and its size; its
+   * format (given at creation, else sniffed by VALIDATING; absent: JSONL rows), and for a
+   * FHIR file the JSONL rows VALIDATING converted it to, which the later stages read.
+   */
+  source: { object: string; inline: boolean; bytes: number; format?: JobFormat; rows?: { object: string; bytes: number } };
   /** Internal: fraction (0..1) of the current stage done. */
   stage_fraction: number;
   replay: ReplayCursor | null;

@@ -4,7 +4,7 @@ import type { JobControl, JobController } from "./job-control.js";
 import { AppError, notFound, type ErrorCode, type ErrorDetail } from "../errors.js";
 import { newId } from "../ids.js";
 import { isViewType, VIEW_TYPES } from "../../readmodels/views/index.js";
-import { newJobRecord, TERMINAL, type JobRecord } from "./job-record.js";
+import { newJobRecord, TERMINAL, type JobFormat, type JobRecord } from "./job-record.js";
 import { matchesStatus, type StatusFilter } from "./job-view.js";
 import type { JobStore } from "./job-store.js";
 import { UploadStore } from "./uploads.js";
@@ -16,6 +16,8 @@ export interface NewJobRequest {
   s3_key?: string;
   records?: unknown[];
   idempotency_key?: string;
+  /** "fhir": FHIR resources or Bundles, one a line; "jsonl": patient and log rows. Absent: sniffed from the first line. */
+  format?: JobFormat;
   require_confirmation?: boolean;
   rollback_on_cancel?: boolean;
   summary_types?: string[];
@@ -125,11 +127,11 @@ export class IngestionService {
       if (!info) {
         throw new AppError("not_found", `no file was uploaded under s3_key ${key} (or its upload failed): PUT the file to the upload_url from POST /v1/ingestion/upload-url, then create the job`);
       }
-      source = { object: key, inline: false, bytes: info.size };
+      source = { object: key, inline: false, bytes: info.size, ...(body.format ? { format: body.format } : {}) };
     } else {
       const text = body.records!.map((r) => JSON.stringify(r ?? null)).join("\n");
       const object = `inline/${scope.project_id}/${job_id}.jsonl`;
-      source = { object, inline: true, bytes: (await this.deps.uploads.writeText(object, text)).size };
+      source = { object, inline: true, bytes: (await this.deps.uploads.writeText(object, text)).size, ...(body.format ? { format: body.format } : {}) };
     }
     const record = newJobRecord(
       {

@@ -1,5 +1,8 @@
 import { createReadStream } from "node:fs";
 import { FileChecker } from "./file-rules.js";
+import { fhirRowBatches, type FhirTally } from "./fhir-file.js";
+import { looksLikeFhir } from "./fhir-rows.js";
+import { LineInts } from "./line-targets.js";
 import { LineTooLongError, lineBatches } from "./lines.js";
 import { MAX_LINE_ERRORS, type LineError } from "./job-record.js";
 
@@ -29,6 +32,27 @@ const SERVICE_ID = /^pat_[0-9A-Za-z]{6,60}$/;
  * a job would give if no existing patient holds it.
  */
 export async function validateJsonlFile(path: string): Promise<FileValidation> {
+  return validateFile(path, "jsonl");
+}
+
+const read = (path: string) => lineBatches(createReadStream(path, { highWaterMark: 256 * 1024 }));
+
+/** "fhir" when the file's first non-blank line is a FHIR resource (as a job sniffs it), else "jsonl". */
+export async function formatOf(path: string): Promise<"fhir" | "jsonl"> {
+  try {
+    for await (const batch of read(path)) {
+      const first = batch.lines.find((l) => l.trim() !== "");
+      if (first !== undefined) return looksLikeFhir(first) ? "fhir" : "jsonl";
+    }
+  } catch (err) {
+    if (!(err instanceof LineTooLongError)) throw err;
+  }
+  return "jsonl";
+}
+
+/** Checks an ingestion file offline: JSONL rows, or FHIR resources and Bundles (`pss validate`). */
+export async function validateFile(path: string, format?: "fhir" | "jsonl"): Promise<FileValidation> {
+  const fhir = (format ?? (await formatOf(path))) === "fhir";
   const checker = new FileChecker({
     resolve: (ref) => (SERVICE_ID.test(ref) ? ref : null),
   });
@@ -41,11 +65,16 @@ export async function validateJsonlFile(path: string): Promise<FileValidation> {
     if (isStructural) structural++;
     if (errors.length < MAX_LINE_ERRORS) errors.push(e);
   };
+  const lineOf = new LineInts();
+  const tally: FhirTally = { lines: 0, skipped: 0 };
+  // A FHIR file is checked as the rows a job converts it to; errors name its own lines.
+  const at = (row: number) => (fhir ? lineOf.get(row) : row);
+  const batches = fhir ? fhirRowBatches(() => read(path), lineOf, tally, (line, e) => record({ line, code: e.code, message: e.message }, e.structural)) : read(path);
   try {
-    for await (const batch of lineBatches(createReadStream(path, { highWaterMark: 256 * 1024 }))) {
+    for await (const batch of batches) {
       for (let i = 0; i < batch.lines.length; i++) {
-        const line = batch.first + i;
-        const r = checker.check(batch.lines[i]!, line);
+        const line = at(batch.first + i);
+        const r = checker.check(batch.lines[i]!, batch.first + i);
         const out = r instanceof Promise ? await r : r;
         if (out.kind === "error") {
           if (out.code === "unknown_patient") {
@@ -59,17 +88,21 @@ export async function validateJsonlFile(path: string): Promise<FileValidation> {
     }
   } catch (err) {
     if (!(err instanceof LineTooLongError)) throw err;
-    record({ line: err.line, code: "line_too_long", message: err.message }, true);
+    record({ line: at(err.line), code: "line_too_long", message: err.message }, true);
+  }
+  if (fhir) {
+    errors.sort((a, b) => a.line - b.line);
+    lines = tally.lines;
   }
   // As the job's VALIDATING stage: a file without a single row fails, reported at line 0.
-  if (checker.patients === 0 && checker.logs === 0 && structural === 0) {
+  if (checker.patients === 0 && checker.logs === 0 && structural === 0 && tally.skipped === 0) {
     record({ line: 0, code: "empty_file", message: "the file holds no patient or log row" }, true);
   }
   return {
     valid: total === 0,
     lines,
     patients: checker.patients,
-    logs: checker.logs,
+    logs: checker.logs + tally.skipped,
     errors,
     truncated: total > errors.length,
     structural_errors: structural,

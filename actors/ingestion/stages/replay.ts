@@ -4,6 +4,7 @@ import { purgeStaging, readBucket, type StagedLine } from "../../../src/ingestio
 import { PatientLog } from "../../../src/logs/patient-log.js";
 import type { StageInput } from "../job-machine.js";
 import { CHUNK, writePatients, type Counts, type PatientLines } from "../replay-writes.js";
+import { rowSource } from "../row-source.js";
 import { forEachLimited, retryStorage, type LiveJob, type StageDeps, type StageFn, type ReplayWrites } from "../stage-deps.js";
 
 /** Buckets replayed at once (each holds a few MB of staged text in memory). */
@@ -14,6 +15,7 @@ const WRITES_AT_ONCE = 4;
 const GROUP_CHARS = 16 * 1024 * 1024;
 
 type Progress = (d: Counts) => void;
+type LineOf = (row: number) => number;
 
 function add(c: Counts, d: Counts): void {
   c.processed += d.processed;
@@ -40,6 +42,8 @@ export const replayStage: StageFn<StageInput, void> = async (deps, job, input, s
   r.replay = cursor;
   const retry = <T>(attempt: (failures: number) => Promise<T>) => retryStorage(attempt, signal, deps.storageRetryMs);
   await retry(() => job.save());
+  // Line errors name the uploaded file's lines (a FHIR file's rows are not its lines).
+  const { lineOf } = await retry(() => rowSource(deps, job));
   const suspectTo = cursor.claimed_to;
   const start: Counts = { processed: cursor.processed, duplicates: cursor.duplicates, failed: cursor.failed };
   const run: Counts = { processed: 0, duplicates: 0, failed: 0 };
@@ -73,7 +77,7 @@ export const replayStage: StageFn<StageInput, void> = async (deps, job, input, s
     const counts = await retry(async (failures) => {
       await claim(i);
       // After a failure, some of its logs may be stored, as after a restart.
-      return replayBucket(deps, job, input, i, i < suspectTo || failures > 0, signal, progress, errorLines);
+      return replayBucket(deps, job, input, i, i < suspectTo || failures > 0, signal, progress, errorLines, lineOf);
     });
     finished.set(i, counts);
     for (let next = finished.get(cursor.done_below); next !== undefined; next = finished.get(cursor.done_below)) {
@@ -91,7 +95,7 @@ export const replayStage: StageFn<StageInput, void> = async (deps, job, input, s
  * attempt). A failed attempt takes back what it counted; `errorLines`, the lines whose
  * errors the bucket reported, keeps the next attempt from listing them again.
  */
-async function replayBucket(deps: StageDeps, job: LiveJob, input: StageInput, bucket: number, suspect: boolean, signal: AbortSignal, progress: Progress, errorLines: Set<number>): Promise<Counts> {
+async function replayBucket(deps: StageDeps, job: LiveJob, input: StageInput, bucket: number, suspect: boolean, signal: AbortSignal, progress: Progress, errorLines: Set<number>, lineOf: LineOf): Promise<Counts> {
   const total: Counts = { processed: 0, duplicates: 0, failed: 0 };
   const counted: Progress = (d) => {
     add(total, d);
@@ -114,12 +118,12 @@ async function replayBucket(deps: StageDeps, job: LiveJob, input: StageInput, bu
         chars += e.text.length;
       }
       if (chars >= GROUP_CHARS) {
-        await writeGroup(deps, job, input, group, suspect, signal, counted, errorLines);
+        await writeGroup(deps, job, input, group, suspect, signal, counted, errorLines, lineOf);
         group = new Map();
         chars = 0;
       }
     }
-    await writeGroup(deps, job, input, group, suspect, signal, counted, errorLines);
+    await writeGroup(deps, job, input, group, suspect, signal, counted, errorLines, lineOf);
     return total;
   } catch (err) {
     progress({ processed: -total.processed, duplicates: -total.duplicates, failed: -total.failed });
@@ -131,7 +135,7 @@ async function replayBucket(deps: StageDeps, job: LiveJob, input: StageInput, bu
  * Writes the logs of some patients in tasks of whole patients (about CHUNK logs each),
  * WRITES_AT_ONCE tasks at a time; writePatients sorts and writes each task's logs.
  */
-async function writeGroup(deps: StageDeps, job: LiveJob, input: StageInput, group: Map<string, StagedLine[]>, suspect: boolean, signal: AbortSignal, progress: Progress, errorLines: Set<number>): Promise<void> {
+async function writeGroup(deps: StageDeps, job: LiveJob, input: StageInput, group: Map<string, StagedLine[]>, suspect: boolean, signal: AbortSignal, progress: Progress, errorLines: Set<number>, lineOf: LineOf): Promise<void> {
   const stored = new Map<string, Set<number>>();
   if (suspect) await forEachLimited(group.keys(), 16, signal, async (pid) => void stored.set(pid, await linesStored(deps, input, pid)));
   const tasks: PatientLines[] = [];
@@ -162,7 +166,7 @@ async function writeGroup(deps: StageDeps, job: LiveJob, input: StageInput, grou
         if (owner) failedPatients.add(owner[0]);
         if (errorLines.has(e.line)) continue;
         errorLines.add(e.line);
-        addLineError(job.record, e);
+        addLineError(job.record, { ...e, line: lineOf(e.line) });
       }
       progress({ processed: o.processed, duplicates: o.duplicates, failed: o.failed });
     }, beforeChunk);

@@ -4,6 +4,7 @@ import { settlePatientDetails, type TargetTypeRow } from "../../../src/ingestion
 import { lineBatches } from "../../../src/ingestion/lines.js";
 import { bucketCount, purgeStaging, readBinaryDoc, readDoc, StagingWriter, writeDoc } from "../../../src/ingestion/staging.js";
 import type { StageInput } from "../job-machine.js";
+import { rowSource } from "../row-source.js";
 import { DOCS, PermanentError, retryStorage, throwIfAborted, type LiveJob, type PatientDocRow, type StageDeps, type StageFn } from "../stage-deps.js";
 
 /**
@@ -40,7 +41,9 @@ async function stageLogs(deps: StageDeps, job: LiveJob, input: StageInput, signa
   const idOfLine = new Map<number, string>(placed.map(([line, id]) => [line, id]));
   r.replay_buckets = bucketCount(r.source.bytes, deps.bucketBytes);
   const writer = new StagingWriter(deps.staging, input.job_id, r.replay_buckets);
-  for await (const batch of lineBatches(deps.uploads.read(r.source.object, signal))) {
+  // A FHIR file's converted rows: a row's number is its line here, the uploaded file's in errors.
+  const rows = await rowSource(deps, job);
+  for await (const batch of lineBatches(deps.uploads.read(rows.object, signal))) {
     for (let i = 0; i < batch.lines.length; i++) {
       const line = batch.first + i;
       const t = targets.get(line);
@@ -48,7 +51,7 @@ async function stageLogs(deps: StageDeps, job: LiveJob, input: StageInput, signa
       const patientId = t > 0 ? idOfLine.get(t) : targets.existing[-t - 1];
       if (patientId === undefined) {
         r.logs_failed++;
-        addLineError(r, { line, code: "patient_not_found", message: `the patient row on line ${t} was not created` });
+        addLineError(r, { line: rows.lineOf(line), code: "patient_not_found", message: `the patient row on line ${rows.lineOf(t)} was not created` });
         continue;
       }
       const wait = writer.add(patientId, line, batch.lines[i]!);
@@ -56,7 +59,7 @@ async function stageLogs(deps: StageDeps, job: LiveJob, input: StageInput, signa
       r.logs_staged++;
     }
     r.logs_processed = r.logs_staged;
-    r.stage_fraction = r.source.bytes > 0 ? batch.bytesRead / r.source.bytes : 1;
+    r.stage_fraction = rows.bytes > 0 ? batch.bytesRead / rows.bytes : 1;
     job.touch();
     throwIfAborted(signal);
   }

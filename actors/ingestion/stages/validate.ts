@@ -5,6 +5,7 @@ import { LineTargets } from "../../../src/ingestion/line-targets.js";
 import { ExistingPatientResolver } from "../../../src/ingestion/patient-refs.js";
 import { TargetTypeCounts } from "../../../src/ingestion/patient-details.js";
 import { DocWriter, writeBinaryDoc, writeDoc } from "../../../src/ingestion/staging.js";
+import { prepareRows } from "../row-source.js";
 import { DOCS, throwIfAborted, type RowDocRow, type StageFn } from "../stage-deps.js";
 import type { StageInput } from "../job-machine.js";
 
@@ -16,21 +17,26 @@ import type { StageInput } from "../job-machine.js";
  * It also records what later stages need, so they never parse the file again: the
  * valid patient rows, for every log line the patient it feeds (LineTargets), and the
  * first patients' logs by type (the job's per-patient counts).
+ * A FHIR file is first converted to rows (actors/ingestion/row-source.ts), which are then
+ * judged the same way; errors name the uploaded file's lines.
  * Restartable: a re-run starts afresh.
  */
 export const validateStage: StageFn<StageInput, { structural_errors: number }> = async (deps, job, input, signal) => {
   const r = job.record;
   Object.assign(r, { lines_validated: 0, lines_total: 0, error_summary: [], error_summary_truncated: false, logs_total: 0, patients_total: 0, logs_invalid: 0, logs_failed: 0, stage_fraction: 0 });
   r.logs_by_event_type = {};
+  const prepared = await prepareRows(deps, job, signal);
+  const { lineOf } = prepared.rows;
+  const fhir = r.source.format === "fhir";
   const checker = new FileChecker(new ExistingPatientResolver(deps.patients, input.project_id));
   const rows = await new DocWriter<RowDocRow>(deps.staging, input.job_id, DOCS.rows).begin();
   const targets = new LineTargets();
   const typeCounts = new TargetTypeCounts();
-  let structural = 0;
-  let skipped = 0;
+  let structural = prepared.structural;
+  let skipped = prepared.skipped;
   let lines = 0;
   try {
-    for await (const batch of lineBatches(deps.uploads.read(r.source.object, signal))) {
+    for await (const batch of lineBatches(deps.uploads.read(prepared.rows.object, signal))) {
       for (let i = 0; i < batch.lines.length; i++) {
         const line = batch.first + i;
         const res = checker.check(batch.lines[i]!, line);
@@ -45,22 +51,25 @@ export const validateStage: StageFn<StageInput, { structural_errors: number }> =
         if (out.kind !== "error") continue;
         if (out.structural) structural++;
         else skipped++;
-        addLineError(r, { line, code: out.code, message: out.message });
+        addLineError(r, { line: lineOf(line), code: out.code, message: out.message });
       }
       lines = batch.first + batch.lines.length - 1;
-      r.lines_validated = lines;
+      r.lines_validated = lineOf(lines);
       r.patients_total = checker.patients;
-      r.logs_total = checker.logs;
-      r.stage_fraction = r.source.bytes > 0 ? batch.bytesRead / r.source.bytes : 1;
+      r.logs_total = checker.logs + prepared.skipped;
+      const done = prepared.rows.bytes > 0 ? batch.bytesRead / prepared.rows.bytes : 1;
+      r.stage_fraction = fhir ? 0.5 + done / 2 : done;
       job.touch();
       throwIfAborted(signal);
     }
   } catch (err) {
     if (!(err instanceof LineTooLongError)) throw err;
     structural++;
-    addLineError(r, { line: err.line, code: "line_too_long", message: err.message });
+    addLineError(r, { line: lineOf(err.line), code: "line_too_long", message: `${fhir ? "its rows: " : ""}${err.message}` });
   }
-  if (checker.patients === 0 && checker.logs === 0 && structural === 0) {
+  // A FHIR file's conversion errors came first: the summary is in line order, as for JSONL.
+  if (fhir) r.error_summary.sort((a, b) => a.line - b.line);
+  if (checker.patients === 0 && checker.logs === 0 && structural === 0 && skipped === 0) {
     structural++;
     addLineError(r, { line: 0, code: "empty_file", message: "the file holds no patient or log row" });
   }
@@ -68,7 +77,9 @@ export const validateStage: StageFn<StageInput, { structural_errors: number }> =
   await writeBinaryDoc(deps.staging, input.job_id, DOCS.targets, targets.toBytes());
   await writeDoc(deps.staging, input.job_id, DOCS.existing, targets.existing);
   await writeDoc(deps.staging, input.job_id, DOCS.typeCounts, typeCounts.rows());
-  Object.assign(r, { lines_total: lines, lines_validated: lines, patients_total: checker.patients, logs_total: checker.logs, logs_invalid: skipped, logs_failed: skipped, stage_fraction: 1 });
+  // A FHIR file counts its own lines; a resource skipped for its faults is one invalid log.
+  const fileLines = fhir ? prepared.lines : lines;
+  Object.assign(r, { lines_total: fileLines, lines_validated: fileLines, patients_total: checker.patients, logs_total: checker.logs + prepared.skipped, logs_invalid: skipped, logs_failed: skipped, stage_fraction: 1 });
   r.logs_by_event_type = checker.byType;
   await job.save();
   return { structural_errors: structural };

@@ -4,6 +4,7 @@ import { Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { AppError, fieldIssue } from "../../../src/errors.js";
 import type { Services } from "../../services.js";
+import { JOB_FORMATS } from "../../../src/ingestion/job-record.js";
 import { JobSchema, publicJob, STATUS_FILTERS } from "../../../src/ingestion/job-view.js";
 import { MAX_INLINE_RECORDS, viewTypesOf } from "../../../src/ingestion/service.js";
 import { responses } from "../schemas.js";
@@ -103,7 +104,8 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         tags,
         body: Type.Object({
           s3_key: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
-          records: Type.Optional(Type.Array(Type.Unknown(), { minItems: 1, maxItems: MAX_INLINE_RECORDS, description: 'Rows {"type":"patient"|"log","data":{...}}; line n of the job is records[n-1]' })),
+          records: Type.Optional(Type.Array(Type.Unknown(), { minItems: 1, maxItems: MAX_INLINE_RECORDS, description: 'Rows {"type":"patient"|"log","data":{...}}, or FHIR resources and Bundles; line n of the job is records[n-1]' })),
+          format: Type.Optional(Type.Union(JOB_FORMATS.map((f) => Type.Literal(f)), { description: '"jsonl" (patient and log rows) or "fhir" (FHIR R4 resources or Bundles, one a line, as a Bulk Data export writes them); absent: read from the first line' })),
           idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
           require_confirmation: Type.Optional(Type.Boolean({ description: "Default true: wait in AWAITING_CONFIRMATION before touching patient state" })),
           rollback_on_cancel: Type.Optional(Type.Boolean({ description: "Default false: on cancel, also remove the patients the job created" })),
