@@ -64,6 +64,13 @@ function parse(text: string): Parsed {
 const out = (): FhirLineRows => ({ rows: [], errors: [], skipped: 0 });
 
 export class FhirRows {
+  /**
+   * @param readAt The time the file is read: the date of a Patient's demographics when it
+   * has no `meta.lastUpdated` (what the file says of the patient is what was known then),
+   * where a clinical resource without a date is skipped instead.
+   */
+  constructor(private readonly readAt = new Date().toISOString()) {}
+
   /** `Patient/<id>` of the file's Patients → the reference their logs name them by. */
   private readonly byId = new Map<string, string>();
   /** `system|value` of every identifier a patient row declared → that row's reference. */
@@ -177,6 +184,7 @@ export class FhirRows {
     };
     const derived = deriveLogs(resource, { resolve }, reference);
     if (!derived.ok) return skip(derived.code, derived.message);
+    if (isPatient(resource)) for (const l of derived.logs) l.timestamp ??= this.readAt;
     if (derived.logs.some((l) => l.timestamp === undefined)) {
       return skip("fhir_unmappable", `${resource.resourceType} has no clinical date (recordedDate, onset, effective...): a historical log needs a timestamp`);
     }

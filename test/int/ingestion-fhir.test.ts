@@ -91,10 +91,11 @@ describe("ingestion jobs of FHIR", () => {
       lines_total: 5,
       patients_total: 1,
       patients_created: 1,
-      logs_total: 4,
-      logs_staged: 2,
+      // The Patient's demographics (dated when the file is read: it has no meta.lastUpdated) and two Conditions.
+      logs_total: 5,
+      logs_staged: 3,
       logs_failed: 2,
-      logs_by_event_type: { condition: 2 },
+      logs_by_event_type: { condition: 2, demographics: 1 },
     });
     expect(waiting.error_summary).toEqual([
       { line: 4, code: "fhir_unmappable", message: expect.stringMatching(/SupplyDelivery is not mapped/) },
@@ -105,7 +106,9 @@ describe("ingestion jobs of FHIR", () => {
 
     expect((await inject("POST", `/v1/ingestion/jobs/${id}/confirm`, {})).statusCode).toBe(200);
     const done = await waitJob(id);
-    expect(done).toMatchObject({ status: "completed_with_errors", logs_replayed: 2 });
+    expect(done).toMatchObject({ status: "completed_with_errors", logs_replayed: 3 });
+    const demographics = (await inject("GET", `/v1/state/${pid}/stable`)).json().modules.demographics;
+    expect(JSON.stringify(demographics)).toContain("Peter Chalmers");
     const held = await conditions(pid);
     expect(held).toContain("Type 2 diabetes mellitus");
     expect(held).toContain("Hypertension");
@@ -114,7 +117,7 @@ describe("ingestion jobs of FHIR", () => {
 
     // The same resources in a later job (inline records this time): nothing is stored twice.
     const again = await createJob({ format: "fhir", require_confirmation: false, records: lines.slice(0, 3) });
-    expect(await waitJob(again)).toMatchObject({ status: "completed", patients_created: 0, logs_replayed: 2, logs_duplicate: 2 });
+    expect(await waitJob(again)).toMatchObject({ status: "completed", patients_created: 0, logs_replayed: 3, logs_duplicate: 3 });
   });
 
   it("takes a file of Bundles whose entries reference their Patient by urn:uuid, and cancels as a JSONL job does", async () => {
@@ -131,7 +134,7 @@ describe("ingestion jobs of FHIR", () => {
     });
     const id = await createJob({ format: "fhir", records: [bundle(a, 1), bundle(b, 2)] });
     const waiting = await waitJob(id);
-    expect(waiting, JSON.stringify(waiting.error_summary)).toMatchObject({ status: "awaiting_confirmation", lines_total: 2, patients_created: 2, logs_staged: 2, logs_by_event_type: { condition: 2 } });
+    expect(waiting, JSON.stringify(waiting.error_summary)).toMatchObject({ status: "awaiting_confirmation", lines_total: 2, patients_created: 2, logs_staged: 4, logs_by_event_type: { condition: 2, demographics: 2 } });
     expect(waiting.error_summary).toEqual([
       { line: 1, code: "fhir_unmappable", message: expect.stringMatching(/^Bundle\.entry\[2\]: Condition cannot be mapped: code/) },
       { line: 2, code: "fhir_unmappable", message: expect.stringMatching(/^Bundle\.entry\[2\]/) },

@@ -50,7 +50,7 @@ describe("validateFile: a FHIR NDJSON file, offline, as a job converts it", () =
       condition("c2", "Patient/p9"),
       condition("c3", "Patient/p1"),
     ].join("\n")));
-    expect(r).toMatchObject({ valid: false, lines: 5, patients: 1, logs: 3, structural_errors: 1, logs_by_event_type: { condition: 2 } });
+    expect(r).toMatchObject({ valid: false, lines: 5, patients: 1, logs: 4, structural_errors: 1, logs_by_event_type: { condition: 2, demographics: 1 } });
     expect(r.errors.map((e) => [e.line, e.code])).toEqual([[3, "fhir_unmappable"], [4, "unknown_patient"]]);
   });
 });
