@@ -4,7 +4,7 @@ import { IngestionApi } from "./ingestion.js";
 import { BufferedLogger, type LoggerOptions } from "./logger.js";
 import { LogQuery, type LogEntry, type QueryBody } from "./query.js";
 import { AdminApi, ApiKeysApi, AuthApi, PatientsApi, PatientTokensApi, ProjectsApi } from "./resources.js";
-import { StateApi } from "./state.js";
+import { StateApi, type AtOptions } from "./state.js";
 import type { BatchAnswer, LogInput } from "./types.js";
 
 /** The transport's options (project, retries, time limits, fetch), with the credential given as `apiKey` or `token`. */
@@ -85,6 +85,11 @@ export class PatientStateClient {
   /** One FHIR R4 resource for a patient, stored as the logs it maps to (`fhir.resource`; the hosted SDK's `log_fhir`). */
   logFhir(patientId: string, resource: FhirResource, o?: LogFhirOptions) {
     return this.fhir.resource(patientId, resource, o);
+  }
+
+  /** The patient as an International Patient Summary style FHIR document Bundle (`state.fhirSummary`). */
+  fhirSummary(patientId: string, o?: AtOptions) {
+    return this.state.fhirSummary(patientId, o);
   }
 
   /** A log query over the whole project (organization route); `body` seeds it with a wire body (patient_ids makes it a cohort). */

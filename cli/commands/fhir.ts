@@ -71,7 +71,9 @@ transaction or collection), or NDJSON (one resource per line, as a Bulk Data exp
 One resource that is not a Bundle goes to POST /v1/fhir/resource for --patient; anything
 else goes to POST /v1/fhir as Bundles, each entry's patient being the Patient entry its
 subject references (found by identifier, created with --create-patients), Patient/<id> of
-this project, or --patient. Sending the same file again stores nothing twice.
+this project, or --patient. Sending the same file again stores nothing twice. NDJSON
+holding Patients goes in one Bundle (a Patient and the resources naming it must share
+one); a large export goes through an ingestion job instead: pss ingest FILE --format fhir.
 
 Exit code: 0 when every resource was stored (or already was), 1 otherwise.
 

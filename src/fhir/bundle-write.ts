@@ -36,7 +36,7 @@ export async function writeBundle(
   scope: WriteScope,
   body: Bundle,
   opts: BundleOptions,
-): Promise<{ resourceType: "Bundle"; type: "batch-response" | "transaction-response"; entry: BundleEntry[] }> {
+): Promise<{ answer: { resourceType: "Bundle"; type: "batch-response" | "transaction-response"; entry: BundleEntry[] }; patients: string[] }> {
   const shape = entriesOf(body);
   if (!shape.ok) throw new AppError("validation", `Bundle ${shape.path.join(".")} ${shape.message}`, [fieldIssue(["body", ...shape.path], shape.message)]);
   const index = new BundleIndex(shape.entries);
@@ -69,6 +69,7 @@ export async function writeBundle(
   const raw: Record<string, unknown>[] = [];
   const keys: string[] = [];
   const logsOf = new Map<number, { index: number; log_type: string }[]>();
+  const patients = new Set<string>();
   const entryOfLog: number[] = [];
   plans.forEach((p, i) => {
     if (p.kind !== "mapped") return;
@@ -77,6 +78,7 @@ export async function writeBundle(
       plans[i] = { kind: "failed", failure: patient };
       return;
     }
+    patients.add(patient);
     const made = resourceLogs(p.logs, patient, p.resource, undefined);
     logsOf.set(i, made.raw.map((l, k) => ({ index: raw.length + k, log_type: String(l.log_type) })));
     for (const l of made.raw) {
@@ -94,7 +96,7 @@ export async function writeBundle(
   const entry: BundleEntry[] = plans.map((p, i) =>
     p.kind === "failed" ? failedEntry(i, p.failure) : p.kind === "skipped" ? skippedEntry(p.why) : writtenEntry(i, logsOf.get(i)!, answer),
   );
-  return { resourceType: "Bundle", type: body.type === "transaction" ? "transaction-response" : "batch-response", entry };
+  return { answer: { resourceType: "Bundle", type: body.type === "transaction" ? "transaction-response" : "batch-response", entry }, patients: [...patients] };
 }
 
 async function planEntry(

@@ -119,6 +119,13 @@ describe("POST /v1/fhir", () => {
     expect(again.entry.map((e: any) => e.response.status).slice(1, 3)).toEqual(["200 OK", "200 OK"]);
     const logs = (await t.app.inject({ method: "GET", url: `/v1/state/${who}/logs?log_types=condition`, headers: t.auth })).json();
     expect(logs.logs).toHaveLength(2);
+
+    // The audit trail names the patient the Bundle wrote for, though the request did not.
+    let audited: any[] = [];
+    for (const until = Date.now() + 5_000; audited.length < 2 && Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+      audited = (await t.app.inject({ method: "GET", url: `/v1/audit?patient_id=${who}`, headers: t.auth })).json().entries.filter((e: any) => e.route === "/v1/fhir");
+    }
+    expect(audited.map((e) => e.status)).toEqual([200, 200]);
   });
 
   it("refuses a transaction whole when one entry cannot be stored", async () => {

@@ -7,6 +7,13 @@ import type { AuditEntry } from "../../../src/audit/audit-log.js";
 import { errorBody } from "../../../src/errors.js";
 import type { Services } from "../../services.js";
 
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Patients a route found while answering, that its request does not name (a FHIR Bundle's, resolved by reference). */
+    auditPatients?: string[];
+  }
+}
+
 /** MCP methods that read patient data; protocol chatter (initialize, the tools and prompts lists) is not audited. */
 const MCP_AUDITED = new Set(["tools/call", "resources/read", "resources/list", "prompts/get"]);
 
@@ -105,7 +112,7 @@ function entriesOf(req: FastifyRequest, reply: FastifyReply, p: Principal, paylo
     return [entry(req, status, p, calls.flatMap((c) => c.patients), null)];
   }
   const created = status < 300 && CREATES_PATIENTS.has(route) ? createdPatients(payload) : [];
-  return [entry(req, status, p, [...requestPatients(req, p), ...created], null)];
+  return [entry(req, status, p, [...requestPatients(req, p), ...created, ...(req.auditPatients ?? [])], null)];
 }
 
 const UNSTORED =

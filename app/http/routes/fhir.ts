@@ -124,10 +124,11 @@ export const fhirRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asy
       if (entries > s.config.maxBatchLogs) {
         throw new AppError("validation", `a Bundle holds at most ${s.config.maxBatchLogs} entries here; split it`, [{ type: "too_long", message: `at most ${s.config.maxBatchLogs} entries`, field: "body.entry", location: ["body", "entry"] }]);
       }
-      const answer = await writeBundle({ writer: s.logWriter, patients: s.patients }, scopeOf(req.principal), req.body as Bundle, {
+      const { answer, patients } = await writeBundle({ writer: s.logWriter, patients: s.patients }, scopeOf(req.principal), req.body as Bundle, {
         create_patients: req.query.create_patients,
         ...(req.query.patient_id !== undefined ? { patient_id: req.query.patient_id } : {}),
       });
+      req.auditPatients = patients;
       return reply.header("content-type", "application/fhir+json; charset=utf-8").send(answer);
     },
   );
