@@ -133,3 +133,6 @@ export interface JobListOptions {
   /** Another name of pageSize (before paging existed). */
   limit?: number;
 }
+
+/** GET /v1/auth/me: what the calling credential is and may do. */
+export type CredentialInfo = Answer<"/v1/auth/me", "get">;

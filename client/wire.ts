@@ -481,6 +481,71 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the calling credential is: its kind, organization, project, key and scopes */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            credential: "api_key" | "jwt" | "patient_token";
+                            organization_id: string;
+                            /** @description The project this request is bound to (X-Project picks one for an org-wide key) */
+                            project_id: string;
+                            /** @description true: the key may name any project of its organization with X-Project */
+                            org_wide: boolean;
+                            key_id: string;
+                            scopes: string[];
+                            /** @description A patient token's only patient */
+                            patient_id?: string;
+                        };
+                    };
+                };
+                /** @description Error body used by every failure */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/organizations": {
         parameters: {
             query?: never;
@@ -555,7 +620,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List patients, or those with an external identifier matching every filter given (system, value, integration_id) */
+        /** List patients, or those with an external identifier matching every filter given (system, value, integration_id), or a name containing `name` */
         get: {
             parameters: {
                 query: {
@@ -569,6 +634,8 @@ export interface paths {
                     external_system?: string;
                     /** @description Alias of value */
                     external_value?: string;
+                    /** @description Patients whose first and last name, together, contain this text (any case) */
+                    name?: string;
                     /** @description Patients with an identifier linked to this integration */
                     integration_id?: string;
                 };

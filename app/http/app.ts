@@ -14,6 +14,7 @@ import { healthRoutes } from "./routes/health.js";
 import { authRoutes } from "./routes/auth.js";
 import { organizationRoutes } from "./routes/organizations.js";
 import { patientRoutes } from "./routes/patients/index.js";
+import { consoleRoutes } from "./routes/console.js";
 import { fhirRoutes } from "./routes/fhir.js";
 import { logBatchRoutes, LogInputSchema } from "./routes/logs/batch.js";
 import { logTypeRoutes } from "./routes/logs/log-types.js";
@@ -125,6 +126,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(logBatchRoutes, { services });
   await app.register(logTypeRoutes, { services });
   await app.register(fhirRoutes, { services });
+  await app.register(consoleRoutes);
   await app.register(stateRoutes, { services });
   await app.register(deadLetterRoutes, { services });
   await app.register(queryRoutes, { services });

@@ -16,8 +16,10 @@ import { startStack, type TestStack } from "../support/stack.js";
 // The upload PUT takes no bearer credential: its one-time token (from an authorized
 // POST /v1/ingestion/upload-url) is the credential, as with a presigned URL.
 const PUBLIC_ROUTES = ["GET /healthz", "GET /metrics", "POST /auth/token", "GET /openapi.json", "PUT /v1/ingestion/uploads/:token", "GET /.well-known/oauth-protected-resource", "GET /.well-known/oauth-protected-resource/mcp",
-  "GET /.well-known/oauth-authorization-server", "POST /register", "GET /authorize", "POST /token"];
-const ANY_CREDENTIAL_ROUTES = ["GET /v1/log-types", "GET /v1/log-types/:log_type", "GET /v1/sdk/config"];
+  "GET /.well-known/oauth-authorization-server", "POST /register", "GET /authorize", "POST /token",
+  // The web console's page and assets: the page asks for a credential itself.
+  "GET /console", "GET /console/*"];
+const ANY_CREDENTIAL_ROUTES = ["GET /v1/log-types", "GET /v1/log-types/:log_type", "GET /v1/sdk/config", "GET /v1/auth/me"];
 
 const MARK = `zq${randomBytes(6).toString("hex")}`;
 const MCP_HEADERS = { accept: "application/json, text/event-stream", "content-type": "application/json" };

@@ -47,7 +47,7 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     {
       config,
       schema: {
-        summary: "List patients, or those with an external identifier matching every filter given (system, value, integration_id)",
+        summary: "List patients, or those with an external identifier matching every filter given (system, value, integration_id), or a name containing `name`",
         tags,
         querystring: Type.Object({
           limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
@@ -58,6 +58,7 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
           // (every patient would come back, and the first taken for the one asked for).
           external_system: Type.Optional(Type.String({ minLength: 1, description: "Alias of system" })),
           external_value: Type.Optional(Type.String({ minLength: 1, description: "Alias of value" })),
+          name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "Patients whose first and last name, together, contain this text (any case)" })),
           integration_id: Type.Optional(Type.String({ minLength: 1, description: "Patients with an identifier linked to this integration" })),
         }),
         response: responses({ 200: Type.Object({ patients: Type.Array(PatientRef), total: Type.Integer(), has_more: Type.Boolean() }) }),
@@ -82,6 +83,8 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
         all = (await Promise.all(ids.map((id) => s.patients.getActive(project, id)))).filter((p): p is Patient => p !== null);
         if (filtered) all = all.filter((p) => p.external_identifiers.some((e) => matchesIdentifier(filters, e)));
       }
+      const name = req.query.name?.toLocaleLowerCase();
+      if (name !== undefined) all = all.filter((p) => `${p.first_name ?? ""} ${p.last_name ?? ""}`.toLocaleLowerCase().includes(name));
       const page = all.slice(offset, offset + limit);
       return { patients: page.map(publicPatient), total: all.length, has_more: offset + page.length < all.length };
     },

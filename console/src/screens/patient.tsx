@@ -1,0 +1,75 @@
+import { useState } from "preact/hooks";
+import { api } from "../lib/api.js";
+import { safeHtml } from "../lib/markdown.js";
+import { useLoad } from "../lib/use-load.js";
+import type { Patient as PatientRecord, RecentEntries, ViewList } from "../../../client/types.js";
+
+/** One view, as the service renders its markdown, with the dated entries behind it and the log each came from. */
+function ViewDocument({ pid, type }: { pid: string; type: string }) {
+  const doc = useLoad(() => api<string>("GET", `/v1/state/${pid}/views/${type}`, { query: { format: "markdown" }, accept: "text/markdown" }), [pid, type]);
+  const sources = useLoad(() => api<RecentEntries>("GET", `/v1/state/${pid}/views/${type}/recent`, { query: { limit: 20 } }), [pid, type]);
+  if (doc.error) return <p role="alert" class="error">{doc.error.message}</p>;
+  if (doc.value === undefined) return <p>Loading {type}...</p>;
+  return (
+    <>
+      {/* Sanitized by DOMPurify in safeHtml. */}
+      <article class="view" dangerouslySetInnerHTML={{ __html: safeHtml(doc.value) }} />
+      {sources.value && sources.value.items.length > 0 && (
+        <section aria-label="Sources">
+          <h2>Sources</h2>
+          <table>
+            <thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Log</th></tr></thead>
+            <tbody>
+              {sources.value.items.map((e) => (
+                <tr key={`${e.log_id}/${e.kind}/${e.timestamp}`}>
+                  <td>{e.timestamp}</td>
+                  <td>{e.kind}: {e.summary}</td>
+                  <td><code class="log-id">{e.log_id}</code></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+      )}
+    </>
+  );
+}
+
+/** A patient: their record, and each view of their compiled state. */
+export function Patient({ pid }: { pid: string }) {
+  const record = useLoad(() => api<PatientRecord>("GET", `/v1/patients/${pid}`), [pid]);
+  const views = useLoad(() => api<ViewList>("GET", `/v1/state/${pid}/views`), [pid]);
+  const [shown, setShown] = useState<string | null>(null);
+  const p = record.value;
+  const current = shown ?? views.value?.views[0]?.view_type ?? null;
+  return (
+    <main>
+      <p><a href="#/patients">All patients</a></p>
+      {record.error && <p role="alert" class="error">{record.error.message}</p>}
+      {p && (
+        <header class="patient-header">
+          <h1>{[p.first_name, p.last_name].filter(Boolean).join(" ") || p.id}</h1>
+          <dl>
+            <dt>Date of birth</dt><dd>{p.date_of_birth ?? "not known"}</dd>
+            <dt>Sex</dt><dd>{p.sex ?? "not known"}</dd>
+            <dt>Time zone</dt><dd>{p.timezone}</dd>
+            <dt>Id</dt><dd><code>{p.id}</code></dd>
+          </dl>
+        </header>
+      )}
+      {views.error && <p role="alert" class="error">{views.error.message}</p>}
+      {views.value && (
+        <section aria-label="Views">
+          <div role="tablist" aria-label="Views of the patient's state">
+            {views.value.views.map((v) => (
+              <button key={v.view_type} type="button" role="tab" aria-selected={v.view_type === current} onClick={() => setShown(v.view_type)}>
+                {v.view_type.replace(/_/g, " ")}
+              </button>
+            ))}
+          </div>
+          {current && <div role="tabpanel" aria-label={current}><ViewDocument pid={pid} type={current} /></div>}
+        </section>
+      )}
+    </main>
+  );
+}
