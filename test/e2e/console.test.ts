@@ -10,7 +10,7 @@ import { startStack, type TestStack } from "../support/stack.js";
 /**
  * The web console (issue 30) in headless Chromium against the real service: signing in,
  * finding a patient, a patient's views with their source logs, and what a credential
- * without a screen's scope sees. Screenshots go to docs/console/ for the README.
+ * without a screen's scope sees. With PSS_SCREENSHOTS=1, the README's screenshots too.
  */
 let t: TestStack;
 let browser: Browser;
@@ -18,6 +18,11 @@ let base: string;
 let pid: string;
 let symptomLog: string;
 const problems: string[] = [];
+
+/** The README's screenshots, taken when asked (PSS_SCREENSHOTS=1), so that a test run leaves the tree as it was. */
+async function screenshot(page: Page, name: string, fullPage = false) {
+  if (process.env.PSS_SCREENSHOTS === "1") await page.screenshot({ path: `docs/console/${name}.png`, fullPage });
+}
 
 async function open(path = "/console/"): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
@@ -83,7 +88,7 @@ describe("the web console", () => {
     await expect.poll(() => page.locator("tbody tr").count()).toBe(2);
     expect(await page.evaluate(() => Object.keys(sessionStorage))).toContain("pss.credential");
     expect(page.url()).not.toContain(t.adminKey);
-    await page.screenshot({ path: "docs/console/patients.png" });
+    await screenshot(page, "patients");
 
     await page.getByLabel("Name, or identifier as system|value").fill("okonk");
     await page.getByRole("button", { name: "Search" }).click();
@@ -110,7 +115,7 @@ describe("the web console", () => {
     await expect.poll(() => page.getByRole("tabpanel").textContent(), { timeout: 10_000 }).toContain("Type 2 diabetes mellitus");
     // The markdown is sanitized: no script survives into the page.
     expect(await page.locator("article.view script").count()).toBe(0);
-    await page.screenshot({ path: "docs/console/patient.png", fullPage: true });
+    await screenshot(page, "patient", true);
     await page.close();
   }, 60_000);
 
