@@ -1,14 +1,16 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, hasScope, session, type Me } from "./lib/api.js";
+import { Ingestion } from "./screens/ingestion.js";
+import { IngestionJobScreen } from "./screens/ingestion-job.js";
 import { Patient } from "./screens/patient.js";
 import { Patients } from "./screens/patients.js";
 import { SignIn } from "./screens/sign-in.js";
 
 /** The route in the address's hash: the console is one page the service serves at /console/. */
 function useHash(): string {
-  const [hash, setHash] = useState(location.hash || "#/patients");
+  const [hash, setHash] = useState(location.hash);
   useEffect(() => {
-    const on = () => setHash(location.hash || "#/patients");
+    const on = () => setHash(location.hash);
     addEventListener("hashchange", on);
     return () => removeEventListener("hashchange", on);
   }, []);
@@ -51,21 +53,37 @@ export function App() {
   }, []);
   if (!checked) return <p>Loading...</p>;
   if (!me) return <SignIn onSignedIn={setMe} />;
-  const patient = /^#\/patients\/([A-Za-z0-9_-]+)/.exec(hash)?.[1];
   const canPatients = hasScope(me, "api:manage-patients");
+  const canIngest = hasScope(me, "sdk:historical-ingest");
   return (
     <>
       <header class="top">
         <nav aria-label="Screens">
           {canPatients && <a href="#/patients">Patients</a>}
+          {canIngest && <a href="#/ingestion">Ingestion</a>}
         </nav>
         <ProjectSwitcher me={me} onSwitch={() => void refresh()} />
         <span class="scopes" title="The scopes of this credential">{me.scopes.join(" ")}</span>
         <button type="button" onClick={() => { session.signOut(); setMe(null); }}>Sign out</button>
       </header>
-      {patient ? <Patient key={`${me.project_id}/${patient}`} pid={patient} /> : canPatients ? <Patients key={me.project_id} /> : (
-        <main><p role="alert">This credential has none of the scopes the console's screens need (api:manage-patients to list patients).</p></main>
-      )}
+      <Screen me={me} hash={hash} />
     </>
+  );
+}
+
+/** The screen the hash names, among those the credential's scopes allow; the first allowed one by default. */
+function Screen({ me, hash }: { me: Me; hash: string }) {
+  const canPatients = hasScope(me, "api:manage-patients");
+  const canIngest = hasScope(me, "sdk:historical-ingest");
+  const patient = /^#\/patients\/([A-Za-z0-9_-]+)/.exec(hash)?.[1];
+  const job = /^#\/ingestion\/([A-Za-z0-9_-]+)/.exec(hash)?.[1];
+  if (canPatients && patient) return <Patient key={`${me.project_id}/${patient}`} pid={patient} />;
+  if (canIngest && job) return <IngestionJobScreen key={`${me.project_id}/${job}`} id={job} />;
+  if (canIngest && (hash.startsWith("#/ingestion") || !canPatients)) return <Ingestion key={me.project_id} />;
+  if (canPatients) return <Patients key={me.project_id} />;
+  return (
+    <main>
+      <p role="alert">This credential has none of the scopes the console's screens need (api:manage-patients to list patients, sdk:historical-ingest for ingestion jobs).</p>
+    </main>
   );
 }
