@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium } from "../support/browser.js";
+import { openConsole } from "../support/console.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
 /**
@@ -34,14 +35,7 @@ function jsonl(name: string, rows: object[]): string {
 }
 
 async function open(): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("console", (m) => {
-    if (m.type() === "error" && !/status of 40[13]/.test(m.text())) problems.push(`console: ${m.text()}`);
-  });
-  await page.goto(`${base}/console/#/ingestion`);
-  await page.getByLabel("API key or token").fill(t.adminKey);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  const page = await openConsole(browser, `${base}/console/#/ingestion`, t.adminKey, problems);
   await page.getByRole("heading", { name: "Ingestion" }).waitFor();
   return page;
 }
@@ -133,14 +127,13 @@ describe("the console's ingestion screen", () => {
     await page.close();
   }, 60_000);
 
-  it("hides the ingestion screen from a credential without sdk:historical-ingest", async () => {
+  it("hides the ingestion screen from a credential without sdk:historical-ingest, and says why when asked for it", async () => {
     const key = (await inject("POST", "/v1/api-keys", { name: "patients only", scopes: ["api:manage-patients"] })).json();
-    const page = await browser.newPage();
-    await page.goto(`${base}/console/#/ingestion`);
-    await page.getByLabel("API key or token").fill(key.key ?? key.secret ?? key.api_key);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("heading", { name: "Patients" }).waitFor();
+    const page = await openConsole(browser, `${base}/console/#/ingestion`, key.key ?? key.secret ?? key.api_key, problems);
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("sdk:historical-ingest");
     expect(await page.getByRole("link", { name: "Ingestion" }).count()).toBe(0);
+    await page.getByRole("link", { name: "Patients" }).click();
+    await page.getByRole("heading", { name: "Patients" }).waitFor();
     await page.close();
   });
 
