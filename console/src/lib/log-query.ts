@@ -81,9 +81,20 @@ export function cellText(v: unknown): string {
   return typeof v === "number" || typeof v === "boolean" ? String(v) : JSON.stringify(v);
 }
 
-/** Rows as CSV (RFC 4180): every field quoted when it holds a quote, comma or line break. */
+/**
+ * A text cell a spreadsheet would run as a formula (=, +, -, @, tab or carriage return
+ * first) gets a leading apostrophe: payloads are free text from many sources, and a CSV
+ * is opened in a spreadsheet (OWASP "CSV injection"). Numbers are left as they are.
+ */
+const inert = (v: unknown, text: string) => (typeof v === "string" && /^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
+
+/** Rows as CSV (RFC 4180): a field quoted when it holds a quote, comma or line break. */
 export function toCsv(columns: string[], rows: unknown[]): string {
   const field = (s: string) => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
   const line = (cells: string[]) => cells.map(field).join(",");
-  return [line(columns), ...rows.map((r) => line(columns.map((c) => cellText((r as Record<string, unknown>)[c]))))].join("\r\n") + "\r\n";
+  const cell = (r: unknown, c: string) => {
+    const v = (r as Record<string, unknown>)[c];
+    return inert(v, cellText(v));
+  };
+  return [line(columns), ...rows.map((r) => line(columns.map((c) => cell(r, c))))].join("\r\n") + "\r\n";
 }

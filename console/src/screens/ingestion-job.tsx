@@ -45,14 +45,14 @@ function useJob(id: string): { job: IngestionJob | null; error: string | null; s
   };
 }
 
-/** Counts as a two-column table, largest first. */
-function CountTable({ label, head, counts }: { label: string; head: string; counts: Record<string, number> }) {
+/** Counts as a two-column table, largest first; `href` makes each key a link. */
+function CountTable({ label, head, counts, href }: { label: string; head: string; counts: Record<string, number>; href?: (key: string) => string }) {
   const rows = Object.entries(counts).sort((a, b) => b[1] - a[1]);
   return (
     <table aria-label={label}>
       <thead><tr><th scope="col">{head}</th><th scope="col">Logs</th></tr></thead>
       <tbody>
-        {rows.map(([k, n]) => <tr key={k}><td>{k}</td><td>{n}</td></tr>)}
+        {rows.map(([k, n]) => <tr key={k}><td>{href ? <a href={href(k)}>{k}</a> : k}</td><td>{n}</td></tr>)}
       </tbody>
     </table>
   );
@@ -81,7 +81,7 @@ function Review({ job, onDone }: { job: IngestionJob; onDone: (j: IngestionJob) 
       <h3>By log type</h3>
       <CountTable label="Logs by log type" head="Log type" counts={job.logs_by_event_type} />
       <h3>By patient</h3>
-      <CountTable label="Logs by patient" head="Patient" counts={job.patient_log_counts} />
+      <CountTable label="Logs by patient" head="Patient" counts={job.patient_log_counts} href={(pid) => `#/patients/${pid}`} />
       {job.patient_details_truncated && <p>Only the first 1,000 patients of the file are listed.</p>}
       <fieldset>
         <legend>Views to backfill after the replay</legend>
