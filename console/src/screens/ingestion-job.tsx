@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { api } from "../lib/api.js";
+import { api, ApiError } from "../lib/api.js";
 import type { IngestionJob } from "../../../client/types.js";
 
 /** How often a job at work is read again. @default 1_000 (1 s): the service saves counts about once a second. */
@@ -27,7 +27,12 @@ function useJob(id: string): { job: IngestionJob | null; error: string | null; s
           setError(null);
           if (AT_WORK.has(j.status)) timer = setTimeout(read, POLL_MS);
         },
-        (e: Error) => live && setError(e.message),
+        (e: Error) => {
+          if (!live) return;
+          setError(e.message);
+          // A dropped connection or a restarting service: keep following; a refusal (4xx) stops.
+          if (!(e instanceof ApiError) || e.status === 0 || e.status >= 500) timer = setTimeout(read, 5 * POLL_MS);
+        },
       );
     void read();
     return () => {
