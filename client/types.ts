@@ -134,5 +134,10 @@ export interface JobListOptions {
   limit?: number;
 }
 
+/** POST /v1/state/logs/query's body as the route's schema states it (the client's `QueryBody` types its filter groups further). */
+export type LogQueryBody = Body<"/v1/state/logs/query", "post">;
+/** What a log query answers: rows (full logs, selected fields or groups) or a count. */
+export type LogQueryAnswer = Answer<"/v1/state/logs/query", "post">;
+
 /** GET /v1/auth/me: what the calling credential is and may do. */
 export type CredentialInfo = Answer<"/v1/auth/me", "get">;

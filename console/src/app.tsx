@@ -1,14 +1,17 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, hasScope, session, type Me } from "./lib/api.js";
+import { Ingestion } from "./screens/ingestion.js";
+import { IngestionJobScreen } from "./screens/ingestion-job.js";
+import { LogQuery } from "./screens/log-query.js";
 import { Patient } from "./screens/patient.js";
 import { Patients } from "./screens/patients.js";
 import { SignIn } from "./screens/sign-in.js";
 
 /** The route in the address's hash: the console is one page the service serves at /console/. */
 function useHash(): string {
-  const [hash, setHash] = useState(location.hash || "#/patients");
+  const [hash, setHash] = useState(location.hash);
   useEffect(() => {
-    const on = () => setHash(location.hash || "#/patients");
+    const on = () => setHash(location.hash);
     addEventListener("hashchange", on);
     return () => removeEventListener("hashchange", on);
   }, []);
@@ -51,21 +54,48 @@ export function App() {
   }, []);
   if (!checked) return <p>Loading...</p>;
   if (!me) return <SignIn onSignedIn={setMe} />;
-  const patient = /^#\/patients\/([A-Za-z0-9_-]+)/.exec(hash)?.[1];
-  const canPatients = hasScope(me, "api:manage-patients");
   return (
     <>
       <header class="top">
         <nav aria-label="Screens">
-          {canPatients && <a href="#/patients">Patients</a>}
+          {SCREENS.filter((x) => hasScope(me, x.scope)).map((x) => <a key={x.route} href={x.route}>{x.name}</a>)}
         </nav>
         <ProjectSwitcher me={me} onSwitch={() => void refresh()} />
         <span class="scopes" title="The scopes of this credential">{me.scopes.join(" ")}</span>
         <button type="button" onClick={() => { session.signOut(); setMe(null); }}>Sign out</button>
       </header>
-      {patient ? <Patient key={`${me.project_id}/${patient}`} pid={patient} /> : canPatients ? <Patients key={me.project_id} /> : (
-        <main><p role="alert">This credential has none of the scopes the console's screens need (api:manage-patients to list patients).</p></main>
-      )}
+      <Screen me={me} hash={hash} />
     </>
   );
+}
+
+/** The screens, each with the scope it needs; the first the credential may use is the default. */
+const SCREENS = [
+  { route: "#/patients", name: "Patients", scope: "api:manage-patients" },
+  { route: "#/ingestion", name: "Ingestion", scope: "sdk:historical-ingest" },
+  { route: "#/query", name: "Log query", scope: "sdk:state-read" },
+] as const;
+
+/** The screen the hash names if the credential's scopes allow it, else why not; no hash: the first allowed one. */
+function Screen({ me, hash }: { me: Me; hash: string }) {
+  const named = SCREENS.find((x) => hash.startsWith(x.route));
+  const screen = named ?? SCREENS.find((x) => hasScope(me, x.scope));
+  if (!screen) {
+    return <main><p role="alert">This credential has none of the scopes the console's screens need ({SCREENS.map((x) => `${x.scope} for ${x.name}`).join(", ")}).</p></main>;
+  }
+  if (!hasScope(me, screen.scope)) return <main><p role="alert">The {screen.name} screen needs the scope {screen.scope}, which this credential does not have.</p></main>;
+  const id = /^#\/[a-z]+\/([A-Za-z0-9_-]+)/.exec(hash)?.[1];
+  const key = `${me.project_id}/${id ?? ""}`;
+  switch (screen.route) {
+    case "#/patients":
+      return id ? <Patient key={key} pid={id} /> : <Patients key={key} />;
+    case "#/ingestion":
+      return id ? <IngestionJobScreen key={key} id={id} /> : <Ingestion key={key} />;
+    case "#/query":
+      return <LogQuery key={key} />;
+    default: {
+      const never: never = screen;
+      return never;
+    }
+  }
 }

@@ -121,7 +121,7 @@ describe("the web console", () => {
 
   it("hides the patients screen from a credential without api:manage-patients and says why", async () => {
     const key = (await t.app.inject({ method: "POST", url: "/v1/api-keys", headers: t.auth, payload: { name: "reader", scopes: ["sdk:state-read"] } })).json();
-    const page = await open();
+    const page = await open("/console/#/patients");
     await signIn(page, key.key ?? key.secret ?? key.api_key);
     await expect.poll(() => page.getByRole("alert").textContent()).toContain("api:manage-patients");
     expect(await page.getByRole("link", { name: "Patients" }).count()).toBe(0);

@@ -65,3 +65,24 @@ export async function api<T>(method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
 }
 
 export const hasScope = (me: Me | null, scope: string) => me !== null && me.scopes.includes(scope);
+
+/**
+ * PUTs a file to a one-time upload URL (POST /v1/ingestion/upload-url), reporting the bytes
+ * sent as they go: fetch has no upload progress, XMLHttpRequest does. The URL is the
+ * credential, so no Authorization header goes with it.
+ */
+export function upload<T>(url: string, file: Blob, onProgress: (sent: number, total: number) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("PUT", url);
+    xhr.responseType = "json";
+    xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
+    xhr.onload = () => {
+      const body = (xhr.response ?? {}) as { message?: string };
+      if (xhr.status >= 200 && xhr.status < 300) resolve(body as T);
+      else reject(new ApiError(xhr.status, body.message ?? `HTTP ${xhr.status}`));
+    };
+    xhr.onerror = () => reject(new ApiError(0, "The upload failed: the connection was lost. Try again."));
+    xhr.send(file);
+  });
+}

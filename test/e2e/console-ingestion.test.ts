@@ -1,0 +1,143 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium } from "../support/browser.js";
+import { openConsole } from "../support/console.js";
+import { startStack, type TestStack } from "../support/stack.js";
+
+/**
+ * The console's ingestion screen (issue 30) in headless Chromium against the real service:
+ * a JSONL file uploaded through the page, the job followed to its review, the review's
+ * counts against the file's, then one job confirmed into patient state and one cancelled.
+ */
+let t: TestStack;
+let browser: Browser;
+let base: string;
+let dir: string;
+const problems: string[] = [];
+
+const inject = (method: "GET" | "POST", url: string, payload?: object) => t.app.inject({ method, url, headers: t.auth, ...(payload ? { payload } : {}) });
+
+let seq = 0;
+/** A fresh external identifier value, so tests never meet each other's patients. */
+const mrn = () => `MRN-${process.pid}-${Date.now()}-${++seq}`;
+const patientRow = (value: string, first_name: string) => ({ type: "patient", data: { first_name, timezone: "UTC", external_identifiers: [{ system: "mrn", value }] } });
+const symptomRow = (ref: string, ts: string, score: number) => ({ type: "log", data: { event_type: "symptom_report", patient_id: ref, timestamp: ts, payload: { instrument: "esas_r", symptoms: [{ name: "pain", score }] } } });
+const conditionRow = (ref: string, ts: string) => ({ type: "log", data: { event_type: "condition", patient_id: ref, timestamp: ts, payload: { disease_type: "Type 2 diabetes mellitus", clinical_status: "active" } } });
+
+/** Writes rows as a JSONL file and answers its path. */
+function jsonl(name: string, rows: object[]): string {
+  const path = join(dir, name);
+  writeFileSync(path, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  return path;
+}
+
+async function open(): Promise<Page> {
+  const page = await openConsole(browser, `${base}/console/#/ingestion`, t.adminKey, problems);
+  await page.getByRole("heading", { name: "Ingestion" }).waitFor();
+  return page;
+}
+
+/** Uploads a file through the page and waits for the job's review. Answers the job id. */
+async function uploadToReview(page: Page, file: string, rollback = false): Promise<string> {
+  await page.getByLabel(/^JSONL file/).setInputFiles(file);
+  if (rollback) await page.getByLabel(/also remove the patients it created/).check();
+  await page.getByRole("button", { name: "Upload and start" }).click();
+  await page.getByRole("heading", { name: "Review" }).waitFor({ timeout: 20_000 });
+  return /#\/ingestion\/([A-Za-z0-9_-]+)/.exec(page.url())![1]!;
+}
+
+/** A table's rows as [first cell, second cell]. */
+async function rows(page: Page, table: string): Promise<[string, string][]> {
+  const cells = await page.getByRole("table", { name: table }).locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")));
+  return cells.map((c) => [c[0] ?? "", c[1] ?? ""]);
+}
+
+async function patientByMrn(value: string): Promise<{ id: string } | undefined> {
+  return (await inject("GET", `/v1/patients?system=mrn&value=${encodeURIComponent(value)}`)).json().patients[0];
+}
+
+beforeAll(async () => {
+  t = await startStack({ PSS_VIEW_DEBOUNCE_MS: "10" });
+  await t.app.listen({ port: 0, host: "127.0.0.1" });
+  base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+  dir = mkdtempSync(join(tmpdir(), "pss-console-jobs-"));
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+describe("the console's ingestion screen", () => {
+  it("uploads a JSONL file, shows the review's counts as the file has them, and confirms the job into patient state", async () => {
+    const a = mrn();
+    const b = mrn();
+    const file = jsonl("history.jsonl", [
+      patientRow(a, "Ada"),
+      patientRow(b, "Bea"),
+      symptomRow(a, "2026-03-01T10:00:00Z", 5),
+      symptomRow(a, "2026-03-02T10:00:00Z", 6),
+      symptomRow(b, "2026-03-03T10:00:00Z", 2),
+      conditionRow(a, "2025-01-10T09:00:00Z"),
+      { type: "log", data: { event_type: "no_such_type", patient_id: a, timestamp: "2026-03-01T10:00:00Z", payload: {} } },
+    ]);
+    const page = await open();
+    const id = await uploadToReview(page, file);
+
+    expect(Object.fromEntries(await rows(page, "Logs by log type"))).toEqual({ symptom_report: "3", condition: "1" });
+    const pa = (await patientByMrn(a))!.id;
+    const pb = (await patientByMrn(b))!.id;
+    expect(Object.fromEntries(await rows(page, "Logs by patient"))).toEqual({ [pa]: "3", [pb]: "1" });
+    const errors = await rows(page, "Errors by line");
+    expect(errors).toEqual([["7", "unknown_log_type"]]);
+
+    // Only one view backfilled: the confirm body names it.
+    const views = page.getByRole("group", { name: "Views to backfill after the replay" }).getByRole("checkbox");
+    const n = await views.count();
+    for (let i = 1; i < n; i++) await views.nth(i).uncheck();
+    await page.getByRole("button", { name: "Confirm" }).click();
+    await expect.poll(() => page.locator("#job-status").textContent(), { timeout: 30_000 }).toMatch(/^completed/);
+
+    const job = (await inject("GET", `/v1/ingestion/jobs/${id}`)).json();
+    expect(job.summary_types).toHaveLength(1);
+    expect((await inject("GET", `/v1/state/${pa}/logs`)).json().logs).toHaveLength(3);
+    expect((await inject("GET", `/v1/state/${pb}/logs`)).json().logs).toHaveLength(1);
+
+    // The job is in the list, and its link leads back to it.
+    await page.getByRole("link", { name: "All jobs" }).click();
+    await page.getByRole("link", { name: id }).waitFor();
+    await page.close();
+  }, 90_000);
+
+  it("cancels a job at its review, removing the patients it created when rollback was chosen", async () => {
+    const c = mrn();
+    const file = jsonl("cancelled.jsonl", [patientRow(c, "Cy"), symptomRow(c, "2026-03-01T10:00:00Z", 4)]);
+    const page = await open();
+    const id = await uploadToReview(page, file, true);
+    expect(await patientByMrn(c)).toBeDefined();
+    await page.getByRole("button", { name: "Cancel and remove the patients it created" }).click();
+    await expect.poll(() => page.locator("#job-status").textContent(), { timeout: 20_000 }).toBe("cancelled");
+    const job = (await inject("GET", `/v1/ingestion/jobs/${id}`)).json();
+    expect(job.patients_rolled_back).toBe(1);
+    expect(await patientByMrn(c)).toBeUndefined();
+    await page.close();
+  }, 60_000);
+
+  it("hides the ingestion screen from a credential without sdk:historical-ingest, and says why when asked for it", async () => {
+    const key = (await inject("POST", "/v1/api-keys", { name: "patients only", scopes: ["api:manage-patients"] })).json();
+    const page = await openConsole(browser, `${base}/console/#/ingestion`, key.key ?? key.secret ?? key.api_key, problems);
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("sdk:historical-ingest");
+    expect(await page.getByRole("link", { name: "Ingestion" }).count()).toBe(0);
+    await page.getByRole("link", { name: "Patients" }).click();
+    await page.getByRole("heading", { name: "Patients" }).waitFor();
+    await page.close();
+  });
+
+  it("ran without a page error or a console error (a CSP violation shows as one)", () => {
+    expect(problems).toEqual([]);
+  });
+});
