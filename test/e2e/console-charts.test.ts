@@ -6,7 +6,7 @@ import { eventually, startStack, type TestStack } from "../support/stack.js";
 /**
  * The patient page's charts (issue 30) in headless Chromium against the real service: two
  * weeks of CGM readings every 15 minutes with a known distribution, drawn as an ambulatory
- * glucose profile with its time in ranges, and blood pressure, heart rate and weight.
+ * glucose profile with its time in ranges; blood pressure, heart rate and weight; symptom scores.
  * With PSS_SCREENSHOTS=1, the README's screenshot of the charts too.
  */
 let t: TestStack;
@@ -32,6 +32,9 @@ const VITALS = [
   { sys: 131, dia: 84, hr: 73, kg: 80.9 },
   { sys: 128, dia: 82, hr: 71, kg: 80.4 },
 ];
+
+/** ESAS-r scores, day by day: [pain, nausea]. */
+const SYMPTOMS = [[7, 2], [6, 3], [4, 1], [3, 0]] as const;
 
 async function open(path: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
@@ -59,6 +62,10 @@ beforeAll(async () => {
     const at = new Date(start + (9 + i) * DAY + 8 * 3_600_000).toISOString();
     logs.push({ log_type: "vitals_measurement", patient_id: pid, timestamp: at, payload: { measurements: { systolic_bp_mmhg: v.sys, diastolic_bp_mmhg: v.dia, heart_rate_bpm: v.hr, weight_kg: v.kg }, context: { position: "sitting" }, source: "clinic", collection_datetime: at } });
   });
+  SYMPTOMS.forEach(([pain, nausea], i) => {
+    const at = new Date(start + (10 + i) * DAY + 12 * 3_600_000).toISOString();
+    logs.push({ log_type: "symptom_report", patient_id: pid, timestamp: at, payload: { instrument: "esas_r", symptoms: [{ name: "pain", score: pain }, { name: "nausea", score: nausea }] } });
+  });
   for (let i = 0; i < logs.length; i += 1000) {
     const r = (await post("/v1/logs/batch", { logs: logs.slice(i, i + 1000) })).json();
     expect(r.accepted, JSON.stringify(r.errors?.slice(0, 2))).toBe(Math.min(1000, logs.length - i));
@@ -66,6 +73,7 @@ beforeAll(async () => {
   const read = (m: string) => async () => (await t.app.inject({ method: "GET", url: `/v1/state/${pid}/event-modules/${m}`, headers: t.auth })).json().payload;
   await eventually(read("glucose"), (g) => (g?.days ?? []).reduce((n: number, d: { readings: number }) => n + d.readings, 0) === READINGS, 30_000);
   await eventually(read("vitals"), (v) => v?.history?.length === VITALS.length, 30_000);
+  await eventually(read("symptoms"), (v) => v?.symptoms?.[0]?.history?.length === SYMPTOMS.length, 30_000);
   browser = await launchChromium();
 }, 120_000);
 
@@ -87,7 +95,7 @@ describe("the patient page's charts", () => {
     // from navigation start to every chart drawn, by the page's own clock.
     await page.goto(`${base}/console/?load=1#/patients/${pid}`);
     const ready = await page.waitForFunction(
-      () => document.querySelectorAll('.charts .chart[data-ready="true"]').length === 3 && performance.now(),
+      () => document.querySelectorAll('.charts .chart[data-ready="true"]').length === 4 && performance.now(),
       undefined,
       { polling: "raf", timeout: 30_000 },
     );
@@ -95,7 +103,7 @@ describe("the patient page's charts", () => {
     console.log(`patient page, two weeks of CGM (${READINGS} readings): charts drawn ${firstRenderMs.toFixed(0)} ms after navigation start`);
     expect(firstRenderMs).toBeGreaterThan(0);
     if (process.env.PSS_SCREENSHOTS === "1") await page.getByRole("region", { name: "Charts" }).screenshot({ path: "docs/console/charts.png" });
-    for (const name of ["Glucose profile", "Blood pressure and heart rate", "Weight"]) {
+    for (const name of ["Glucose profile", "Blood pressure and heart rate", "Weight", "Symptom scores"]) {
       const box = await page.getByRole("region", { name }).locator("canvas").first().boundingBox();
       expect(box?.width, name).toBeGreaterThan(100);
       expect(box?.height, name).toBeGreaterThan(100);
@@ -135,6 +143,14 @@ describe("the patient page's charts", () => {
     expect(bp).toContain("128");
     expect(bp).toContain("82");
     expect(bp).toContain("71");
+  });
+
+  it("charts each symptom's scores over time and states where each stands", async () => {
+    const now = await page.getByRole("list", { name: "Symptoms now" }).locator("li").allTextContents();
+    expect(now.find((s) => s.startsWith("pain"))).toMatch(/^pain: 3\b.*4 reports/);
+    expect(now.find((s) => s.startsWith("nausea"))).toMatch(/^nausea: 0\b.*resolved/);
+    const latest = await page.getByRole("region", { name: "Symptom scores" }).locator("table.readings tbody tr").first().locator("td").allTextContents();
+    expect(latest.slice(1).sort()).toEqual(["0", "3"]);
     await page.close();
   });
 

@@ -1,4 +1,5 @@
 import { GlucoseProfile } from "./glucose-profile.js";
+import { Symptoms } from "./symptoms.js";
 import { Vitals } from "./vitals.js";
 
 /** The patient page's charts: each loads its own data, so one slow or failing source leaves the others. */
@@ -8,6 +9,7 @@ export function Charts({ pid, timeZone }: { pid: string; timeZone: string }) {
       <h2>Charts</h2>
       <GlucoseProfile pid={pid} timeZone={timeZone} />
       <Vitals pid={pid} timeZone={timeZone} />
+      <Symptoms pid={pid} timeZone={timeZone} />
     </section>
   );
 }
