@@ -6,7 +6,7 @@ import { eventually, startStack, type TestStack } from "../support/stack.js";
 /**
  * The patient page's charts (issue 30) in headless Chromium against the real service: two
  * weeks of CGM readings every 15 minutes with a known distribution, drawn as an ambulatory
- * glucose profile with its time in ranges; blood pressure, heart rate and weight; symptom scores.
+ * glucose profile with its time in ranges; blood pressure, heart rate and weight; symptom scores; a lab trend.
  * With PSS_SCREENSHOTS=1, the README's screenshot of the charts too.
  */
 let t: TestStack;
@@ -35,6 +35,9 @@ const VITALS = [
 
 /** ESAS-r scores, day by day: [pain, nausea]. */
 const SYMPTOMS = [[7, 2], [6, 3], [4, 1], [3, 0]] as const;
+
+/** Hemoglobin A1c (%), every four days, against 4-5.6 %. */
+const A1C = [7.9, 7.4, 7.1];
 
 async function open(path: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
@@ -66,6 +69,10 @@ beforeAll(async () => {
     const at = new Date(start + (10 + i) * DAY + 12 * 3_600_000).toISOString();
     logs.push({ log_type: "symptom_report", patient_id: pid, timestamp: at, payload: { instrument: "esas_r", symptoms: [{ name: "pain", score: pain }, { name: "nausea", score: nausea }] } });
   });
+  A1C.forEach((v, i) => {
+    const at = new Date(start + (2 + 4 * i) * DAY + 7 * 3_600_000).toISOString();
+    logs.push({ log_type: "lab_results", patient_id: pid, timestamp: at, payload: { collection_datetime: at, results: [{ loinc_code: "4548-4", test_name: "Hemoglobin A1c", value_numeric: v, unit: "%", reference_range_low: 4, reference_range_high: 5.6 }] } });
+  });
   for (let i = 0; i < logs.length; i += 1000) {
     const r = (await post("/v1/logs/batch", { logs: logs.slice(i, i + 1000) })).json();
     expect(r.accepted, JSON.stringify(r.errors?.slice(0, 2))).toBe(Math.min(1000, logs.length - i));
@@ -73,6 +80,7 @@ beforeAll(async () => {
   const read = (m: string) => async () => (await t.app.inject({ method: "GET", url: `/v1/state/${pid}/event-modules/${m}`, headers: t.auth })).json().payload;
   await eventually(read("glucose"), (g) => (g?.days ?? []).reduce((n: number, d: { readings: number }) => n + d.readings, 0) === READINGS, 30_000);
   await eventually(read("vitals"), (v) => v?.history?.length === VITALS.length, 30_000);
+  await eventually(read("lab_results"), (v) => v?.results?.[0]?.history?.length === A1C.length, 30_000);
   await eventually(read("symptoms"), (v) => v?.symptoms?.[0]?.history?.length === SYMPTOMS.length, 30_000);
   browser = await launchChromium();
 }, 120_000);
@@ -95,7 +103,7 @@ describe("the patient page's charts", () => {
     // from navigation start to every chart drawn, by the page's own clock.
     await page.goto(`${base}/console/?load=1#/patients/${pid}`);
     const ready = await page.waitForFunction(
-      () => document.querySelectorAll('.charts .chart[data-ready="true"]').length === 4 && performance.now(),
+      () => document.querySelectorAll('.charts .chart[data-ready="true"]').length === 5 && performance.now(),
       undefined,
       { polling: "raf", timeout: 30_000 },
     );
@@ -103,7 +111,7 @@ describe("the patient page's charts", () => {
     console.log(`patient page, two weeks of CGM (${READINGS} readings): charts drawn ${firstRenderMs.toFixed(0)} ms after navigation start`);
     expect(firstRenderMs).toBeGreaterThan(0);
     if (process.env.PSS_SCREENSHOTS === "1") await page.getByRole("region", { name: "Charts" }).screenshot({ path: "docs/console/charts.png" });
-    for (const name of ["Glucose profile", "Blood pressure and heart rate", "Weight", "Symptom scores"]) {
+    for (const name of ["Glucose profile", "Blood pressure and heart rate", "Weight", "Symptom scores", "Lab trend: Hemoglobin A1c"]) {
       const box = await page.getByRole("region", { name }).locator("canvas").first().boundingBox();
       expect(box?.width, name).toBeGreaterThan(100);
       expect(box?.height, name).toBeGreaterThan(100);
@@ -151,6 +159,13 @@ describe("the patient page's charts", () => {
     expect(now.find((s) => s.startsWith("nausea"))).toMatch(/^nausea: 0\b.*resolved/);
     const latest = await page.getByRole("region", { name: "Symptom scores" }).locator("table.readings tbody tr").first().locator("td").allTextContents();
     expect(latest.slice(1).sort()).toEqual(["0", "3"]);
+  });
+
+  it("draws a lab test's values against its reference range, and says both", async () => {
+    expect(await page.locator(".lab-summary").textContent()).toBe("Hemoglobin A1c: latest 7.1 % (flag H); reference range 4-5.6 %.");
+    const rows = await page.getByRole("region", { name: "Lab trend: Hemoglobin A1c" }).locator("table.readings tbody tr").allTextContents();
+    expect(rows).toHaveLength(A1C.length);
+    expect(rows[0]).toMatch(/7\.15\.64$/);
     await page.close();
   });
 

@@ -1,4 +1,5 @@
 import { GlucoseProfile } from "./glucose-profile.js";
+import { Labs } from "./labs.js";
 import { Symptoms } from "./symptoms.js";
 import { Vitals } from "./vitals.js";
 
@@ -10,6 +11,7 @@ export function Charts({ pid, timeZone }: { pid: string; timeZone: string }) {
       <GlucoseProfile pid={pid} timeZone={timeZone} />
       <Vitals pid={pid} timeZone={timeZone} />
       <Symptoms pid={pid} timeZone={timeZone} />
+      <Labs pid={pid} timeZone={timeZone} />
     </section>
   );
 }

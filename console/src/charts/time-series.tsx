@@ -9,6 +9,8 @@ export interface Series {
   /** Shown beside the label, in the legend and the table's heading. */
   unit?: string;
   stroke: string;
+  /** Drawn dashed and thin: a bound (a reference range's edge), not a measurement. */
+  dashed?: boolean;
 }
 
 /** One moment of a time chart: when, and the values measured then by series key. */
@@ -32,23 +34,28 @@ function columns(rows: readonly TimeRow[], series: readonly Series[]): uPlot.Ali
   return [kept.map((r) => Date.parse(r.timestamp) / 1000), ...series.map((s) => kept.map((r) => r.values[s.key] ?? null))] as uPlot.AlignedData;
 }
 
-function options(series: readonly Series[], axis: string, timeZone: string): Omit<uPlot.Options, "width" | "height"> {
+function options(series: readonly Series[], axis: string, timeZone: string, band?: [string, string]): Omit<uPlot.Options, "width" | "height"> {
+  const at = (key: string) => series.findIndex((s) => s.key === key) + 1;
   return {
+    ...(band ? { bands: [{ series: [at(band[0]), at(band[1])] as [number, number], fill: "rgba(46,139,87,0.12)" }] } : {}),
     // The time axis in the patient's zone, as the table and the glucose profile are.
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), timeZone),
     scales: { x: { time: true } },
     axes: [{}, { label: axis }],
-    series: [{ label: "Measured" }, ...series.map((s) => ({ label: named(s), stroke: s.stroke, width: 2, spanGaps: true, points: { show: true, size: 5 } }))],
+    series: [{ label: "Measured" }, ...series.map((s) =>
+      s.dashed ? { label: named(s), stroke: s.stroke, width: 1, dash: [4, 4], spanGaps: true, points: { show: false } } : { label: named(s), stroke: s.stroke, width: 2, spanGaps: true, points: { show: true, size: 5 } },
+    )],
   };
 }
 
 /**
  * Values over time in the patient's time zone, with the latest ten rows behind the chart
- * as a table (class "readings"): the chart's text alternative.
+ * as a table (class "readings"): the chart's text alternative. `band`: the keys of two
+ * series (upper, lower) whose area between is shaded, such as a reference range.
  */
-export function TimeChart({ title, rows, series, axis, timeZone }: { title: string; rows: readonly TimeRow[]; series: readonly Series[]; axis: string; timeZone: string }) {
+export function TimeChart({ title, rows, series, axis, timeZone, band }: { title: string; rows: readonly TimeRow[]; series: readonly Series[]; axis: string; timeZone: string; band?: [string, string] }) {
   const data = useMemo(() => columns(rows, series), [rows, series]);
-  const opts = useMemo(() => options(series, axis, timeZone), [series, axis, timeZone]);
+  const opts = useMemo(() => options(series, axis, timeZone, band), [series, axis, timeZone, band?.[0], band?.[1]]);
   const at = useMemo(() => clock(timeZone), [timeZone]);
   if (!data) return null;
   const times = data[0];
