@@ -108,7 +108,14 @@ describe("the patient page's charts", () => {
       { polling: "raf", timeout: 30_000 },
     );
     firstRenderMs = (await ready.jsonValue()) as number;
-    console.log(`patient page, two weeks of CGM (${READINGS} readings): charts drawn ${firstRenderMs.toFixed(0)} ms after navigation start`);
+    const api = await page.evaluate(() =>
+      performance.getEntriesByType("resource").filter((e) => e.name.includes("/v1/")).map((e) => ({ path: new URL(e.name).pathname, ms: e.duration, kb: (e as PerformanceResourceTiming).encodedBodySize / 1024 })),
+    );
+    const logs = api.filter((r) => r.path.endsWith("/logs"));
+    console.log(
+      `patient page, two weeks of CGM (${READINGS} readings): charts drawn ${firstRenderMs.toFixed(0)} ms after navigation start; ` +
+        `${api.length} API requests, ${logs.length} of them for the readings (${logs.reduce((n, r) => n + r.kb, 0).toFixed(0)} KB, the slowest ${Math.max(...logs.map((r) => r.ms)).toFixed(0)} ms)`,
+    );
     expect(firstRenderMs).toBeGreaterThan(0);
     if (process.env.PSS_SCREENSHOTS === "1") await page.getByRole("region", { name: "Charts" }).screenshot({ path: "docs/console/charts.png" });
     for (const name of ["Glucose profile", "Blood pressure and heart rate", "Weight", "Symptom scores", "Lab trend: Hemoglobin A1c"]) {
