@@ -70,19 +70,20 @@ export function timeInRange(values: readonly number[]): TimeInRange {
 
 /**
  * The local date and minute of the day of an instant, in a time zone. The zone's offset is
- * asked of Intl once per UTC hour (offsets change on the hour or half hour, never inside a
- * quarter), since formatting each of thousands of readings is the slow part.
+ * asked of Intl once per quarter hour of UTC (offsets are whole quarters and change on a
+ * quarter's start: Adelaide's at 15:30 UTC, say), since formatting each of thousands of
+ * readings is the slow part.
  */
 export function localClock(timeZone: string): (ms: number) => { date: string; minute: number } {
   const f = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
   const offsets = new Map<number, number>();
   const offsetAt = (ms: number) => {
-    const hour = Math.floor(ms / 3_600_000);
-    let off = offsets.get(hour);
+    const quarter = Math.floor(ms / 900_000);
+    let off = offsets.get(quarter);
     if (off === undefined) {
-      const p = Object.fromEntries(f.formatToParts(hour * 3_600_000).map((x) => [x.type, x.value]));
-      off = Date.UTC(+p.year!, +p.month! - 1, +p.day!, +p.hour!, +p.minute!) - hour * 3_600_000;
-      offsets.set(hour, off);
+      const p = Object.fromEntries(f.formatToParts(quarter * 900_000).map((x) => [x.type, x.value]));
+      off = Date.UTC(+p.year!, +p.month! - 1, +p.day!, +p.hour!, +p.minute!) - quarter * 900_000;
+      offsets.set(quarter, off);
     }
     return off;
   };

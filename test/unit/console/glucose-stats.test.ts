@@ -22,6 +22,10 @@ describe("the console's glucose profile", () => {
     expect(ny(Date.parse("2026-11-01T05:30:00Z"))).toEqual({ date: "2026-11-01", minute: 90 });
     expect(ny(Date.parse("2026-11-01T03:59:00Z"))).toEqual({ date: "2026-10-31", minute: 23 * 60 + 59 });
     expect(localClock("Asia/Kolkata")(Date.parse("2026-01-01T00:00:00Z"))).toEqual({ date: "2026-01-01", minute: 330 });
+    // Adelaide leaves summer time at 03:00 local (16:30 UTC), inside a UTC hour.
+    const adl = localClock("Australia/Adelaide");
+    expect(adl(Date.parse("2026-04-04T16:15:00Z"))).toEqual({ date: "2026-04-05", minute: 2 * 60 + 45 });
+    expect(adl(Date.parse("2026-04-04T16:45:00Z"))).toEqual({ date: "2026-04-05", minute: 2 * 60 + 15 });
   });
 
   it("bins readings by local time of day, with a trace per local date", () => {
