@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { Charts } from "../charts/index.js";
 import { api } from "../lib/api.js";
 import { safeHtml } from "../lib/markdown.js";
 import { useLoad } from "../lib/use-load.js";
@@ -35,7 +36,7 @@ function ViewDocument({ pid, type }: { pid: string; type: string }) {
   );
 }
 
-/** A patient: their record, and each view of their compiled state. */
+/** A patient: their record, charts of their readings, and each view of their compiled state. */
 export function Patient({ pid }: { pid: string }) {
   const record = useLoad(() => api<PatientRecord>("GET", `/v1/patients/${pid}`), [pid]);
   const views = useLoad(() => api<ViewList>("GET", `/v1/state/${pid}/views`), [pid]);
@@ -57,6 +58,7 @@ export function Patient({ pid }: { pid: string }) {
           </dl>
         </header>
       )}
+      {p && <Charts pid={pid} timeZone={p.timezone} />}
       {views.error && <p role="alert" class="error">{views.error.message}</p>}
       {views.value && (
         <section aria-label="Views">
