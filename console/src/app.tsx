@@ -1,8 +1,35 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, hasScope, session, type Me } from "./lib/api.js";
+import { ApiKeys } from "./screens/api-keys.js";
+import { Audit } from "./screens/audit.js";
+import { DeadLetters } from "./screens/dead-letters.js";
 import { Patient } from "./screens/patient.js";
 import { Patients } from "./screens/patients.js";
+import { Projects } from "./screens/projects.js";
 import { SignIn } from "./screens/sign-in.js";
+import type { JSX } from "preact";
+
+/** A screen of the nav: shown only to a credential the service lets use its routes. */
+interface Screen {
+  path: string;
+  label: string;
+  /** What the screen's routes need, in words for the page that says why none is shown. */
+  needs: string;
+  allowed: (me: Me) => boolean;
+  render: (me: Me) => JSX.Element;
+}
+
+/** Administration routes take an org-wide key with api:manage-projects (app/http/routes/projects.ts). */
+const admin = (me: Me) => me.org_wide && hasScope(me, "api:manage-projects");
+
+const SCREENS: Screen[] = [
+  { path: "#/patients", label: "Patients", needs: "api:manage-patients to list patients", allowed: (me) => hasScope(me, "api:manage-patients"), render: (me) => <Patients key={me.project_id} /> },
+  { path: "#/projects", label: "Projects", needs: "an org-wide key with api:manage-projects for projects, API keys and the audit trail", allowed: admin, render: () => <Projects /> },
+  { path: "#/api-keys", label: "API keys", needs: "", allowed: admin, render: (me) => <ApiKeys me={me} /> },
+  { path: "#/audit", label: "Audit", needs: "", allowed: admin, render: () => <Audit /> },
+  // A patient token holds sdk:event-log for its patient but may not read the project's letters.
+  { path: "#/dead-letters", label: "Dead letters", needs: "sdk:event-log for dead letters", allowed: (me) => hasScope(me, "sdk:event-log") && me.patient_id === undefined, render: (me) => <DeadLetters key={me.project_id} /> },
+];
 
 /** The route in the address's hash: the console is one page the service serves at /console/. */
 function useHash(): string {
@@ -52,19 +79,21 @@ export function App() {
   if (!checked) return <p>Loading...</p>;
   if (!me) return <SignIn onSignedIn={setMe} />;
   const patient = /^#\/patients\/([A-Za-z0-9_-]+)/.exec(hash)?.[1];
-  const canPatients = hasScope(me, "api:manage-patients");
+  const screens = SCREENS.filter((sc) => sc.allowed(me));
+  const current = screens.find((sc) => hash === sc.path || hash.startsWith(`${sc.path}/`)) ?? screens[0];
+  const needs = SCREENS.map((sc) => sc.needs).filter(Boolean).join("; ");
   return (
     <>
       <header class="top">
         <nav aria-label="Screens">
-          {canPatients && <a href="#/patients">Patients</a>}
+          {screens.map((sc) => <a key={sc.path} href={sc.path} aria-current={sc === current ? "page" : undefined}>{sc.label}</a>)}
         </nav>
         <ProjectSwitcher me={me} onSwitch={() => void refresh()} />
         <span class="scopes" title="The scopes of this credential">{me.scopes.join(" ")}</span>
         <button type="button" onClick={() => { session.signOut(); setMe(null); }}>Sign out</button>
       </header>
-      {patient ? <Patient key={`${me.project_id}/${patient}`} pid={patient} /> : canPatients ? <Patients key={me.project_id} /> : (
-        <main><p role="alert">This credential has none of the scopes the console's screens need (api:manage-patients to list patients).</p></main>
+      {patient && current?.path === "#/patients" ? <Patient key={`${me.project_id}/${patient}`} pid={patient} /> : current ? current.render(me) : (
+        <main><p role="alert">This credential has none of the scopes the console's screens need ({needs}).</p></main>
       )}
     </>
   );
