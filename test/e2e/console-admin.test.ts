@@ -160,6 +160,33 @@ describe("the web console's administration screens", () => {
     await page.close();
   });
 
+  it("creates a patient with an identifier, then edits them: a changed field is saved, an emptied one cleared", async () => {
+    const page = await open();
+    await signIn(page, t.adminKey);
+    await page.getByRole("button", { name: "New patient" }).click();
+    await page.getByLabel("First name").fill("Ines");
+    await page.getByLabel("Last name").fill("Barros");
+    await page.getByLabel("Date of birth").fill("1971-06-02");
+    await page.getByLabel("Sex").fill("female");
+    await page.getByLabel("Identifier system (optional)").fill("urn:mrn");
+    await page.getByLabel("Identifier value").fill("MRN-7710");
+    await page.getByRole("button", { name: "Create patient" }).click();
+    await page.getByRole("heading", { name: "Ines Barros" }).waitFor();
+    const pid = /#\/patients\/(\w+)/.exec(page.url())![1]!;
+    const created = (await t.app.inject({ method: "GET", url: `/v1/patients/${pid}`, headers: t.auth })).json();
+    expect(created).toMatchObject({ first_name: "Ines", last_name: "Barros", date_of_birth: "1971-06-02", sex: "female", external_identifiers: [{ system: "urn:mrn", value: "MRN-7710" }] });
+
+    await page.getByRole("button", { name: "Edit patient" }).click();
+    await page.getByLabel("Last name").fill("Barros-Silva");
+    await page.getByLabel("Sex").fill("");
+    await page.getByRole("button", { name: "Save patient" }).click();
+    await page.getByRole("heading", { name: "Ines Barros-Silva" }).waitFor();
+    expect(await page.locator(".patient-header").textContent()).toContain("Sexnot known");
+    const edited = (await t.app.inject({ method: "GET", url: `/v1/patients/${pid}`, headers: t.auth })).json();
+    expect(edited).toMatchObject({ first_name: "Ines", last_name: "Barros-Silva", sex: null, date_of_birth: "1971-06-02" });
+    await page.close();
+  });
+
   it("ran without a page error or a console error (a CSP violation shows as one)", () => {
     expect(problems).toEqual([]);
   });

@@ -65,7 +65,7 @@ export function Audit() {
         {FIELDS.map((f) => {
           const field = { id: `audit-${f.name}`, value: draft[f.name], onInput: (e: Event) => setDraft({ ...draft, [f.name]: (e.target as HTMLInputElement).value }) };
           return (
-            <span key={f.name}>
+            <span key={f.name} class="field">
               <label for={field.id}>{f.label}</label>
               {f.type === "text" ? <input type="text" {...field} /> : <input type="datetime-local" {...field} />}
             </span>
