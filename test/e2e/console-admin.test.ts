@@ -187,6 +187,25 @@ describe("the web console's administration screens", () => {
     await page.close();
   });
 
+  it("lists the project's dead letters with their reason and the message as received", async () => {
+    const { nc, topology } = t.services;
+    nc.publish(topology.names.ingestSubject("org_default", "prj_default"), "{not json from a glucose meter");
+    const page = await open();
+    await signIn(page, t.adminKey);
+    await page.getByRole("link", { name: "Dead letters" }).click();
+    // The device feed sets the message aside asynchronously: load the page again until it is listed.
+    await expect
+      .poll(async () => {
+        await page.reload();
+        await page.getByRole("heading", { name: "Dead letters" }).waitFor();
+        return page.getByRole("main").textContent();
+      }, { timeout: 10_000 })
+      .toContain("invalid_json");
+    await page.getByText("Show message").first().click();
+    expect(await page.locator("pre").first().textContent()).toContain("not json from a glucose meter");
+    await page.close();
+  });
+
   it("ran without a page error or a console error (a CSP violation shows as one)", () => {
     expect(problems).toEqual([]);
   });
