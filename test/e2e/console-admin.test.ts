@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { launchChromium } from "../support/browser.js";
+import { launchChromium, screenshot } from "../support/browser.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
 /**
@@ -63,6 +63,7 @@ describe("the web console's administration screens", () => {
     await expect.poll(() => page.getByRole("status").textContent()).toContain("will not be shown again");
     secret = await page.getByLabel("Secret").inputValue();
     expect(secret.length).toBeGreaterThan(20);
+    await screenshot(page, "api-keys", true);
 
     const keys = (await t.app.inject({ method: "GET", url: "/v1/api-keys", headers: t.auth })).json().api_keys as { id: string; name: string; scopes: string[] }[];
     const made = keys.find((k) => k.name === "ward reader");
@@ -140,6 +141,7 @@ describe("the web console's administration screens", () => {
     const onlyRoute = async () => (await rows()).every((r) => r.includes(" /v1/projects/:id200"));
     await expect.poll(onlyRoute).toBe(true);
     expect(await rows()).toContainEqual(expect.stringContaining("PATCH /v1/projects/:id"));
+    await screenshot(page, "audit", true);
 
     await page.getByLabel("Route (e.g. /v1/projects/:id)").fill("/v1/api-keys/:id");
     await page.getByRole("button", { name: "Filter" }).click();
