@@ -4781,6 +4781,10 @@ export interface paths {
                     patient_id?: string;
                     /** @description Only entries of this project (id) */
                     project_id?: string;
+                    /** @description Only entries of this API key (JWTs and patient tokens count as their parent key) */
+                    key_id?: string;
+                    /** @description Only entries of this route pattern, as entries name it (e.g. /v1/projects/:id) */
+                    route?: string;
                     limit: number;
                     /** @description next_cursor of the previous page */
                     cursor?: string;

@@ -1,17 +1,53 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, hasScope, session, type Me } from "./lib/api.js";
+import { ApiKeys } from "./screens/api-keys.js";
+import { Audit } from "./screens/audit.js";
+import { DeadLetters } from "./screens/dead-letters.js";
 import { Ingestion } from "./screens/ingestion.js";
 import { IngestionJobScreen } from "./screens/ingestion-job.js";
 import { LogQuery } from "./screens/log-query.js";
 import { Patient } from "./screens/patient.js";
 import { Patients } from "./screens/patients.js";
+import { Projects } from "./screens/projects.js";
 import { SignIn } from "./screens/sign-in.js";
+import type { JSX } from "preact";
+
+/** A screen of the nav: shown only to a credential the service lets use its routes. */
+interface Screen {
+  path: string;
+  label: string;
+  /** What the screen's routes need, in words for the page that says why none is shown. */
+  needs: string;
+  allowed: (me: Me) => boolean;
+  /** `id`: the item the address names after the screen's path (#/patients/<id>). */
+  render: (me: Me, id: string | undefined) => JSX.Element;
+}
+
+/** Administration routes take an org-wide key with api:manage-projects (app/http/routes/projects.ts). */
+const admin = (me: Me) => me.org_wide && hasScope(me, "api:manage-projects");
+
+const SCREENS: Screen[] = [
+  {
+    path: "#/patients", label: "Patients", needs: "api:manage-patients for patients", allowed: (me) => hasScope(me, "api:manage-patients"),
+    render: (me, id) => (id ? <Patient key={`${me.project_id}/${id}`} pid={id} /> : <Patients key={me.project_id} />),
+  },
+  {
+    path: "#/ingestion", label: "Ingestion", needs: "sdk:historical-ingest for ingestion jobs", allowed: (me) => hasScope(me, "sdk:historical-ingest"),
+    render: (me, id) => (id ? <IngestionJobScreen key={`${me.project_id}/${id}`} id={id} /> : <Ingestion key={me.project_id} />),
+  },
+  { path: "#/query", label: "Log query", needs: "sdk:state-read for the log query", allowed: (me) => hasScope(me, "sdk:state-read"), render: (me) => <LogQuery key={me.project_id} /> },
+  { path: "#/projects", label: "Projects", needs: "an org-wide key with api:manage-projects for projects, API keys and the audit trail", allowed: admin, render: () => <Projects /> },
+  { path: "#/api-keys", label: "API keys", needs: "", allowed: admin, render: (me) => <ApiKeys me={me} /> },
+  { path: "#/audit", label: "Audit", needs: "", allowed: admin, render: () => <Audit /> },
+  // A patient token holds sdk:event-log for its patient but may not read the project's letters.
+  { path: "#/dead-letters", label: "Dead letters", needs: "sdk:event-log for dead letters", allowed: (me) => hasScope(me, "sdk:event-log") && me.patient_id === undefined, render: (me) => <DeadLetters key={me.project_id} /> },
+];
 
 /** The route in the address's hash: the console is one page the service serves at /console/. */
 function useHash(): string {
-  const [hash, setHash] = useState(location.hash);
+  const [hash, setHash] = useState(location.hash || "#/patients");
   useEffect(() => {
-    const on = () => setHash(location.hash);
+    const on = () => setHash(location.hash || "#/patients");
     addEventListener("hashchange", on);
     return () => removeEventListener("hashchange", on);
   }, []);
@@ -54,48 +90,26 @@ export function App() {
   }, []);
   if (!checked) return <p>Loading...</p>;
   if (!me) return <SignIn onSignedIn={setMe} />;
+  const screens = SCREENS.filter((sc) => sc.allowed(me));
+  const named = SCREENS.find((sc) => hash === sc.path || hash.startsWith(`${sc.path}/`));
+  const current = named && screens.includes(named) ? named : named ? undefined : screens[0];
+  const id = current && hash.startsWith(`${current.path}/`) ? /^[A-Za-z0-9_-]+/.exec(hash.slice(current.path.length + 1))?.[0] : undefined;
+  const needs = SCREENS.map((sc) => sc.needs).filter(Boolean).join("; ");
   return (
     <>
       <header class="top">
         <nav aria-label="Screens">
-          {SCREENS.filter((x) => hasScope(me, x.scope)).map((x) => <a key={x.route} href={x.route}>{x.name}</a>)}
+          {screens.map((sc) => <a key={sc.path} href={sc.path} aria-current={sc === current ? "page" : undefined}>{sc.label}</a>)}
         </nav>
         <ProjectSwitcher me={me} onSwitch={() => void refresh()} />
         <span class="scopes" title="The scopes of this credential">{me.scopes.join(" ")}</span>
         <button type="button" onClick={() => { session.signOut(); setMe(null); }}>Sign out</button>
       </header>
-      <Screen me={me} hash={hash} />
+      {current ? current.render(me, id) : named ? (
+        <main><p role="alert">The {named.label} screen needs {named.needs || SCREENS.find((sc) => sc.allowed === named.allowed && sc.needs)?.needs}, which this credential does not have.</p></main>
+      ) : (
+        <main><p role="alert">This credential has none of the scopes the console's screens need ({needs}).</p></main>
+      )}
     </>
   );
-}
-
-/** The screens, each with the scope it needs; the first the credential may use is the default. */
-const SCREENS = [
-  { route: "#/patients", name: "Patients", scope: "api:manage-patients" },
-  { route: "#/ingestion", name: "Ingestion", scope: "sdk:historical-ingest" },
-  { route: "#/query", name: "Log query", scope: "sdk:state-read" },
-] as const;
-
-/** The screen the hash names if the credential's scopes allow it, else why not; no hash: the first allowed one. */
-function Screen({ me, hash }: { me: Me; hash: string }) {
-  const named = SCREENS.find((x) => hash.startsWith(x.route));
-  const screen = named ?? SCREENS.find((x) => hasScope(me, x.scope));
-  if (!screen) {
-    return <main><p role="alert">This credential has none of the scopes the console's screens need ({SCREENS.map((x) => `${x.scope} for ${x.name}`).join(", ")}).</p></main>;
-  }
-  if (!hasScope(me, screen.scope)) return <main><p role="alert">The {screen.name} screen needs the scope {screen.scope}, which this credential does not have.</p></main>;
-  const id = /^#\/[a-z]+\/([A-Za-z0-9_-]+)/.exec(hash)?.[1];
-  const key = `${me.project_id}/${id ?? ""}`;
-  switch (screen.route) {
-    case "#/patients":
-      return id ? <Patient key={key} pid={id} /> : <Patients key={key} />;
-    case "#/ingestion":
-      return id ? <IngestionJobScreen key={key} id={id} /> : <Ingestion key={key} />;
-    case "#/query":
-      return <LogQuery key={key} />;
-    default: {
-      const never: never = screen;
-      return never;
-    }
-  }
 }

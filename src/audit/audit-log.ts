@@ -42,6 +42,10 @@ export interface AuditQuery {
   until?: string;
   patient_id?: string;
   project_id?: string;
+  /** Only entries of this API key (a JWT's or patient token's parent key included). */
+  key_id?: string;
+  /** Only entries of this route pattern, as entries name it (`/v1/projects/:id`). */
+  route?: string;
   /** @default 100 */
   limit: number;
   /** next_cursor of the previous page: reading resumes after it. */
@@ -61,7 +65,7 @@ export interface AuditLogOptions {
    */
   maxPayload?: number;
   /**
-   * Most entries one page may scan while filtering (by patient or project), so that a
+   * Most entries one page may scan while filtering (by patient, project, key or route), so that a
    * rare patient in a long trail cannot hold a request for minutes; the page then ends
    * early with a next_cursor. @default 20_000
    */
@@ -155,6 +159,8 @@ function matches(e: AuditEntry, at: number, q: AuditQuery, since: number | undef
   if (since !== undefined && at < since) return false;
   if (until !== undefined && at > until) return false;
   if (q.project_id !== undefined && e.project_id !== q.project_id) return false;
+  if (q.key_id !== undefined && e.key_id !== q.key_id) return false;
+  if (q.route !== undefined && e.route !== q.route) return false;
   if (q.patient_id !== undefined && e.patient_id !== q.patient_id && !e.patient_ids.includes(q.patient_id)) return false;
   return true;
 }

@@ -157,6 +157,21 @@ describe("audit trail", () => {
     expect((await audit(`?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).entries).toEqual([]);
   });
 
+  it("filters by API key (a token counts as its parent key) and by route pattern", async () => {
+    await t.app.inject({ method: "GET", url: `/v1/state/${pid}/views`, headers: bearer(reader.key) });
+    await t.app.inject({ method: "GET", url: `/v1/state/${pid}/views`, headers: bearer(patientToken) });
+    const views = (e: Entry[]) => e.filter((x) => x.route === "/v1/state/:pid/views").length >= 2;
+    const byKey = (await audit(`?key_id=${reader.id}&limit=1000`, views)).entries;
+    expect(byKey.length).toBeGreaterThan(0);
+    expect(byKey.every((e) => e.key_id === reader.id)).toBe(true);
+    // The patient token minted from the reader key is filed under it too.
+    expect(byKey.some((e) => e.credential === "patient_token")).toBe(true);
+    const byRoute = (await audit(`?route=${encodeURIComponent("/v1/api-keys/:id")}&limit=1000`, (e) => e.length > 0)).entries;
+    expect(byRoute.length).toBeGreaterThan(0);
+    expect(byRoute.every((e) => e.route === "/v1/api-keys/:id")).toBe(true);
+    expect((await audit("?key_id=key_nobody")).entries).toEqual([]);
+  });
+
   it("is readable only by org-wide keys with api:manage-projects, and only for their organization", async () => {
     expect((await t.app.inject({ method: "GET", url: "/v1/audit", headers: bearer(reader.key) })).statusCode).toBe(403);
     const org = (await t.app.inject({ method: "POST", url: "/v1/organizations", headers: t.auth, payload: { name: "Elsewhere" } })).json();

@@ -4,7 +4,7 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consoleDir } from "../../app/http/routes/console.js";
 import type { Browser, Page } from "playwright-core";
-import { launchChromium } from "../support/browser.js";
+import { launchChromium, screenshot } from "../support/browser.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
 /**
@@ -18,11 +18,6 @@ let base: string;
 let pid: string;
 let symptomLog: string;
 const problems: string[] = [];
-
-/** The README's screenshots, taken when asked (PSS_SCREENSHOTS=1), so that a test run leaves the tree as it was. */
-async function screenshot(page: Page, name: string, fullPage = false) {
-  if (process.env.PSS_SCREENSHOTS === "1") await page.screenshot({ path: `docs/console/${name}.png`, fullPage });
-}
 
 async function open(path = "/console/"): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });

@@ -36,6 +36,8 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
           until: Type.Optional(Type.String({ description: "Entries at or before this time: ISO 8601 datetime with offset, or a date (UTC midnight)" })),
           patient_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "Only entries naming this patient" })),
           project_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "Only entries of this project (id)" })),
+          key_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "Only entries of this API key (JWTs and patient tokens count as their parent key)" })),
+          route: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "Only entries of this route pattern, as entries name it (e.g. /v1/projects/:id)" })),
           limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
           cursor: Type.Optional(Type.String({ description: "next_cursor of the previous page" })),
         }),
@@ -43,7 +45,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       },
     },
     async (req) => {
-      const { patient_id, project_id, limit } = req.query;
+      const { patient_id, project_id, key_id, route, limit } = req.query;
       // Read as /logs reads them: a leap second bounds as the last instant of its minute.
       const since = instantParam(req.query.since, "since");
       const until = instantParam(req.query.until, "until");
@@ -57,6 +59,8 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         ...(until !== undefined ? { until } : {}),
         ...(patient_id !== undefined ? { patient_id } : {}),
         ...(project_id !== undefined ? { project_id } : {}),
+        ...(key_id !== undefined ? { key_id } : {}),
+        ...(route !== undefined ? { route } : {}),
         ...(cursor !== undefined ? { cursor } : {}),
       });
       return { count: page.entries.length, entries: page.entries, next_cursor: page.next_cursor };

@@ -3,6 +3,7 @@ import { Charts } from "../charts/index.js";
 import { api } from "../lib/api.js";
 import { safeHtml } from "../lib/markdown.js";
 import { useLoad } from "../lib/use-load.js";
+import { PatientForm } from "./patient-form.js";
 import type { Patient as PatientRecord, RecentEntries, ViewList } from "../../../client/types.js";
 
 /** One view, as the service renders its markdown, with the dated entries behind it and the log each came from. */
@@ -41,6 +42,7 @@ export function Patient({ pid }: { pid: string }) {
   const record = useLoad(() => api<PatientRecord>("GET", `/v1/patients/${pid}`), [pid]);
   const views = useLoad(() => api<ViewList>("GET", `/v1/state/${pid}/views`), [pid]);
   const [shown, setShown] = useState<string | null>(null);
+  const [editing, setEditing] = useState(false);
   const p = record.value;
   const current = shown ?? views.value?.views[0]?.view_type ?? null;
   return (
@@ -56,6 +58,11 @@ export function Patient({ pid }: { pid: string }) {
             <dt>Time zone</dt><dd>{p.timezone}</dd>
             <dt>Id</dt><dd><code>{p.id}</code></dd>
           </dl>
+          {editing ? (
+            <PatientForm patient={p} onSaved={() => { setEditing(false); record.reload(); }} onCancel={() => setEditing(false)} />
+          ) : (
+            <button type="button" onClick={() => setEditing(true)}>Edit patient</button>
+          )}
         </header>
       )}
       {p && <Charts pid={pid} timeZone={p.timezone} />}

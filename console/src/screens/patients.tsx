@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../lib/api.js";
 import { useLoad } from "../lib/use-load.js";
+import { PatientForm } from "./patient-form.js";
 import type { Patient } from "../../../client/types.js";
 
 const PAGE = 25;
@@ -10,6 +11,7 @@ export function Patients() {
   const [offset, setOffset] = useState(0);
   const [search, setSearch] = useState("");
   const [applied, setApplied] = useState("");
+  const [creating, setCreating] = useState(false);
   const query = (() => {
     const bar = applied.indexOf("|");
     if (bar > 0) return { system: applied.slice(0, bar), value: applied.slice(bar + 1) };
@@ -19,6 +21,11 @@ export function Patients() {
   return (
     <main>
       <h1>Patients</h1>
+      {creating ? (
+        <PatientForm onSaved={(p) => (location.hash = `#/patients/${p.id}`)} onCancel={() => setCreating(false)} />
+      ) : (
+        <p><button type="button" onClick={() => setCreating(true)}>New patient</button></p>
+      )}
       <form
         role="search"
         onSubmit={(e) => {
