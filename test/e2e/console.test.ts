@@ -114,6 +114,23 @@ describe("the web console", () => {
     await page.close();
   }, 60_000);
 
+  it("shows the patient's log timeline with each log's payload and the state changes it caused, filtered by type", async () => {
+    const page = await open();
+    await signIn(page, t.adminKey);
+    await page.goto(`${base}/console/#/patients/${pid}`);
+    const timeline = page.getByRole("region", { name: "Log timeline" });
+    const row = timeline.locator(`tr[data-log-id="${symptomLog}"]`);
+    await expect.poll(() => row.textContent(), { timeout: 10_000 }).toContain("symptom_report");
+    await expect.poll(() => row.locator(".changes").textContent(), { timeout: 10_000 }).toContain("symptoms");
+    await row.getByText("payload").click();
+    expect(await row.locator("pre").textContent()).toContain('"pain"');
+    await timeline.getByLabel("Log types (comma-separated)").fill("condition");
+    await timeline.getByRole("button", { name: "Filter logs" }).click();
+    await expect.poll(() => timeline.locator("tbody tr").count()).toBe(1);
+    expect(await timeline.locator("tbody").textContent()).toContain("condition");
+    await page.close();
+  });
+
   it("hides the patients screen from a credential without api:manage-patients and says why", async () => {
     const key = (await t.app.inject({ method: "POST", url: "/v1/api-keys", headers: t.auth, payload: { name: "reader", scopes: ["sdk:state-read"] } })).json();
     const page = await open("/console/#/patients");

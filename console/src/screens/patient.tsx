@@ -3,6 +3,7 @@ import { Charts } from "../charts/index.js";
 import { api } from "../lib/api.js";
 import { safeHtml } from "../lib/markdown.js";
 import { useLoad } from "../lib/use-load.js";
+import { LogTimeline } from "./log-timeline.js";
 import { PatientForm } from "./patient-form.js";
 import type { Patient as PatientRecord, RecentEntries, ViewList } from "../../../client/types.js";
 
@@ -79,6 +80,7 @@ export function Patient({ pid }: { pid: string }) {
           {current && <div role="tabpanel" aria-label={current}><ViewDocument pid={pid} type={current} /></div>}
         </section>
       )}
+      {p && <LogTimeline pid={pid} />}
     </main>
   );
 }

@@ -1,0 +1,72 @@
+import { useState } from "preact/hooks";
+import { api } from "../lib/api.js";
+import { useLoad } from "../lib/use-load.js";
+import type { EventPage, LogPage, LogRow } from "../../../client/types.js";
+
+type Change = EventPage["events"][number]["changes"][number];
+
+/** A date input's day as the API's bound: the day's start (since) or its end (until), UTC. */
+const bound = (day: string, end: boolean) => (day ? `${day}T${end ? "23:59:59.999" : "00:00:00.000"}Z` : undefined);
+
+/**
+ * The patient's logs, newest first, filtered by type and day, each with its payload and the
+ * state changes it caused (from the events audit of the same window).
+ */
+export function LogTimeline({ pid }: { pid: string }) {
+  const [types, setTypes] = useState("");
+  const [since, setSince] = useState("");
+  const [until, setUntil] = useState("");
+  const [applied, setApplied] = useState({ types: "", since: "", until: "" });
+  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const query = { log_types: applied.types || undefined, since: bound(applied.since, false), until: bound(applied.until, true) };
+  const logs = useLoad(() => api<LogPage>("GET", `/v1/state/${pid}/logs`, { query: { ...query, limit: 25, cursor } }), [pid, applied, cursor]);
+  const events = useLoad(() => api<EventPage>("GET", `/v1/state/${pid}/events`, { query: { log_type: query.log_types, since: query.since, until: query.until, limit: 500 } }), [pid, applied]);
+  const changesOf = new Map<string, Change[]>();
+  for (const e of events.value?.events ?? []) changesOf.set(e.source_event_log_id, [...(changesOf.get(e.source_event_log_id) ?? []), ...e.changes]);
+  return (
+    <section aria-labelledby="timeline-heading" class="timeline">
+      <h2 id="timeline-heading">Log timeline</h2>
+      <form
+        class="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setCursor(undefined);
+          setApplied({ types: types.trim(), since, until });
+        }}
+      >
+        <label>Log types (comma-separated)<input value={types} onInput={(e) => setTypes((e.target as HTMLInputElement).value)} /></label>
+        <label>From day<input type="date" value={since} onInput={(e) => setSince((e.target as HTMLInputElement).value)} /></label>
+        <label>To day<input type="date" value={until} onInput={(e) => setUntil((e.target as HTMLInputElement).value)} /></label>
+        <button type="submit">Filter logs</button>
+      </form>
+      {logs.error && <p role="alert" class="error">{logs.error.message}</p>}
+      {logs.value && (
+        <>
+          <table>
+            <thead><tr><th scope="col">Event time</th><th scope="col">Type</th><th scope="col">Payload</th><th scope="col">State changes</th><th scope="col">Log</th></tr></thead>
+            <tbody>
+              {logs.value.logs.map((l: LogRow) => (
+                <tr key={l.id} data-log-id={l.id}>
+                  <td>{l.timestamp}</td>
+                  <td>{l.type}</td>
+                  <td><details><summary>payload</summary><pre class="json">{JSON.stringify(l.payload, null, 2)}</pre></details></td>
+                  <td>
+                    <ul class="changes">
+                      {(changesOf.get(l.id) ?? []).map((c, i) => <li key={i}>{c.module_type}: {c.op} {c.kind}{c.fields?.length ? ` (${c.fields.join(", ")})` : ""}</li>)}
+                    </ul>
+                  </td>
+                  <td><code class="log-id">{l.id}</code></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {logs.value.logs.length === 0 && <p>No logs in this window.</p>}
+          <nav aria-label="Timeline pages">
+            <button type="button" disabled={cursor === undefined} onClick={() => setCursor(undefined)}>Newest</button>
+            <button type="button" disabled={!logs.value.next_cursor} onClick={() => setCursor(logs.value?.next_cursor ?? undefined)}>Older</button>
+          </nav>
+        </>
+      )}
+    </section>
+  );
+}
