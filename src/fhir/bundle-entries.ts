@@ -1,6 +1,12 @@
 import type { Bundle, BundleEntry, Patient as FhirPatient, Reference } from "@medplum/fhirtypes";
 import type { Resource } from "../../fhir/types.js";
 
+/** A resource's contained resources by `#id`: the only references a lone resource can resolve. */
+export function containedOf(resource: Resource | undefined): (reference: string) => Resource | undefined {
+  const contained = (resource as { contained?: Resource[] } | undefined)?.contained ?? [];
+  return (reference) => (reference.startsWith("#") ? contained.find((c) => c.id === reference.slice(1)) : undefined);
+}
+
 /** A Bundle's entries indexed the ways its references name them. */
 export class BundleIndex {
   private readonly byUrl = new Map<string, number>();
@@ -38,9 +44,9 @@ export class BundleIndex {
 
   /** What a mapper may resolve for entry `i`: its contained resources, then the Bundle's entries. */
   resolverFor(i: number): (reference: string) => Resource | undefined {
-    const resource = this.entries[i]?.resource as { contained?: Resource[] } | undefined;
+    const contained = containedOf(this.entries[i]?.resource);
     return (reference) => {
-      if (reference.startsWith("#")) return resource?.contained?.find((c) => c.id === reference.slice(1));
+      if (reference.startsWith("#")) return contained(reference);
       const j = this.indexOf(reference);
       return j === undefined ? undefined : this.entries[j]?.resource;
     };

@@ -2,13 +2,8 @@ import { deriveLogs } from "../../fhir/inbound/index.js";
 import type { Resource } from "../../fhir/types.js";
 import { echoValue, fieldIssue, type ErrorDetail } from "../errors.js";
 import type { BatchAnswer, LogWriter, WriteScope } from "../logs/log-writer.js";
+import { containedOf } from "./bundle-entries.js";
 import { catalogProblems, resourceLogs } from "./derived-write.js";
-
-/** A resource's contained resources by `#id`: the only references a lone resource can resolve. */
-export function containedOf(resource: Resource): (reference: string) => Resource | undefined {
-  const contained = (resource as { contained?: Resource[] }).contained ?? [];
-  return (reference) => (reference.startsWith("#") ? contained.find((c) => c.id === reference.slice(1)) : undefined);
-}
 
 /** The value at a path of the resource, for an error's input_value. */
 function valueAt(resource: unknown, path: (string | number)[]): unknown {

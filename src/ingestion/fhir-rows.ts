@@ -1,10 +1,9 @@
 import type { Bundle, Patient as FhirPatient } from "@medplum/fhirtypes";
 import { deriveLogs, isMappedType, type FhirLog } from "../../fhir/inbound/index.js";
 import type { Resource } from "../../fhir/types.js";
-import { BundleIndex, entriesOf, isPatient, patientReference } from "../fhir/bundle-entries.js";
+import { BundleIndex, containedOf, entriesOf, isPatient, patientReference } from "../fhir/bundle-entries.js";
 import { identifiersOf, patientInputOf } from "../fhir/bundle-patients.js";
 import { contentKey } from "../fhir/derived-write.js";
-import { containedOf } from "../fhir/resource-write.js";
 import { isObject } from "../logs/envelope.js";
 
 /**
