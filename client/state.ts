@@ -84,6 +84,8 @@ export interface LogReadOptions {
   traceType?: string;
   /** Only logs whose trace has this object_id (a string trace is all id). */
   traceId?: string;
+  /** Only these logs (a view entry's log_id, a change's log_ids), at most 100. */
+  logIds?: string[];
   /** Logs per page, 1-500. @default 50 */
   limit?: number;
   cursor?: string;
@@ -101,6 +103,8 @@ export interface EventReadOptions {
   /** Only events of logs whose trace has this object_type / object_id (as for logs). */
   traceType?: string;
   traceId?: string;
+  /** Only events of these logs, at most 100. */
+  logIds?: string[];
   /**
    * complete: every event (applied or no_change); applied, no_change: those; pending and
    * failed: none here (reads wait for every accepted log to be applied, and applying cannot fail).
@@ -201,12 +205,12 @@ export class StateApi {
   }
   /** The patient's raw logs, newest first unless `order: "asc"`; await for one page or iterate. */
   logs(patientId: string, o: LogReadOptions = {}): Paged<LogPage & Freshness, LogRow> {
-    const query = { since: o.since, until: o.until, log_types: o.logTypes, trace: o.trace, trace_type: o.traceType, trace_id: o.traceId, limit: o.limit, order: o.order };
+    const query = { since: o.since, until: o.until, log_types: o.logTypes, trace: o.trace, trace_type: o.traceType, trace_id: o.traceId, log_ids: o.logIds, limit: o.limit, order: o.order };
     return new Paged((cursor) => this.get<LogPage>(patientId, "/logs", { ...query, cursor }), (p) => p.logs, o.cursor);
   }
   /** The audit of what each applied log changed, oldest first; await for one page or iterate. */
   events(patientId: string, o: EventReadOptions = {}): Paged<EventPage & Freshness, EventRow> {
-    const query = { since: o.since, until: o.until, log_type: o.logTypes, trace_type: o.traceType, trace_id: o.traceId, status: o.status, limit: o.limit };
+    const query = { since: o.since, until: o.until, log_type: o.logTypes, trace_type: o.traceType, trace_id: o.traceId, log_ids: o.logIds, status: o.status, limit: o.limit };
     return new Paged((cursor) => this.get<EventPage>(patientId, "/events", { ...query, cursor }), (p) => p.events, o.cursor);
   }
   /**

@@ -14,6 +14,8 @@ export interface LogQuery {
   trace_type?: string;
   /** Only logs whose trace has this object_id (traceParts): an object trace's, or a string trace whole. */
   trace_id?: string;
+  /** Only these logs (a view's sources, a change's logs), each still within the other filters. */
+  log_ids?: readonly string[];
   limit: number;
   cursor?: string;
   order: "asc" | "desc";
@@ -87,12 +89,14 @@ export async function readPatientLogs(
 ): Promise<{ logs: LogRow[]; next_cursor: string | null }> {
   const types = q.log_types?.map((t) => resolveLogType(t) ?? t);
   const after = q.cursor ? decodeCursor(q.cursor) : undefined;
+  const ids = q.log_ids && new Set(q.log_ids);
   const rows: LogRecord[] = [];
   for await (const l of patientLogs(deps, scope, patientId)) {
     if (q.since && l.timestamp < q.since) continue;
     if (q.until && l.timestamp > q.until) continue;
     if (types && !types.includes(l.log_type)) continue;
     if (!traceMatches(l, q)) continue;
+    if (ids && !ids.has(l.id)) continue;
     if (after) {
       const c = cmp([l.timestamp, l.id], after);
       if (q.order === "asc" ? c <= 0 : c >= 0) continue;

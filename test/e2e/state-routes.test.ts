@@ -125,6 +125,22 @@ describe("state reads over REST", () => {
     expect((await get(`/v1/state/${pid}/events?since=2026-01-01`)).statusCode).toBe(200);
   });
 
+  it("reads the logs and events a view's sources name (log_ids), with the other filters, at most 100", async () => {
+    const [pain, , , lab] = logIds;
+    const named = (await get(`/v1/state/${pid}/logs?log_ids=${pain},${lab}`)).json();
+    expect(named.logs.map((l: any) => l.id).sort()).toEqual([pain, lab].sort());
+    const repeated = (await get(`/v1/state/${pid}/logs?log_ids=${pain}&log_ids=${lab}&log_types=lab_results`)).json();
+    expect(repeated.logs.map((l: any) => l.id)).toEqual([lab]);
+    expect((await get(`/v1/state/${pid}/logs?log_ids=log_unknown`)).json().logs).toEqual([]);
+    const events = (await get(`/v1/state/${pid}/events?log_ids=${pain}`)).json();
+    expect(events.events.map((e: any) => e.source_event_log_id)).toEqual([pain]);
+    const traced = (await get(`/v1/state/${pid}/events?log_ids=${lab}&trace_id=visit-1`)).json();
+    expect(traced.events).toEqual([]);
+    const many = await get(`/v1/state/${pid}/logs?log_ids=${Array.from({ length: 101 }, (_, i) => `log_${i}`).join(",")}`);
+    expect(many.statusCode).toBe(422);
+    expect(many.json().details[0]).toMatchObject({ location: ["query", "log_ids"], message: expect.stringContaining("at most 100") });
+  });
+
   it("answers a bodiless log query as the empty query", async () => {
     const r = await t.app.inject({ method: "POST", url: `/v1/state/${pid}/logs/query`, headers: t.auth });
     expect(r.statusCode).toBe(200);

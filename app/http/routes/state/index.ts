@@ -8,7 +8,7 @@ import { assertModule, eventModuleKey, type Snapshot } from "../../../../src/sta
 import { EVENT_MODULES, STABLE_MODULES, type ModuleKey } from "../../../../readmodels/module.js";
 import { responses } from "../../schemas.js";
 import { EventModuleHead, EventModuleList, EventsPage, LogsPage, StableAnswer } from "./answers.js";
-import { csv, eitherList, HorizonQuery, horizonParam, instantParam, ListParam, logTypesParam, ModuleRead, PatientParams } from "./schemas.js";
+import { csv, eitherList, HorizonQuery, horizonParam, instantParam, ListParam, logIdsParam, logTypesParam, ModuleRead, PatientParams } from "./schemas.js";
 import { horizonFields, type HorizonSnapshot } from "../../../../src/state/as-of-read.js";
 import { stateMemoryRoutes } from "./memories.js";
 import { stateViewRoutes } from "./views.js";
@@ -130,6 +130,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
           trace: Type.Optional(Type.String({ description: 'The whole trace: a string trace as sent, an object trace as "object_type:object_id"' })),
           trace_type: Type.Optional(Type.String({ description: "Only logs whose trace has this object_type (a string trace has none)" })),
           trace_id: Type.Optional(Type.String({ description: "Only logs whose trace has this object_id (a string trace is all id)" })),
+          log_ids: Type.Optional(ListParam("Only these logs (ids as a view's sources or a change's log_ids give them), comma-separated or the key repeated; at most 100")),
           limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
           cursor: Type.Optional(Type.String()),
           order: Type.Union([Type.Literal("desc"), Type.Literal("asc")], { default: "desc" }),
@@ -152,6 +153,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
           trace: q.trace,
           trace_type: q.trace_type,
           trace_id: q.trace_id,
+          log_ids: logIdsParam(q.log_ids),
           limit: q.limit,
           cursor: q.cursor,
           order: q.order,
@@ -178,6 +180,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
           log_type: Type.Optional(ListParam("Only events of these log types (or legacy names), comma-separated or the key repeated")),
           trace_type: Type.Optional(Type.String({ description: "Only events of logs whose trace has this object_type (as on /logs)" })),
           trace_id: Type.Optional(Type.String({ description: "Only events of logs whose trace has this object_id (as on /logs)" })),
+          log_ids: Type.Optional(ListParam("Only events of these logs, comma-separated or the key repeated; at most 100 (as on /logs)")),
           status: Type.Optional(
             Type.Union(
               (Object.keys(EVENT_STATUS_FILTERS) as EventStatusFilter[]).map((k) => Type.Literal(k)),
@@ -189,7 +192,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       },
     },
     async (req, reply) => {
-      const { log_type, trace_type, trace_id, status, ...rest } = req.query;
+      const { log_type, trace_type, trace_id, log_ids, status, ...rest } = req.query;
       const types = logTypesParam(log_type, "log_type");
       const q = { ...rest, since: instantParam(rest.since, "since"), until: instantParam(rest.until, "until") };
       // The audit is written with the state; waiting on the state (no modules) is enough.
@@ -197,9 +200,10 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       markFreshness(reply, snap);
       if (status !== undefined && EVENT_STATUS_FILTERS[status].length === 0) return { patient_id: req.params.pid, count: 0, events: [], next_cursor: null };
       // The audit does not keep traces: the patient's log says which logs carry the one asked for.
+      const named = logIdsParam(log_ids);
       const traced = trace_type === undefined && trace_id === undefined
-        ? undefined
-        : await logIdsWhere(s.topology, req.principal, req.params.pid, (l) => traceMatches(l, { trace_type, trace_id }));
+        ? named && new Set(named)
+        : await logIdsWhere(s.topology, req.principal, req.params.pid, (l) => traceMatches(l, { trace_type, trace_id }) && (named === undefined || named.includes(l.id)));
       const match = eventMatcher({ log_types: types, status, log_ids: traced });
       const page = await readEventsPage(s.stateStore, req.params.pid, { ...q, match }, ["query", "cursor"]);
       const last = page.rows.at(-1);

@@ -120,6 +120,19 @@ export function logTypesParam(v: string | readonly string[] | undefined, name = 
   return types && [...new Set(types.flatMap((t) => resolveLogType(t) ?? []))];
 }
 
+/** The most log ids one read names (`log_ids`): a view's sources or a change's logs, not a bulk export. */
+export const MAX_LOG_IDS = 100;
+
+/** `log_ids` of the log and events reads: the ids named, at most MAX_LOG_IDS. */
+export function logIdsParam(v: string | readonly string[] | undefined): string[] | undefined {
+  const ids = csv(v);
+  if (ids && ids.length > MAX_LOG_IDS) {
+    const message = `log_ids names ${ids.length} logs; name at most ${MAX_LOG_IDS} per read, or page through the logs with since, until and cursor`;
+    throw new AppError("validation", message, [fieldIssue(["query", "log_ids"], message, v)]);
+  }
+  return ids && [...new Set(ids)];
+}
+
 const INSTANT_FORMS = "an ISO 8601 datetime with an offset, or a date (UTC midnight)";
 
 /** `as_of` and `known_at` of the state reads (docs/api.md, "The state at a past time"). */
