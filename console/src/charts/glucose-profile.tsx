@@ -5,6 +5,7 @@ import { useLoad } from "../lib/use-load.js";
 import type { EventModule, LogPage } from "../../../client/types.js";
 import { BIN_MINUTES, BINS, clockLabel, glucoseProfile, THRESHOLDS, type Profile, type Reading } from "./glucose-stats.js";
 import { TimeInRangeBar } from "./time-in-range.js";
+import type { ChartProps } from "./use-event-module.js";
 import { UPlotChart } from "./uplot-chart.js";
 
 /** The consensus's period for an AGP: the 14 days up to the latest reading. */
@@ -15,9 +16,9 @@ const SLICES = 7;
 /** A sensor time as an instant: one without an offset is UTC, as the service reads it. */
 const instant = (s: string) => Date.parse(/(Z|[+-]\d\d:?\d\d)$/i.test(s) ? s : `${s}Z`);
 
-/** The glucose module's latest reading (GET .../event-modules/glucose), the AGP period's end. */
-async function latestReading(pid: string): Promise<number | null> {
-  const m = await api<EventModule>("GET", `/v1/state/${pid}/event-modules/glucose`);
+/** The glucose module's latest reading (GET .../event-modules/glucose) as of `asOf`, the AGP period's end. */
+async function latestReading(pid: string, asOf: string | undefined): Promise<number | null> {
+  const m = await api<EventModule>("GET", `/v1/state/${pid}/event-modules/glucose`, { query: { as_of: asOf } });
   const latest = (m.payload as { latest?: { sensor_timestamp: string | null; timestamp: string } | null }).latest;
   return latest ? instant(latest.sensor_timestamp ?? latest.timestamp) : null;
 }
@@ -43,12 +44,14 @@ async function readSlice(pid: string, since: number, until: number): Promise<Rea
  * The readings of the 14 days up to the latest: a reading is kept when taken after the
  * period's start (the log's time bounds the fetch, with a day's margin for late uploads).
  */
-export async function loadReadings(pid: string): Promise<{ readings: Reading[]; end: number } | null> {
-  const end = await latestReading(pid);
+export async function loadReadings(pid: string, asOf?: string): Promise<{ readings: Reading[]; end: number } | null> {
+  const end = await latestReading(pid, asOf);
   if (end === null) return null;
   const start = end - PERIOD_MS;
   const from = start - 86_400_000;
-  const step = (Date.now() + 60_000 - from) / SLICES;
+  // A log's event time bounds the fetch: as of a time, none after it (a late upload's reading is still kept by its sensor time).
+  const to = asOf === undefined ? Date.now() + 60_000 : Date.parse(asOf);
+  const step = (to - from) / SLICES;
   const slices = await Promise.all(Array.from({ length: SLICES }, (_, i) => readSlice(pid, from + i * step, from + (i + 1) * step - (i === SLICES - 1 ? 0 : 1))));
   // The slices do not overlap (until is inclusive, so each ends a millisecond before the next).
   const readings = slices.flat().filter((r) => r.at > start && r.at <= end);
@@ -112,8 +115,8 @@ function ProfileTable({ p }: { p: Profile }) {
 }
 
 /** CGM glucose as an ambulatory glucose profile over 14 days, with its time in ranges. */
-export function GlucoseProfile({ pid, timeZone }: { pid: string; timeZone: string }) {
-  const loaded = useLoad(() => loadReadings(pid), [pid]);
+export function GlucoseProfile({ pid, timeZone, asOf }: ChartProps) {
+  const loaded = useLoad(() => loadReadings(pid, asOf), [pid, asOf]);
   const profile = useMemo(() => (loaded.value ? glucoseProfile(loaded.value.readings, timeZone) : null), [loaded.value, timeZone]);
   const options = useMemo(() => (profile ? agpOptions(profile.days.length) : null), [profile]);
   const data = useMemo(() => (profile ? agpData(profile) : null), [profile]);

@@ -1,7 +1,5 @@
 import { useState } from "preact/hooks";
-import { api } from "../lib/api.js";
-import { useLoad } from "../lib/use-load.js";
-import type { EventModule } from "../../../client/types.js";
+import { useEventModule, type ChartProps } from "./use-event-module.js";
 import { TimeChart, type Series, type TimeRow } from "./time-series.js";
 
 /** The part of the lab_results module's payload (readmodels/modules/lab_results) the chart reads. */
@@ -45,8 +43,8 @@ const range = (r: LabResult) =>
   : "none given";
 
 /** A lab test's numeric values over time against its reference range; the test is picked among those with a numeric value. */
-export function Labs({ pid, timeZone }: { pid: string; timeZone: string }) {
-  const m = useLoad(() => api<EventModule>("GET", `/v1/state/${pid}/event-modules/lab_results`), [pid]);
+export function Labs({ pid, timeZone, asOf }: ChartProps) {
+  const m = useEventModule(pid, "lab_results", asOf);
   const [picked, setPicked] = useState(0);
   if (m.error) return <p role="alert" class="error">{m.error.message}</p>;
   if (m.value === undefined) return <p>Loading lab results...</p>;

@@ -1,6 +1,4 @@
-import { api } from "../lib/api.js";
-import { useLoad } from "../lib/use-load.js";
-import type { EventModule } from "../../../client/types.js";
+import { useEventModule, type ChartProps } from "./use-event-module.js";
 import { TimeChart, type Series, type TimeRow } from "./time-series.js";
 
 /** The part of the symptoms module's payload (readmodels/modules/symptoms) the chart reads. */
@@ -21,8 +19,8 @@ interface SymptomsPayload {
 const COLORS = ["#a4000f", "#1d6fa5", "#2e8b57", "#e07b00", "#6a3d9a", "#0b3d62", "#b15928", "#555555"];
 
 /** Each symptom's reported scores over time, one line per symptom, from the symptoms module. */
-export function Symptoms({ pid, timeZone }: { pid: string; timeZone: string }) {
-  const m = useLoad(() => api<EventModule>("GET", `/v1/state/${pid}/event-modules/symptoms`), [pid]);
+export function Symptoms({ pid, timeZone, asOf }: ChartProps) {
+  const m = useEventModule(pid, "symptoms", asOf);
   if (m.error) return <p role="alert" class="error">{m.error.message}</p>;
   if (m.value === undefined) return <p>Loading symptoms...</p>;
   const symptoms = ((m.value.payload as Partial<SymptomsPayload>).symptoms ?? []).filter((s) => s.history.length > 0);

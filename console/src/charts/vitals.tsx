@@ -1,6 +1,4 @@
-import { api } from "../lib/api.js";
-import { useLoad } from "../lib/use-load.js";
-import type { EventModule } from "../../../client/types.js";
+import { useEventModule, type ChartProps } from "./use-event-module.js";
 import { clock, TimeChart, type Series } from "./time-series.js";
 
 /** The part of the vitals module's payload (readmodels/modules/vitals) the charts read. */
@@ -36,8 +34,8 @@ function Latest({ latest, timeZone }: { latest: VitalsPayload["latest"]; timeZon
 }
 
 /** Blood pressure and heart rate, and weight, over time, from the vitals module. */
-export function Vitals({ pid, timeZone }: { pid: string; timeZone: string }) {
-  const m = useLoad(() => api<EventModule>("GET", `/v1/state/${pid}/event-modules/vitals`), [pid]);
+export function Vitals({ pid, timeZone, asOf }: ChartProps) {
+  const m = useEventModule(pid, "vitals", asOf);
   if (m.error) return <p role="alert" class="error">{m.error.message}</p>;
   if (m.value === undefined) return <p>Loading vitals...</p>;
   const v = m.value.payload as Partial<VitalsPayload>;

@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../lib/api.js";
 import { useLoad } from "../lib/use-load.js";
 import type { EventPage, LogPage, LogRow } from "../../../client/types.js";
@@ -8,24 +8,41 @@ type Change = EventPage["events"][number]["changes"][number];
 /** A date input's day as the API's bound: the day's start (since) or its end (until), UTC. */
 const bound = (day: string, end: boolean) => (day ? `${day}T${end ? "23:59:59.999" : "00:00:00.000"}Z` : undefined);
 
+/** The earlier of two bounds, either absent. */
+const earlier = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined || a < b ? a : b);
+
 /**
  * The patient's logs, newest first, filtered by type and day, each with its payload and the
- * state changes it caused (from the events audit of the same window).
+ * state changes it caused (from the events audit of the same window). With `asOf`, the logs
+ * up to it; with `focus`, only the logs named (a view entry's or a change's), brought into view.
  */
-export function LogTimeline({ pid }: { pid: string }) {
+export function LogTimeline({ pid, asOf, focus, onShowAll }: { pid: string; asOf?: string; focus: string[] | null; onShowAll: () => void }) {
   const [types, setTypes] = useState("");
   const [since, setSince] = useState("");
   const [until, setUntil] = useState("");
   const [applied, setApplied] = useState({ types: "", since: "", until: "" });
   const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const query = { log_types: applied.types || undefined, since: bound(applied.since, false), until: bound(applied.until, true) };
-  const logs = useLoad(() => api<LogPage>("GET", `/v1/state/${pid}/logs`, { query: { ...query, limit: 25, cursor } }), [pid, applied, cursor]);
-  const events = useLoad(() => api<EventPage>("GET", `/v1/state/${pid}/events`, { query: { log_type: query.log_types, since: query.since, until: query.until, limit: 500 } }), [pid, applied]);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const named = focus?.join(",");
+  const query = named
+    ? { log_ids: named }
+    : { log_types: applied.types || undefined, since: bound(applied.since, false), until: earlier(bound(applied.until, true), asOf) };
+  const logs = useLoad(() => api<LogPage>("GET", `/v1/state/${pid}/logs`, { query: { ...query, limit: named ? 100 : 25, cursor: named ? undefined : cursor } }), [pid, applied, cursor, asOf, named]);
+  // The events of the logs on the page, by id: the audit's since/until bound when a log was applied, not its event time.
+  const shownIds = logs.value?.logs.map((l) => l.id).join(",");
+  const events = useLoad(
+    () => (shownIds ? api<EventPage>("GET", `/v1/state/${pid}/events`, { query: { log_ids: shownIds, limit: 500 } }) : Promise.resolve(undefined)),
+    [pid, shownIds],
+  );
+  useEffect(() => {
+    if (named) heading.current?.focus();
+  }, [named]);
   const changesOf = new Map<string, Change[]>();
   for (const e of events.value?.events ?? []) changesOf.set(e.source_event_log_id, [...(changesOf.get(e.source_event_log_id) ?? []), ...e.changes]);
   return (
     <section aria-labelledby="timeline-heading" class="timeline">
-      <h2 id="timeline-heading">Log timeline</h2>
+      <h2 id="timeline-heading" ref={heading} tabIndex={-1}>{focus ? `Log timeline: only the ${focus.length === 1 ? "log" : `${focus.length} logs`} you chose` : "Log timeline"}</h2>
+      {focus && <p><button type="button" onClick={onShowAll}>Show all logs</button></p>}
       <form
         class="row"
         onSubmit={(e) => {

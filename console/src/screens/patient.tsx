@@ -4,13 +4,15 @@ import { api } from "../lib/api.js";
 import { safeHtml } from "../lib/markdown.js";
 import { useLoad } from "../lib/use-load.js";
 import { LogTimeline } from "./log-timeline.js";
+import { ChangesSince } from "./patient-changes.js";
 import { PatientForm } from "./patient-form.js";
+import { TimeControl, type PatientTime } from "./patient-time.js";
 import type { Patient as PatientRecord, RecentEntries, ViewList } from "../../../client/types.js";
 
 /** One view, as the service renders its markdown, with the dated entries behind it and the log each came from. */
-function ViewDocument({ pid, type }: { pid: string; type: string }) {
-  const doc = useLoad(() => api<string>("GET", `/v1/state/${pid}/views/${type}`, { query: { format: "markdown" }, accept: "text/markdown" }), [pid, type]);
-  const sources = useLoad(() => api<RecentEntries>("GET", `/v1/state/${pid}/views/${type}/recent`, { query: { limit: 20 } }), [pid, type]);
+function ViewDocument({ pid, type, asOf, onShowLogs }: { pid: string; type: string; asOf?: string; onShowLogs: (ids: string[]) => void }) {
+  const doc = useLoad(() => api<string>("GET", `/v1/state/${pid}/views/${type}`, { query: { format: "markdown", as_of: asOf }, accept: "text/markdown" }), [pid, type, asOf]);
+  const sources = useLoad(() => api<RecentEntries>("GET", `/v1/state/${pid}/views/${type}/recent`, { query: { limit: 20, as_of: asOf } }), [pid, type, asOf]);
   if (doc.error) return <p role="alert" class="error">{doc.error.message}</p>;
   if (doc.value === undefined) return <p>Loading {type}...</p>;
   return (
@@ -27,7 +29,11 @@ function ViewDocument({ pid, type }: { pid: string; type: string }) {
                 <tr key={`${e.log_id}/${e.kind}/${e.timestamp}`}>
                   <td>{e.timestamp}</td>
                   <td>{e.kind}: {e.summary}</td>
-                  <td><code class="log-id">{e.log_id}</code></td>
+                  <td>
+                    <button type="button" class="log-link" onClick={() => onShowLogs([e.log_id])} aria-label={`Show log ${e.log_id} in the timeline`}>
+                      <code class="log-id">{e.log_id}</code>
+                    </button>
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -41,9 +47,12 @@ function ViewDocument({ pid, type }: { pid: string; type: string }) {
 /** A patient: their record, charts of their readings, and each view of their compiled state. */
 export function Patient({ pid }: { pid: string }) {
   const record = useLoad(() => api<PatientRecord>("GET", `/v1/patients/${pid}`), [pid]);
+  const [time, setTime] = useState<PatientTime>({});
   const views = useLoad(() => api<ViewList>("GET", `/v1/state/${pid}/views`), [pid]);
   const [shown, setShown] = useState<string | null>(null);
   const [editing, setEditing] = useState(false);
+  // The logs a view entry or a change names, shown alone in the timeline.
+  const [focus, setFocus] = useState<string[] | null>(null);
   const p = record.value;
   const current = shown ?? views.value?.views[0]?.view_type ?? null;
   return (
@@ -66,7 +75,9 @@ export function Patient({ pid }: { pid: string }) {
           )}
         </header>
       )}
-      {p && <Charts pid={pid} timeZone={p.timezone} />}
+      {p && <TimeControl timeZone={p.timezone} time={time} onChange={setTime} />}
+      {p && time.since && <ChangesSince pid={pid} since={time.since} until={time.asOf} timeZone={p.timezone} onShowLogs={setFocus} />}
+      {p && <Charts pid={pid} timeZone={p.timezone} asOf={time.asOf} />}
       {views.error && <p role="alert" class="error">{views.error.message}</p>}
       {views.value && (
         <section aria-label="Views">
@@ -77,10 +88,10 @@ export function Patient({ pid }: { pid: string }) {
               </button>
             ))}
           </div>
-          {current && <div role="tabpanel" aria-label={current}><ViewDocument pid={pid} type={current} /></div>}
+          {current && <div role="tabpanel" aria-label={current}><ViewDocument pid={pid} type={current} asOf={time.asOf} onShowLogs={setFocus} /></div>}
         </section>
       )}
-      {p && <LogTimeline pid={pid} />}
+      {p && <LogTimeline pid={pid} asOf={time.asOf} focus={focus} onShowAll={() => setFocus(null)} />}
     </main>
   );
 }
