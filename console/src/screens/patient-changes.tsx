@@ -19,6 +19,9 @@ function brief(v: unknown): string {
   return s.length > 120 ? `${s.slice(0, 119)}…` : s;
 }
 
+/** The button's words, which its accessible name starts with (WCAG 2.5.3). */
+const showLabel = (n: number) => (n === 1 ? "Show log" : `Show ${n} logs`);
+
 type FieldChange = StateDiff["modules"][number]["fields"][number];
 const fieldLine = (f: FieldChange) =>
   f.summary ? `${f.field}: ${f.summary.before_members ?? "none"} → ${f.summary.after_members ?? "none"} (${f.summary.added} added, ${f.summary.removed} removed)` : `${f.field}: ${brief(f.before)} → ${brief(f.after)}`;
@@ -45,8 +48,8 @@ export function ChangesSince({ pid, since, until, timeZone, onShowLogs }: { pid:
                 {c[k].map((item, i) => (
                   <li key={i}>
                     <strong>{item.kind.replace(/_/g, " ")}</strong>: {item.what} ({wallClock(item.at, timeZone)}){" "}
-                    <button type="button" onClick={() => onShowLogs(item.log_ids)} aria-label={`Show the ${item.log_ids.length === 1 ? "log" : `${item.log_ids.length} logs`} behind: ${item.what}`}>
-                      {item.log_ids.length === 1 ? "Show log" : `Show ${item.log_ids.length} logs`}
+                    <button type="button" onClick={() => onShowLogs(item.log_ids)} aria-label={`${showLabel(item.log_ids.length)} of ${item.what}`}>
+                      {showLabel(item.log_ids.length)}
                     </button>
                   </li>
                 ))}
