@@ -115,6 +115,14 @@ describe("the patient page's time", () => {
     const row = page.locator(`.timeline tr[data-log-id="${ids.painAfter}"]`);
     await row.getByText("payload").click();
     expect(await row.locator("pre").textContent()).toContain('"score": 3');
+    // Times read in the patient's zone: 08:00 UTC is 10:00 in Paris in June.
+    expect(await row.locator("time").textContent()).toBe("2026-06-10 10:00");
+    await page.getByRole("button", { name: "Show all logs" }).click();
+    const timeline = page.getByRole("region", { name: /^Log timeline/ });
+    await timeline.getByLabel("From day").fill("2026-06-10");
+    await timeline.getByLabel("To day").fill("2026-06-10");
+    await timeline.getByRole("button", { name: "Filter logs" }).click();
+    await expect.poll(() => timelineIds(page)).toEqual([ids.bpAfter, ids.painAfter]);
     await page.close();
   }, 60_000);
 

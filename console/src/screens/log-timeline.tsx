@@ -1,12 +1,13 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../lib/api.js";
 import { useLoad } from "../lib/use-load.js";
+import { endOfDay, startOfDay, wallClock } from "../lib/zoned-time.js";
 import type { EventPage, LogPage, LogRow } from "../../../client/types.js";
 
 type Change = EventPage["events"][number]["changes"][number];
 
-/** A date input's day as the API's bound: the day's start (since) or its end (until), UTC. */
-const bound = (day: string, end: boolean) => (day ? `${day}T${end ? "23:59:59.999" : "00:00:00.000"}Z` : undefined);
+/** A date input's day in the patient's zone as the API's bound: the day's start (since) or its end (until). */
+const bound = (day: string, end: boolean, timeZone: string) => (day ? (end ? endOfDay : startOfDay)(day, timeZone) : undefined);
 
 /** The earlier of two bounds, either absent. */
 const earlier = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined || a < b ? a : b);
@@ -16,7 +17,7 @@ const earlier = (a: string | undefined, b: string | undefined) => (a === undefin
  * state changes it caused (from the events audit of the same window). With `asOf`, the logs
  * up to it; with `focus`, only the logs named (a view entry's or a change's), brought into view.
  */
-export function LogTimeline({ pid, asOf, focus, onShowAll }: { pid: string; asOf?: string; focus: string[] | null; onShowAll: () => void }) {
+export function LogTimeline({ pid, timeZone, asOf, focus, onShowAll }: { pid: string; timeZone: string; asOf?: string; focus: string[] | null; onShowAll: () => void }) {
   const [types, setTypes] = useState("");
   const [since, setSince] = useState("");
   const [until, setUntil] = useState("");
@@ -26,7 +27,7 @@ export function LogTimeline({ pid, asOf, focus, onShowAll }: { pid: string; asOf
   const named = focus?.join(",");
   const query = named
     ? { log_ids: named }
-    : { log_types: applied.types || undefined, since: bound(applied.since, false), until: earlier(bound(applied.until, true), asOf) };
+    : { log_types: applied.types || undefined, since: bound(applied.since, false, timeZone), until: earlier(bound(applied.until, true, timeZone), asOf) };
   const logs = useLoad(() => api<LogPage>("GET", `/v1/state/${pid}/logs`, { query: { ...query, limit: named ? 100 : 25, cursor: named ? undefined : cursor } }), [pid, applied, cursor, asOf, named]);
   // The events of the logs on the page, by id: the audit's since/until bound when a log was applied, not its event time.
   const shownIds = logs.value?.logs.map((l) => l.id).join(",");
@@ -60,11 +61,11 @@ export function LogTimeline({ pid, asOf, focus, onShowAll }: { pid: string; asOf
       {logs.value && (
         <>
           <table>
-            <thead><tr><th scope="col">Event time</th><th scope="col">Type</th><th scope="col">Payload</th><th scope="col">State changes</th><th scope="col">Log</th></tr></thead>
+            <thead><tr><th scope="col">Event time ({timeZone})</th><th scope="col">Type</th><th scope="col">Payload</th><th scope="col">State changes</th><th scope="col">Log</th></tr></thead>
             <tbody>
               {logs.value.logs.map((l: LogRow) => (
                 <tr key={l.id} data-log-id={l.id}>
-                  <td>{l.timestamp}</td>
+                  <td><time dateTime={l.timestamp}>{wallClock(l.timestamp, timeZone)}</time></td>
                   <td>{l.type}</td>
                   <td><details><summary>payload</summary><pre class="json">{JSON.stringify(l.payload, null, 2)}</pre></details></td>
                   <td>

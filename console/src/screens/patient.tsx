@@ -3,6 +3,7 @@ import { Charts } from "../charts/index.js";
 import { api } from "../lib/api.js";
 import { safeHtml } from "../lib/markdown.js";
 import { useLoad } from "../lib/use-load.js";
+import { wallClock } from "../lib/zoned-time.js";
 import { LogTimeline } from "./log-timeline.js";
 import { ChangesSince } from "./patient-changes.js";
 import { PatientForm } from "./patient-form.js";
@@ -10,7 +11,7 @@ import { TimeControl, type PatientTime } from "./patient-time.js";
 import type { Patient as PatientRecord, RecentEntries, ViewList } from "../../../client/types.js";
 
 /** One view, as the service renders its markdown, with the dated entries behind it and the log each came from. */
-function ViewDocument({ pid, type, asOf, onShowLogs }: { pid: string; type: string; asOf?: string; onShowLogs: (ids: string[]) => void }) {
+function ViewDocument({ pid, type, timeZone, asOf, onShowLogs }: { pid: string; type: string; timeZone: string; asOf?: string; onShowLogs: (ids: string[]) => void }) {
   const doc = useLoad(() => api<string>("GET", `/v1/state/${pid}/views/${type}`, { query: { format: "markdown", as_of: asOf }, accept: "text/markdown" }), [pid, type, asOf]);
   const sources = useLoad(() => api<RecentEntries>("GET", `/v1/state/${pid}/views/${type}/recent`, { query: { limit: 20, as_of: asOf } }), [pid, type, asOf]);
   if (doc.error) return <p role="alert" class="error">{doc.error.message}</p>;
@@ -23,11 +24,11 @@ function ViewDocument({ pid, type, asOf, onShowLogs }: { pid: string; type: stri
         <section aria-label="Sources">
           <h2>Sources</h2>
           <table>
-            <thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Log</th></tr></thead>
+            <thead><tr><th scope="col">When ({timeZone})</th><th scope="col">What</th><th scope="col">Log</th></tr></thead>
             <tbody>
               {sources.value.items.map((e) => (
                 <tr key={`${e.log_id}/${e.kind}/${e.timestamp}`}>
-                  <td>{e.timestamp}</td>
+                  <td><time dateTime={e.timestamp}>{wallClock(e.timestamp, timeZone)}</time></td>
                   <td>{e.kind}: {e.summary}</td>
                   <td>
                     <button type="button" class="log-link" onClick={() => onShowLogs([e.log_id])} aria-label={`Show log ${e.log_id} in the timeline`}>
@@ -88,10 +89,10 @@ export function Patient({ pid }: { pid: string }) {
               </button>
             ))}
           </div>
-          {current && <div role="tabpanel" aria-label={current}><ViewDocument pid={pid} type={current} asOf={time.asOf} onShowLogs={setFocus} /></div>}
+          {current && <div role="tabpanel" aria-label={current}><ViewDocument pid={pid} type={current} timeZone={p?.timezone ?? "UTC"} asOf={time.asOf} onShowLogs={setFocus} /></div>}
         </section>
       )}
-      {p && <LogTimeline pid={pid} asOf={time.asOf} focus={focus} onShowAll={() => setFocus(null)} />}
+      {p && <LogTimeline pid={pid} timeZone={p.timezone} asOf={time.asOf} focus={focus} onShowAll={() => setFocus(null)} />}
     </main>
   );
 }
