@@ -1,3 +1,4 @@
+import { AdherenceCalendar } from "./adherence.js";
 import { GlucoseProfile } from "./glucose-profile.js";
 import { Labs } from "./labs.js";
 import { Symptoms } from "./symptoms.js";
@@ -12,6 +13,7 @@ export function Charts({ pid, timeZone }: { pid: string; timeZone: string }) {
       <Vitals pid={pid} timeZone={timeZone} />
       <Symptoms pid={pid} timeZone={timeZone} />
       <Labs pid={pid} timeZone={timeZone} />
+      <AdherenceCalendar pid={pid} timeZone={timeZone} />
     </section>
   );
 }
