@@ -155,6 +155,7 @@ describe("the console's log query screen", () => {
     await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
     await page.getByRole("button", { name: "Copy the pss command" }).click();
     await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(command);
+    expect(await page.getByRole("status").textContent()).toBe("Copied.");
     await page.close();
   });
 

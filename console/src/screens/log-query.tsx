@@ -69,7 +69,9 @@ function Result({ answer }: { answer: LogQueryAnswer }) {
 /** The `pss query` command that asks the same, with a button that copies it. */
 function CliCommand({ command }: { command: string }) {
   const [copied, setCopied] = useState<string | null>(null);
-  const copy = () => navigator.clipboard.writeText(command).then(() => setCopied("Copied."), () => setCopied("Copying was refused: select the command and copy it."));
+  // navigator.clipboard is absent outside a secure context (plain http but to localhost).
+  const write = () => ("clipboard" in navigator && navigator.clipboard ? navigator.clipboard.writeText(command) : Promise.reject(new Error("no clipboard")));
+  const copy = () => write().then(() => setCopied("Copied."), () => setCopied("Copying is not allowed here: select the command and copy it."));
   useEffect(() => setCopied(null), [command]);
   return (
     <>
