@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, hasScope, session, type Me } from "./lib/api.js";
+import { useProjectsVersion } from "./lib/projects-changed.js";
 import { ApiKeys } from "./screens/api-keys.js";
 import { Audit } from "./screens/audit.js";
 import { DeadLetters } from "./screens/dead-letters.js";
@@ -11,6 +12,7 @@ import { Patients } from "./screens/patients.js";
 import { Projects } from "./screens/projects.js";
 import { SignIn } from "./screens/sign-in.js";
 import type { JSX } from "preact";
+import type { Project, ProjectList } from "../../client/types.js";
 
 /** A screen of the nav: shown only to a credential the service lets use its routes. */
 interface Screen {
@@ -56,12 +58,14 @@ function useHash(): string {
 
 /** An org-wide credential may work in any project of its organization: X-Project on each request. */
 function ProjectSwitcher({ me, onSwitch }: { me: Me; onSwitch: () => void }) {
-  const [projects, setProjects] = useState<{ id: string; name: string; slug: string }[] | null>(null);
+  const [projects, setProjects] = useState<Project[] | null>(null);
+  // Loaded again when the Projects screen changes one, so a project made there can be picked at once.
+  const version = useProjectsVersion();
   useEffect(() => {
     if (me.org_wide && hasScope(me, "api:manage-projects")) {
-      api<{ projects: { id: string; name: string; slug: string }[] }>("GET", "/v1/projects").then((r) => setProjects(r.projects), () => setProjects(null));
+      api<ProjectList>("GET", "/v1/projects").then((r) => setProjects(r.projects), () => setProjects(null));
     }
-  }, [me]);
+  }, [me, version]);
   if (!projects) return <span>Project <code>{me.project_id}</code></span>;
   return (
     <label>
@@ -73,7 +77,7 @@ function ProjectSwitcher({ me, onSwitch }: { me: Me; onSwitch: () => void }) {
           onSwitch();
         }}
       >
-        {projects.map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}
+        {projects.map((p) => <option key={p.id} value={p.id}>{p.name}{p.status === "deprecated" ? " (deprecated)" : ""}</option>)}
       </select>
     </label>
   );

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PatientStateClient } from "../../client/index.js";
 import { lossyProxy } from "../support/lossy-proxy.js";
+import { run, type Run } from "../support/run.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -15,27 +15,10 @@ let dir: string;
 let pss: PatientStateClient;
 let pid: string;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the real binary; async, because the service it talks to lives in this process. */
+/** Runs the real binary. */
 function cli(args: string[], o: { env?: Record<string, string>; input?: string } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, "bin/pss.mjs"), ...args], {
-      cwd: dir,
-      env: { ...process.env, PSS_URL: base, PSS_API_KEY: t.adminKey, PSS_PROJECT: "", XDG_CONFIG_HOME: join(dir, "config"), ...o.env },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(o.input ?? "");
-  });
+  const env = { ...process.env, PSS_URL: base, PSS_API_KEY: t.adminKey, PSS_PROJECT: "", XDG_CONFIG_HOME: join(dir, "config"), ...o.env };
+  return run(process.execPath, [join(ROOT, "bin/pss.mjs"), ...args], { env, cwd: dir, ...(o.input !== undefined ? { input: o.input } : {}) });
 }
 
 const symptom = (patient: string, day: number, score: number) => ({

@@ -101,29 +101,43 @@ describe("the web console's administration screens", () => {
     await page.close();
   });
 
-  it("creates a project, renames it, deprecates and restores it", async () => {
+  it("creates a project, renames it, deprecates and restores it, the project switcher following each change", async () => {
     const page = await open();
     await signIn(page, t.adminKey);
     await page.getByRole("link", { name: "Projects" }).click();
+    const switcher = page.getByRole("combobox", { name: "Project", exact: true });
+    const choices = () => switcher.locator("option").allTextContents();
+    await expect.poll(choices).not.toContain("Cardiology pilot");
     await page.getByLabel("Name", { exact: true }).fill("Cardiology pilot");
     await page.getByLabel("Environment (optional)").fill("staging");
     await page.getByRole("button", { name: "Create project" }).click();
     const table = page.getByRole("table", { name: "Projects" });
     await expect.poll(() => table.textContent()).toContain("cardiology-pilot");
+    await expect.poll(choices).toContain("Cardiology pilot");
 
     await page.getByRole("button", { name: "Rename Cardiology pilot" }).click();
     await page.getByLabel("New name of Cardiology pilot").fill("Cardiology ward");
     await page.getByRole("button", { name: "Save" }).click();
     await expect.poll(() => table.textContent()).toContain("Cardiology ward");
+    await expect.poll(choices).toContain("Cardiology ward");
+    expect(await choices()).not.toContain("Cardiology pilot");
     const listed = (await t.app.inject({ method: "GET", url: "/v1/projects/cardiology-pilot", headers: t.auth })).json();
     expect(listed).toMatchObject({ name: "Cardiology ward", environment: "staging", status: "active" });
 
     await page.getByRole("button", { name: "Deprecate Cardiology ward" }).click();
     await page.getByRole("button", { name: "Restore Cardiology ward" }).waitFor();
     expect((await t.app.inject({ method: "GET", url: "/v1/projects/cardiology-pilot", headers: t.auth })).json().status).toBe("deprecated");
+    await expect.poll(choices).toContain("Cardiology ward (deprecated)");
     await page.getByRole("button", { name: "Restore Cardiology ward" }).click();
     await page.getByRole("button", { name: "Deprecate Cardiology ward" }).waitFor();
     expect((await t.app.inject({ method: "GET", url: "/v1/projects/cardiology-pilot", headers: t.auth })).json().status).toBe("active");
+    await expect.poll(choices).toContain("Cardiology ward");
+    expect(await choices()).not.toContain("Cardiology ward (deprecated)");
+
+    // Picked there, it is the project the console works in.
+    const id = (await t.app.inject({ method: "GET", url: "/v1/projects/cardiology-pilot", headers: t.auth })).json().id as string;
+    await switcher.selectOption({ label: "Cardiology ward" });
+    await expect.poll(() => switcher.inputValue()).toBe(id);
     await page.close();
   });
 

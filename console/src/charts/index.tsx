@@ -1,3 +1,4 @@
+import { AdherenceCalendar } from "./adherence.js";
 import { GlucoseProfile } from "./glucose-profile.js";
 import { Labs } from "./labs.js";
 import { Symptoms } from "./symptoms.js";
@@ -13,6 +14,7 @@ export function Charts({ pid, timeZone, asOf }: ChartProps) {
       <Vitals pid={pid} timeZone={timeZone} asOf={asOf} />
       <Symptoms pid={pid} timeZone={timeZone} asOf={asOf} />
       <Labs pid={pid} timeZone={timeZone} asOf={asOf} />
+      <AdherenceCalendar pid={pid} timeZone={timeZone} asOf={asOf} />
     </section>
   );
 }

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { api } from "../lib/api.js";
+import { api, session } from "../lib/api.js";
+import { pssQueryCommand } from "../lib/pss-command.js";
 import { AGG_OPS, cellText, columnsOf, emptyForm, FILTER_OPS, queryBody, toCsv, type AggOp, type FilterOp, type QueryForm } from "../lib/log-query.js";
 import type { LogQueryAnswer } from "../../../client/types.js";
 
@@ -65,6 +66,25 @@ function Result({ answer }: { answer: LogQueryAnswer }) {
   );
 }
 
+/** The `pss query` command that asks the same, with a button that copies it. */
+function CliCommand({ command }: { command: string }) {
+  const [copied, setCopied] = useState<string | null>(null);
+  // navigator.clipboard is absent outside a secure context (plain http but to localhost).
+  const write = () => ("clipboard" in navigator && navigator.clipboard ? navigator.clipboard.writeText(command) : Promise.reject(new Error("no clipboard")));
+  const copy = () => write().then(() => setCopied("Copied."), () => setCopied("Copying is not allowed here: select the command and copy it."));
+  useEffect(() => setCopied(null), [command]);
+  return (
+    <>
+      <h2 id="cli-command">Equivalent <code>pss</code> command</h2>
+      <div class="command">
+        <pre aria-labelledby="cli-command" class="cli">{command}</pre>
+        <button type="button" aria-label="Copy the pss command" onClick={() => void copy()}>Copy</button>
+        <span role="status">{copied}</span>
+      </div>
+    </>
+  );
+}
+
 /** Logs across the project (or a cohort): filters, grouping and aggregations, as POST /v1/state/logs/query takes them. */
 export function LogQuery() {
   const [form, setForm] = useState<QueryForm>(emptyForm);
@@ -104,6 +124,7 @@ export function LogQuery() {
       </form>
       <h2 id="json-body">Equivalent JSON body</h2>
       <pre aria-labelledby="json-body" class="json">{JSON.stringify(body, null, 2)}</pre>
+      <CliCommand command={pssQueryCommand(body, { url: location.origin, project: session.project() })} />
       {error && <p role="alert" class="error">{error}</p>}
       {answer && <Result answer={answer} />}
     </main>

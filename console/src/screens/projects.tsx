@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { api } from "../lib/api.js";
+import { projectsChanged } from "../lib/projects-changed.js";
 import { useAction } from "../lib/use-action.js";
 import { Table } from "../lib/table.js";
 import { useLoad } from "../lib/use-load.js";
@@ -77,14 +78,18 @@ function ProjectRow({ p, onChanged }: { p: Project; onChanged: () => void }) {
 /** The organization's projects, deprecated ones included: create, rename, deprecate, restore. */
 export function Projects() {
   const list = useLoad(() => api<ProjectList>("GET", "/v1/projects"), []);
+  const changed = () => {
+    list.reload();
+    projectsChanged();
+  };
   return (
     <main>
       <h1>Projects</h1>
-      <CreateProject onCreated={list.reload} />
+      <CreateProject onCreated={changed} />
       {list.error && <p role="alert" class="error">{list.error.message}</p>}
       {list.value && (
         <Table label="Projects" columns={["Name", "Slug", "Environment", "Status", "Actions"]}>
-          {list.value.projects.map((p) => <ProjectRow key={`${p.id}/${p.name}/${p.status}`} p={p} onChanged={list.reload} />)}
+          {list.value.projects.map((p) => <ProjectRow key={`${p.id}/${p.name}/${p.status}`} p={p} onChanged={changed} />)}
         </Table>
       )}
     </main>
