@@ -95,8 +95,19 @@ describe("the patient page's dose adherence calendar", () => {
     );
     const legend = (await calendar().getByRole("list", { name: "Legend" }).locator("li").allTextContents()).map((s) => s.trim());
     expect(legend).toEqual(["✓ taken", "✗ skipped", "? not reported", "– no dose scheduled or tracked"]);
-    await page.close();
   });
+
+  it("shows the calendar as of the page's time: the doses known by then", async () => {
+    const time = page.getByRole("region", { name: "Time" });
+    await time.getByLabel("As of day").fill(day(8));
+    await time.getByRole("button", { name: "Show as of" }).click();
+    await expect.poll(() => calendar().locator('[data-key="adherence-counts"]').textContent(), { timeout: 15_000 }).toMatch(/^2026-06-01 to 2026-06-08: 6 taken, 1 skipped, 1 not reported\b/);
+    expect(await calendar().getByRole("rowheader").allTextContents()).toHaveLength(8);
+    // Lisinopril's schedule starts on June 11: as of June 8 it has no column.
+    expect(await calendar().getByRole("columnheader").allTextContents()).toEqual(["Day", "Metformin"]);
+    expect(await cell(7, 1)).toBe("? 08:00 not reported");
+    await page.close();
+  }, 60_000);
 
   it("ran without a page error or a console error (a CSP violation shows as one)", () => {
     expect(problems).toEqual([]);
