@@ -49,6 +49,12 @@ beforeAll(async () => {
     { log_type: "symptom_report", timestamp: at(1), payload: { instrument: "esas_r", symptoms: [{ name: "pain", score: 2 }] } },
     { log_type: "vitals_measurement", timestamp: at(2), payload: { measurements: { systolic_bp_mmhg: 132, diastolic_bp_mmhg: 84, heart_rate_bpm: 72, weight_kg: 61 }, context: { position: "sitting" }, source: "clinic", collection_datetime: at(2) } },
     { log_type: "lab_results", timestamp: at(2), payload: { collection_datetime: at(2), results: [{ loinc_code: "4548-4", test_name: "Hemoglobin A1c", value_numeric: 6.1, unit: "%", reference_range_low: 4, reference_range_high: 5.6 }] } },
+    { log_type: "medication_list_update", timestamp: at(4), payload: { medications: [{ action: "add", medication_name: "Metformin", rxnorm_cui: "860975", dose: "500 mg", frequency: "BID", schedule_times: ["08:00", "20:00"] }] } },
+    ...[3, 2, 1].map((d, i) => ({
+      log_type: "medication_adherence",
+      timestamp: at(d),
+      payload: { medication_adherence: [{ medication_name: "Metformin", rxnorm_cui: "860975", status: i === 1 ? "skipped" : "taken", scheduled_time: at(d) }] },
+    })),
   ].map((l) => ({ ...l, patient_id: pid }));
   const stored = (await post("/v1/logs/batch", { logs })).json();
   expect(stored.accepted, JSON.stringify(stored.errors)).toBe(logs.length);
@@ -79,6 +85,7 @@ describe("the console's accessibility (axe-core, WCAG 2.1 A and AA)", () => {
     await page.getByRole("link", { name: "Aiko Tanaka" }).click();
     await page.locator('.charts .chart[data-ready="true"]').first().waitFor();
     await page.getByRole("region", { name: "Log timeline" }).locator("tbody tr").first().waitFor();
+    await page.getByRole("region", { name: "Dose adherence" }).getByRole("table").waitFor();
     const time = page.getByRole("region", { name: "Time" });
     await time.getByLabel("Visit day").fill(new Date(Date.now() - 5 * 86_400_000).toISOString().slice(0, 10));
     await time.getByRole("button", { name: "Show changes since the visit" }).click();
@@ -109,11 +116,14 @@ describe("the console's accessibility (axe-core, WCAG 2.1 A and AA)", () => {
   it("signs in, opens a patient and a view with the keyboard alone", async () => {
     const p = await browser.newPage();
     await p.goto(`${base}/console/`);
+    await p.getByLabel("API key or token").waitFor();
     /** Tabs until the focused element's accessible text matches, then presses Enter on it. */
     const reach = async (what: RegExp, key = "Enter") => {
       for (let i = 0; i < 60; i++) {
         await p.keyboard.press("Tab");
         const text = await p.evaluate(() => {
+          // Nothing focused (the body, whose text is the whole page's) matches nothing.
+          if (document.activeElement === document.body) return "";
           const e = document.activeElement as HTMLElement | null;
           return `${e?.getAttribute("aria-label") ?? ""} ${e?.textContent ?? ""} ${(e as HTMLInputElement | null)?.labels?.[0]?.textContent ?? ""}`;
         });
