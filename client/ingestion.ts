@@ -3,7 +3,7 @@ import { stat } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { ConflictError, isRetryable, PssError, RateLimitError } from "./errors.js";
 import type { Transport } from "./http.js";
-import type { IngestionJob, JobChanges, JobInput, JobList, JobListOptions, JobStatus, UploadUrl } from "./types.js";
+import type { IngestionJob, JobCancel, JobChanges, JobInput, JobList, JobListOptions, JobStatus, UploadUrl } from "./types.js";
 
 export interface UploadProgress {
   /** Bytes sent so far. */
@@ -133,10 +133,14 @@ export class IngestionApi {
       },
     });
   }
-  /** Cancels a job; with rollback_on_cancel the patients it created go too. Cancelling a cancelled job returns it. */
-  cancel(jobId: string): Promise<IngestionJob> {
+  /**
+   * Cancels a job before its replay. `rollback` true also removes the patients it created,
+   * false keeps them; absent, the job's rollback_on_cancel decides. Cancelling a cancelled
+   * job returns it.
+   */
+  cancel(jobId: string, o: JobCancel = {}): Promise<IngestionJob> {
     return this.t.request<IngestionJob>("POST", `/v1/ingestion/jobs/${seg(jobId)}/cancel`, {
-      body: {},
+      body: o.rollback !== undefined ? { rollback: o.rollback } : {},
       idempotent: true,
       afterUncertainRetry: async (err) => {
         if (!(err instanceof ConflictError)) return undefined;

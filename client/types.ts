@@ -111,6 +111,8 @@ export type JobInput = Omit<Body<"/v1/ingestion/jobs", "post">, "records"> & {
    */
   records?: IngestionRecord[] | { resourceType: string; [element: string]: unknown }[];
 };
+/** Cancel's choice: `rollback` true removes the patients the job created, false keeps them; absent, the job's rollback_on_cancel decides. */
+export type JobCancel = components["schemas"]["IngestionCancel"];
 /** What `patchJob` changes in a job awaiting confirmation. */
 export type JobChanges = Body<"/v1/ingestion/jobs/{id}", "patch">;
 /**

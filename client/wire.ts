@@ -5858,7 +5858,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a job before its replay starts; rollback_on_cancel decides whether the patients it created go too */
+        /** Cancel a job before its replay starts. No body: the job's rollback_on_cancel decides whether the patients it created go too; {"rollback":true|false} decides for this cancel (the job then shows it as rollback_on_cancel) */
         post: {
             parameters: {
                 query?: never;
@@ -6275,6 +6275,10 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
+        };
+        IngestionCancel: {
+            /** @description true: also remove the patients the job created; false: keep them. Absent: the job's rollback_on_cancel decides */
+            rollback?: boolean;
         };
         /** @description A FHIR R4 Bundle (docs/fhir.md) */
         FhirBundle: {

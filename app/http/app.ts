@@ -29,7 +29,7 @@ import { unicodeBodiesPlugin } from "./plugins/unicode-bodies.js";
 import { projectRoutes } from "./routes/projects.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { auditRoutes } from "./routes/audit.js";
-import { IngestionRecordSchema, ingestionRoutes } from "./routes/ingestion.js";
+import { IngestionCancelSchema, IngestionRecordSchema, ingestionRoutes } from "./routes/ingestion.js";
 import { FhirBundleSchema } from "./routes/state/fhir.js";
 import { sdkConfigRoutes } from "./routes/sdk-config.js";
 import { loggerOptions, type LoggerSetting } from "../logger.js";
@@ -97,6 +97,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   // a job each inline record.
   app.addSchema(LogInputSchema);
   app.addSchema(IngestionRecordSchema);
+  app.addSchema(IngestionCancelSchema);
   app.addSchema(FhirBundleSchema);
   app.setValidatorCompiler(createValidatorCompiler([ErrorBodySchema, PatientSchema]));
   await app.register(swagger, {
