@@ -3,7 +3,7 @@ import { stat } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { ConflictError, isRetryable, PssError, RateLimitError } from "./errors.js";
 import type { Transport } from "./http.js";
-import type { IngestionJob, JobCancel, JobChanges, JobInput, JobList, JobListOptions, JobStatus, UploadUrl } from "./types.js";
+import type { IngestionJob, JobCancel, JobChanges, JobPreview, JobInput, JobList, JobListOptions, JobStatus, UploadUrl } from "./types.js";
 
 export interface UploadProgress {
   /** Bytes sent so far. */
@@ -109,6 +109,15 @@ export class IngestionApi {
    */
   patchJob(jobId: string, changes: JobChanges): Promise<IngestionJob> {
     return this.t.request("PATCH", `/v1/ingestion/jobs/${seg(jobId)}`, { body: changes, idempotent: true });
+  }
+  /**
+   * What confirming a job awaiting confirmation would change, for a sample of its patients
+   * (`limit`, default 5, at most 20) or one of them (`patientId`): per patient, the modules
+   * and fields that would change, as `state.diff` answers. Writes nothing. ConflictError
+   * once the job left the review.
+   */
+  previewJob(jobId: string, o: { patientId?: string; limit?: number } = {}): Promise<JobPreview> {
+    return this.t.request("GET", `/v1/ingestion/jobs/${seg(jobId)}/preview`, { query: { ...(o.patientId !== undefined ? { patient_id: o.patientId } : {}), ...(o.limit !== undefined ? { limit: o.limit } : {}) } });
   }
   /**
    * Takes a patient out of a job awaiting confirmation: its staged logs are dropped, and

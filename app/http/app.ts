@@ -30,6 +30,7 @@ import { projectRoutes } from "./routes/projects.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { auditRoutes } from "./routes/audit.js";
 import { IngestionCancelSchema, IngestionRecordSchema, ingestionRoutes } from "./routes/ingestion.js";
+import { ingestionPreviewRoutes } from "./routes/ingestion-preview.js";
 import { FhirBundleSchema } from "./routes/state/fhir.js";
 import { sdkConfigRoutes } from "./routes/sdk-config.js";
 import { loggerOptions, type LoggerSetting } from "../logger.js";
@@ -137,6 +138,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(apiKeyRoutes, { services });
   await app.register(auditRoutes, { services });
   await app.register(ingestionRoutes, { services });
+  await app.register(ingestionPreviewRoutes, { services });
   await app.register(sdkConfigRoutes, { services });
 
   app.get("/openapi.json", { config: { scope: false }, schema: { hide: true } }, async () => app.swagger());

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { JobPreview } from "../../client/types.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
 let t: TestStack;
@@ -78,5 +79,63 @@ describe("cancelling a job under review", () => {
     expect(await patientByMrn(a)).toBeNull();
     // Repeatable, body or not.
     expect((await inject("POST", `/v1/ingestion/jobs/${id}/cancel`)).statusCode).toBe(200);
+  });
+});
+
+const withoutLogIds = (v: unknown) => JSON.parse(JSON.stringify(v).replace(/"log_id":"[^"]*"/g, '"log_id":"-"')) as unknown;
+
+describe("previewing what confirming a job would change", () => {
+  it("shows per patient the changes a confirm then makes, and writes nothing", async () => {
+    const a = mrn();
+    const existing = (await inject("POST", "/v1/patients", { first_name: "Ada", last_name: "Lovelace", timezone: "UTC" })).json().id as string;
+    const batch = await inject("POST", "/v1/logs/batch", { logs: [{ ...vitalsRow(existing, "2026-02-01T08:00:00Z", 70).data, log_type: "vitals_measurement", idempotency_key: `w-${a}` }] });
+    expect(batch.json().accepted).toBe(1);
+    const id = await createJob({
+      records: [
+        patientRow(a),
+        vitalsRow(a, "2026-03-01T08:00:00Z", 71.5),
+        vitalsRow(existing, "2026-03-02T08:00:00Z", 72.25),
+        // Already stored: the replay passes it by, and so does the preview.
+        { type: "log", data: { ...vitalsRow(existing, "2026-02-01T08:00:00Z", 70).data, idempotency_key: `w-${a}` } },
+      ],
+    });
+    await awaiting(id);
+    const pa = (await patientByMrn(a))!;
+    const logsOf = async (pid: string) => (await inject("GET", `/v1/state/${pid}/logs`)).json().logs as unknown[];
+
+    const r = await inject("GET", `/v1/ingestion/jobs/${id}/preview`);
+    expect(r.statusCode, r.body).toBe(200);
+    const preview = r.json<JobPreview>();
+    expect(preview).toMatchObject({ job_id: id, patients_total: 2 });
+    const byId = Object.fromEntries(preview.patients.map((p) => [p.patient_id, p]));
+    expect(byId[pa]).toMatchObject({ name: "Grace Hopper", logs_staged: 1, logs_duplicate: 0 });
+    expect(byId[existing]).toMatchObject({ name: "Ada Lovelace", logs_staged: 2, logs_duplicate: 1 });
+    expect(JSON.stringify(byId[existing]!.modules)).toContain("72.25");
+    expect(JSON.stringify(byId[pa]!.modules)).toContain("71.5");
+
+    // One patient by id, and the limit.
+    const one = (await inject("GET", `/v1/ingestion/jobs/${id}/preview?patient_id=${existing}`)).json();
+    expect(one.patients).toEqual([byId[existing]]);
+    expect((await inject("GET", `/v1/ingestion/jobs/${id}/preview?limit=1`)).json().patients).toHaveLength(1);
+    expect((await inject("GET", `/v1/ingestion/jobs/${id}/preview?patient_id=pat_nobody`)).statusCode).toBe(404);
+    expect((await inject("GET", `/v1/ingestion/jobs/${id}/preview?limit=21`)).statusCode).toBe(422);
+
+    // Nothing was written by the previews.
+    expect(await logsOf(pa)).toEqual([]);
+    expect(await logsOf(existing)).toHaveLength(1);
+    expect((await inject("GET", `/v1/ingestion/jobs/${id}`)).json()).toMatchObject({ status: "awaiting_confirmation", logs_replayed: 0 });
+
+    const before = new Date().toISOString();
+    expect((await inject("POST", `/v1/ingestion/jobs/${id}/confirm`)).statusCode).toBe(200);
+    await waitJob(id, (j) => j.status.startsWith("completed"));
+    for (const pid of [pa, existing]) {
+      const diff = (await inject("GET", `/v1/state/${pid}/diff?from=${encodeURIComponent(before)}&basis=known`)).json();
+      // The same changes; only the logs' ids are new (a preview names a staged log by its line).
+      expect(withoutLogIds(diff.modules), pid).toEqual(withoutLogIds(byId[pid]!.modules));
+      expect(JSON.stringify(byId[pid]!.modules)).toMatch(/"log_id":"staged_line_\d{10}"/);
+    }
+    const late = await inject("GET", `/v1/ingestion/jobs/${id}/preview`);
+    expect(late.statusCode).toBe(409);
+    expect(late.json().message).toContain("only a job awaiting confirmation");
   });
 });
