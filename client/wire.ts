@@ -2722,33 +2722,7 @@ export interface paths {
                             /** @description Fields answered as counts (summary) rather than values */
                             summarized: number;
                             /** @description Modules whose payload differs, stable first, in catalog order */
-                            modules: {
-                                module_type: string;
-                                kind: "stable" | "event";
-                                op: "created" | "updated" | "removed";
-                                /** @description Event time of the latest log that changed the module, in each state */
-                                updated_at: {
-                                    before: string | null;
-                                    after: string | null;
-                                };
-                                fields: {
-                                    /** @description A top-level payload field */
-                                    field: string;
-                                    /** @description Its value in the earlier state (null: absent, or summarized) */
-                                    before: unknown;
-                                    /** @description Its value in the later state (null: absent, or summarized) */
-                                    after: unknown;
-                                    /** @description Set, and before/after null, when a value is over 4,096 characters of JSON or the answer's values passed 65,536 */
-                                    summary: {
-                                        /** @description Items of an array, or pairs of an object, before (null: a scalar or absent) */
-                                        before_members: number | null;
-                                        after_members: number | null;
-                                        /** @description Members after that were not there before (an entry that changed counts as one removed and one added) */
-                                        added: number;
-                                        removed: number;
-                                    } | null;
-                                }[];
-                            }[];
+                            modules: components["schemas"]["ModuleDiff"][];
                         };
                     };
                 };
@@ -6181,33 +6155,7 @@ export interface paths {
                                 /** @description Staged logs the write path would refuse */
                                 logs_invalid: number;
                                 /** @description Modules whose payload differs, stable first, in catalog order */
-                                modules: {
-                                    module_type: string;
-                                    kind: "stable" | "event";
-                                    op: "created" | "updated" | "removed";
-                                    /** @description Event time of the latest log that changed the module, in each state */
-                                    updated_at: {
-                                        before: string | null;
-                                        after: string | null;
-                                    };
-                                    fields: {
-                                        /** @description A top-level payload field */
-                                        field: string;
-                                        /** @description Its value in the earlier state (null: absent, or summarized) */
-                                        before: unknown;
-                                        /** @description Its value in the later state (null: absent, or summarized) */
-                                        after: unknown;
-                                        /** @description Set, and before/after null, when a value is over 4,096 characters of JSON or the answer's values passed 65,536 */
-                                        summary: {
-                                            /** @description Items of an array, or pairs of an object, before (null: a scalar or absent) */
-                                            before_members: number | null;
-                                            after_members: number | null;
-                                            /** @description Members after that were not there before (an entry that changed counts as one removed and one added) */
-                                            added: number;
-                                            removed: number;
-                                        } | null;
-                                    }[];
-                                }[];
+                                modules: components["schemas"]["ModuleDiff"][];
                             }[];
                         };
                     };
@@ -6414,6 +6362,33 @@ export interface components {
             }[];
         } & {
             [key: string]: unknown;
+        };
+        ModuleDiff: {
+            module_type: string;
+            kind: "stable" | "event";
+            op: "created" | "updated" | "removed";
+            /** @description Event time of the latest log that changed the module, in each state */
+            updated_at: {
+                before: string | null;
+                after: string | null;
+            };
+            fields: {
+                /** @description A top-level payload field */
+                field: string;
+                /** @description Its value in the earlier state (null: absent, or summarized) */
+                before: unknown;
+                /** @description Its value in the later state (null: absent, or summarized) */
+                after: unknown;
+                /** @description Set, and before/after null, when a value is over 4,096 characters of JSON or the answer's values passed 65,536 */
+                summary: {
+                    /** @description Items of an array, or pairs of an object, before (null: a scalar or absent) */
+                    before_members: number | null;
+                    after_members: number | null;
+                    /** @description Members after that were not there before (an entry that changed counts as one removed and one added) */
+                    added: number;
+                    removed: number;
+                } | null;
+            }[];
         };
     };
     responses: never;

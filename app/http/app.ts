@@ -32,6 +32,7 @@ import { auditRoutes } from "./routes/audit.js";
 import { IngestionCancelSchema, IngestionRecordSchema, ingestionRoutes } from "./routes/ingestion.js";
 import { ingestionPreviewRoutes } from "./routes/ingestion-preview.js";
 import { FhirBundleSchema } from "./routes/state/fhir.js";
+import { ModuleDiffSchema } from "./routes/state/schemas.js";
 import { sdkConfigRoutes } from "./routes/sdk-config.js";
 import { loggerOptions, type LoggerSetting } from "../logger.js";
 import { MemberObserver } from "../observe.js";
@@ -100,6 +101,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   app.addSchema(IngestionRecordSchema);
   app.addSchema(IngestionCancelSchema);
   app.addSchema(FhirBundleSchema);
+  app.addSchema(ModuleDiffSchema);
   app.setValidatorCompiler(createValidatorCompiler([ErrorBodySchema, PatientSchema]));
   await app.register(swagger, {
     openapi: {

@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { JobPreviewer, PREVIEW_DEFAULT_PATIENTS, PREVIEW_MAX_PATIENTS } from "../../../actors/ingestion/preview.js";
 import type { Services } from "../../services.js";
 import { Nullable, responses } from "../schemas.js";
-import { StateDiffSchema } from "./state/schemas.js";
+import { ModuleDiffsSchema } from "./state/schemas.js";
 
 /** One patient of a preview: what confirming the job would change in its state. */
 const PatientPreviewSchema = Type.Object({
@@ -12,7 +12,7 @@ const PatientPreviewSchema = Type.Object({
   logs_staged: Type.Integer({ description: "The job's staged logs for the patient" }),
   logs_duplicate: Type.Integer({ description: "Staged logs the replay would pass by: their idempotency_key is stored already, or an earlier line of the file has it" }),
   logs_invalid: Type.Integer({ description: "Staged logs the write path would refuse" }),
-  modules: StateDiffSchema.properties.modules,
+  modules: ModuleDiffsSchema,
 });
 
 export const JobPreviewSchema = Type.Object({
