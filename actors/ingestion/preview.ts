@@ -1,8 +1,8 @@
-import { statesAt } from "../../readmodels/as-of.js";
+import { stateAt } from "../../readmodels/as-of.js";
 import type { LogRecord } from "../../readmodels/log-record.js";
 import { diffStates, type ModuleDiff } from "../../readmodels/state-diff.js";
 import type { Principal } from "../../src/auth/scopes.js";
-import { AppError } from "../../src/errors.js";
+import { AppError, isAppError } from "../../src/errors.js";
 import type { JobRecord } from "../../src/ingestion/job-record.js";
 import { bucketOf, readBucket, type StagedLine, type StagingDeps } from "../../src/ingestion/staging.js";
 import { validateEnvelope } from "../../src/logs/envelope.js";
@@ -63,7 +63,14 @@ export class JobPreviewer {
       throw new AppError("not_found", `patient ${o.patient_id} is not part of ingestion job ${r.job_id}: none of its staged logs names it`);
     }
     const patients: PatientPreview[] = [];
-    for (const pid of sample) patients.push(await this.patient(principal, r, pid, lines.get(pid) ?? []));
+    for (const pid of sample) {
+      const p = await this.patient(principal, r, pid, lines.get(pid) ?? []).catch((err: unknown) => {
+        // A sampled patient deleted since it was staged has nothing to preview; one named is the caller's 404.
+        if (o.patient_id === undefined && isAppError(err) && err.code === "not_found") return null;
+        throw err;
+      });
+      if (p) patients.push(p);
+    }
     return { job_id: r.job_id, patients_total: listed.length, patients };
   }
 
@@ -102,7 +109,10 @@ export class JobPreviewer {
       else if (v.log.idempotency_key !== undefined && storedKeys.has(v.log.idempotency_key)) duplicate++;
       else added.push({ ...toRecord(v.log, scope, ingestedAt, v.log.idempotency_key), id: stagedLogId(p.line) });
     }
-    const [before, after] = [statesAt(base.state, logs, [{}])[0]!, statesAt(base.state, [...logs, ...added], [{}])[0]!];
+    // Folded twice rather than once with a known_at between: a log stored in the same
+    // millisecond as the staged ones' acceptance time would fall on the wrong side.
+    const before = stateAt(base.state, logs, {});
+    const after = stateAt(base.state, [...logs, ...added], {});
     const name = [patient.first_name, patient.last_name].filter((x) => x).join(" ") || null;
     return { patient_id: pid, name, logs_staged: lines.length, logs_duplicate: duplicate, logs_invalid: invalid, modules: diffStates(before, after) };
   }
