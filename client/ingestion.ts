@@ -3,7 +3,7 @@ import { stat } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { ConflictError, isRetryable, PssError, RateLimitError } from "./errors.js";
 import type { Transport } from "./http.js";
-import type { IngestionJob, JobChanges, JobInput, JobList, JobListOptions, JobStatus, UploadUrl } from "./types.js";
+import type { IngestionJob, JobCancel, JobChanges, JobPreview, JobInput, JobList, JobListOptions, JobStatus, UploadUrl } from "./types.js";
 
 export interface UploadProgress {
   /** Bytes sent so far. */
@@ -111,6 +111,15 @@ export class IngestionApi {
     return this.t.request("PATCH", `/v1/ingestion/jobs/${seg(jobId)}`, { body: changes, idempotent: true });
   }
   /**
+   * What confirming a job awaiting confirmation would change, for a sample of its patients
+   * (`limit`, default 5, at most 20) or one of them (`patientId`): per patient, the modules
+   * and fields that would change, as `state.diff` answers. Writes nothing. ConflictError
+   * once the job left the review.
+   */
+  previewJob(jobId: string, o: { patientId?: string; limit?: number } = {}): Promise<JobPreview> {
+    return this.t.request("GET", `/v1/ingestion/jobs/${seg(jobId)}/preview`, { query: { ...(o.patientId !== undefined ? { patient_id: o.patientId } : {}), ...(o.limit !== undefined ? { limit: o.limit } : {}) } });
+  }
+  /**
    * Takes a patient out of a job awaiting confirmation: its staged logs are dropped, and
    * the patient deleted if the job created it. Safe to repeat. Returns the job.
    */
@@ -133,10 +142,14 @@ export class IngestionApi {
       },
     });
   }
-  /** Cancels a job; with rollback_on_cancel the patients it created go too. Cancelling a cancelled job returns it. */
-  cancel(jobId: string): Promise<IngestionJob> {
+  /**
+   * Cancels a job before its replay. `rollback` true also removes the patients it created,
+   * false keeps them; absent, the job's rollback_on_cancel decides. Cancelling a cancelled
+   * job returns it.
+   */
+  cancel(jobId: string, o: JobCancel = {}): Promise<IngestionJob> {
     return this.t.request<IngestionJob>("POST", `/v1/ingestion/jobs/${seg(jobId)}/cancel`, {
-      body: {},
+      body: o.rollback !== undefined ? { rollback: o.rollback } : {},
       idempotent: true,
       afterUncertainRetry: async (err) => {
         if (!(err instanceof ConflictError)) return undefined;

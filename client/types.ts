@@ -111,6 +111,10 @@ export type JobInput = Omit<Body<"/v1/ingestion/jobs", "post">, "records"> & {
    */
   records?: IngestionRecord[] | { resourceType: string; [element: string]: unknown }[];
 };
+/** What confirming a job awaiting confirmation would change, for a sample of its patients. */
+export type JobPreview = Answer<"/v1/ingestion/jobs/{id}/preview", "get">;
+/** Cancel's choice: `rollback` true removes the patients the job created, false keeps them; absent, the job's rollback_on_cancel decides. */
+export type JobCancel = components["schemas"]["IngestionCancel"];
 /** What `patchJob` changes in a job awaiting confirmation. */
 export type JobChanges = Body<"/v1/ingestion/jobs/{id}", "patch">;
 /**

@@ -2726,33 +2726,7 @@ export interface paths {
                             /** @description Fields answered as counts (summary) rather than values */
                             summarized: number;
                             /** @description Modules whose payload differs, stable first, in catalog order */
-                            modules: {
-                                module_type: string;
-                                kind: "stable" | "event";
-                                op: "created" | "updated" | "removed";
-                                /** @description Event time of the latest log that changed the module, in each state */
-                                updated_at: {
-                                    before: string | null;
-                                    after: string | null;
-                                };
-                                fields: {
-                                    /** @description A top-level payload field */
-                                    field: string;
-                                    /** @description Its value in the earlier state (null: absent, or summarized) */
-                                    before: unknown;
-                                    /** @description Its value in the later state (null: absent, or summarized) */
-                                    after: unknown;
-                                    /** @description Set, and before/after null, when a value is over 4,096 characters of JSON or the answer's values passed 65,536 */
-                                    summary: {
-                                        /** @description Items of an array, or pairs of an object, before (null: a scalar or absent) */
-                                        before_members: number | null;
-                                        after_members: number | null;
-                                        /** @description Members after that were not there before (an entry that changed counts as one removed and one added) */
-                                        added: number;
-                                        removed: number;
-                                    } | null;
-                                }[];
-                            }[];
+                            modules: components["schemas"]["ModuleDiff"][];
                         };
                     };
                 };
@@ -5862,7 +5836,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a job before its replay starts; rollback_on_cancel decides whether the patients it created go too */
+        /** Cancel a job before its replay starts. No body: the job's rollback_on_cancel decides whether the patients it created go too; {"rollback":true|false} decides for this cancel (the job then shows it as rollback_on_cancel) */
         post: {
             parameters: {
                 query?: never;
@@ -6139,6 +6113,85 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ingestion/jobs/{id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What confirming a job awaiting confirmation would change, for a sample of its patients (or the one named): per patient, its staged logs and the modules and top-level fields that would change, as GET /v1/state/{pid}/diff answers them. Nothing is written; 409 once the job is not awaiting confirmation */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Only this patient of the job (404 when none of the job's staged logs names it) */
+                    patient_id?: string;
+                    /** @description Patients in the sample, the first the job met */
+                    limit: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            job_id: string;
+                            /** @description Patients with staged logs in the job (of the first 1,000 the job details) */
+                            patients_total: number;
+                            /** @description The sample, in the order the job met them */
+                            patients: {
+                                patient_id: string;
+                                /** @description The patient's first and last name, when it has one */
+                                name: string | null;
+                                /** @description The job's staged logs for the patient */
+                                logs_staged: number;
+                                /** @description Staged logs the replay would pass by: their idempotency_key is stored already, or an earlier line of the file has it */
+                                logs_duplicate: number;
+                                /** @description Staged logs the write path would refuse */
+                                logs_invalid: number;
+                                /** @description Modules whose payload differs, stable first, in catalog order */
+                                modules: components["schemas"]["ModuleDiff"][];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Error body used by every failure */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Error body used by every failure */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sdk/config": {
         parameters: {
             query?: never;
@@ -6280,6 +6333,10 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        IngestionCancel: {
+            /** @description true: also remove the patients the job created; false: keep them. Absent: the job's rollback_on_cancel decides */
+            rollback?: boolean;
+        };
         /** @description A FHIR R4 Bundle (docs/fhir.md) */
         FhirBundle: {
             /** @enum {string} */
@@ -6309,6 +6366,33 @@ export interface components {
             }[];
         } & {
             [key: string]: unknown;
+        };
+        ModuleDiff: {
+            module_type: string;
+            kind: "stable" | "event";
+            op: "created" | "updated" | "removed";
+            /** @description Event time of the latest log that changed the module, in each state */
+            updated_at: {
+                before: string | null;
+                after: string | null;
+            };
+            fields: {
+                /** @description A top-level payload field */
+                field: string;
+                /** @description Its value in the earlier state (null: absent, or summarized) */
+                before: unknown;
+                /** @description Its value in the later state (null: absent, or summarized) */
+                after: unknown;
+                /** @description Set, and before/after null, when a value is over 4,096 characters of JSON or the answer's values passed 65,536 */
+                summary: {
+                    /** @description Items of an array, or pairs of an object, before (null: a scalar or absent) */
+                    before_members: number | null;
+                    after_members: number | null;
+                    /** @description Members after that were not there before (an entry that changed counts as one removed and one added) */
+                    added: number;
+                    removed: number;
+                } | null;
+            }[];
         };
     };
     responses: never;

@@ -34,7 +34,8 @@ export type JobEvent =
   | { type: "CONFIRM"; summary_types?: string[] }
   /** The review changes what confirmation will do (PATCH while awaiting confirmation). */
   | { type: "REVISE"; summary_types?: string[]; skip_backfill?: boolean }
-  | { type: "CANCEL"; reason?: string };
+  /** `rollback`: remove the patients the job created, whatever rollback_on_cancel said (absent: it decides). */
+  | { type: "CANCEL"; reason?: string; rollback?: boolean };
 
 const notProvided = (name: string) => async (): Promise<never> => {
   throw new Error(`${name} is provided by actors/ingestion/wiring.ts`);
@@ -75,7 +76,11 @@ export const jobMachine = setup({
     skipsBackfill: ({ context }) => context.skip_backfill === true,
   },
   actions: {
-    noteCancel: assign({ message: ({ event }) => (event.type === "CANCEL" ? (event.reason ?? "cancelled on request") : null) }),
+    noteCancel: assign({
+      message: ({ event }) => (event.type === "CANCEL" ? (event.reason ?? "cancelled on request") : null),
+      // The cancel's choice becomes the job's: the clean-up reads it, and the record shows what was done.
+      rollback_on_cancel: ({ context, event }) => (event.type === "CANCEL" ? (event.rollback ?? context.rollback_on_cancel) : context.rollback_on_cancel),
+    }),
   },
 }).createMachine({
   id: "ingestionJob",

@@ -160,7 +160,7 @@ export class JobRunner {
     } else if (c.op === "cancel") {
       if (r.status === "cancelled") return r;
       if (state === null || !CANCELLABLE.has(state)) throw conflict(r, "a job can be cancelled until its replay into patient state starts");
-      h.actor!.send({ type: "CANCEL" });
+      h.actor!.send({ type: "CANCEL", ...(c.rollback !== undefined ? { rollback: c.rollback } : {}) });
       await this.until(h.job, 30_000);
     } else {
       if (r.status !== "completed" && r.status !== "completed_with_errors") throw conflict(r, "only a completed job's view backfill can be retried");
@@ -244,6 +244,7 @@ export class JobRunner {
     if (value !== "QUEUED") r.started_at ??= now.toISOString();
     r.summary_types = ctx.summary_types;
     r.skip_backfill = ctx.skip_backfill === true;
+    r.rollback_on_cancel = ctx.rollback_on_cancel;
     r.status = statusOf(value, r);
     if (value === "FAILED" || value === "CANCELLED") r.status_message = ctx.message;
     if (TERMINAL.has(r.status)) {

@@ -28,7 +28,7 @@ export interface ReplayWriteInput {
   patients: PatientLines;
 }
 
-interface Pending {
+export interface Pending {
   key: string;
   line: number;
   log: Record<string, unknown>;
@@ -51,7 +51,7 @@ export async function writePatients(
   const logs: Pending[] = [];
   let repeats = 0;
   for (const [pid, entries] of input.patients) {
-    const mine = firstOfEachKey(entries.map((e) => pending(e, pid, input.jobId)));
+    const mine = stagedLogs(entries, pid, input.jobId);
     repeats += entries.length - mine.length;
     mine.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.line - b.line));
     for (const p of mine) logs.push(p);
@@ -62,6 +62,14 @@ export async function writePatients(
     throwIfAborted(signal);
     onChunk(await writeChunk(writer, input.scope, logs.slice(i, i + CHUNK)));
   }
+}
+
+/**
+ * A patient's staged lines as the logs the replay writes (one per idempotency_key, each
+ * with its timestamp's sort key and file line): the envelopes LogWriter.writeBatch takes.
+ */
+export function stagedLogs(entries: readonly StagedLine[], patientId: string, jobId: string): Pending[] {
+  return firstOfEachKey(entries.map((e) => pending(e, patientId, jobId)));
 }
 
 /**

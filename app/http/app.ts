@@ -29,8 +29,10 @@ import { unicodeBodiesPlugin } from "./plugins/unicode-bodies.js";
 import { projectRoutes } from "./routes/projects.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { auditRoutes } from "./routes/audit.js";
-import { IngestionRecordSchema, ingestionRoutes } from "./routes/ingestion.js";
+import { IngestionCancelSchema, IngestionRecordSchema, ingestionRoutes } from "./routes/ingestion.js";
+import { ingestionPreviewRoutes } from "./routes/ingestion-preview.js";
 import { FhirBundleSchema } from "./routes/state/fhir.js";
+import { ModuleDiffSchema } from "./routes/state/schemas.js";
 import { sdkConfigRoutes } from "./routes/sdk-config.js";
 import { loggerOptions, type LoggerSetting } from "../logger.js";
 import { MemberObserver } from "../observe.js";
@@ -97,7 +99,9 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   // a job each inline record.
   app.addSchema(LogInputSchema);
   app.addSchema(IngestionRecordSchema);
+  app.addSchema(IngestionCancelSchema);
   app.addSchema(FhirBundleSchema);
+  app.addSchema(ModuleDiffSchema);
   app.setValidatorCompiler(createValidatorCompiler([ErrorBodySchema, PatientSchema]));
   await app.register(swagger, {
     openapi: {
@@ -136,6 +140,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(apiKeyRoutes, { services });
   await app.register(auditRoutes, { services });
   await app.register(ingestionRoutes, { services });
+  await app.register(ingestionPreviewRoutes, { services });
   await app.register(sdkConfigRoutes, { services });
 
   app.get("/openapi.json", { config: { scope: false }, schema: { hide: true } }, async () => app.swagger());

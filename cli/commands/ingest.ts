@@ -128,7 +128,10 @@ export const jobsCommand: Command = {
                                        Take a patient out of a job awaiting confirmation:
                                        its staged logs go, and the patient if the job created it
        pss jobs confirm JOB_ID [--summary-types V,...]
-       pss jobs cancel JOB_ID
+       pss jobs cancel JOB_ID [--rollback | --no-rollback]
+                                       --rollback also removes the patients the job
+                                       created, --no-rollback keeps them; neither: the
+                                       job's rollback_on_cancel decides
        pss jobs retry-backfill JOB_ID
 
 list: --status is a job status (validating, awaiting_confirmation, completed, ...) or
@@ -139,6 +142,7 @@ Exit code: 0 success, 1 failure; jobs wait: 0 completed (or awaiting confirmatio
   options: {
     status: { type: "string" }, limit: { type: "string" }, page: { type: "string" }, "page-size": { type: "string" }, "idempotency-key": { type: "string" },
     "summary-types": { type: "string", multiple: true }, "skip-backfill": { type: "boolean" }, backfill: { type: "boolean" },
+    rollback: { type: "boolean" }, "no-rollback": { type: "boolean" },
   },
   async run({ args, values, io, client }) {
     const sub = arg(args, 0, "subcommand (list, get, wait, patch, remove-patient, confirm, cancel, retry-backfill)");
@@ -181,9 +185,12 @@ Exit code: 0 success, 1 failure; jobs wait: 0 completed (or awaiting confirmatio
         show(await c.ingestion.confirm(id, types.length > 0 ? { summaryTypes: types } : {}));
         return 0;
       }
-      case "cancel":
-        show(await c.ingestion.cancel(id));
+      case "cancel": {
+        if (values.rollback && values["no-rollback"]) throw new UsageError("give --rollback or --no-rollback, not both");
+        const rollback = values.rollback ? true : values["no-rollback"] ? false : undefined;
+        show(await c.ingestion.cancel(id, rollback !== undefined ? { rollback } : {}));
         return 0;
+      }
       case "retry-backfill":
         show(await c.ingestion.retryBackfill(id));
         return 0;

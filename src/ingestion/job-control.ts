@@ -4,7 +4,8 @@ import type { JobRecord } from "./job-record.js";
 export type JobControl =
   | { op: "wake"; project_id: string; job_id: string }
   | { op: "confirm"; project_id: string; job_id: string; summary_types?: string[] }
-  | { op: "cancel"; project_id: string; job_id: string }
+  /** `rollback` overrides the job's rollback_on_cancel for this cancel; absent: the job's setting decides. */
+  | { op: "cancel"; project_id: string; job_id: string; rollback?: boolean }
   | { op: "retry_backfill"; project_id: string; job_id: string; summary_types?: string[] }
   /** PATCH of a job awaiting confirmation: what confirming it will do. */
   | { op: "revise"; project_id: string; job_id: string; summary_types?: string[]; skip_backfill?: boolean }

@@ -5,6 +5,8 @@ import type { Principal } from "../auth/scopes.js";
 import { AppError, fieldIssue } from "../errors.js";
 import { PatientLog, type PatientLogDeps } from "../logs/patient-log.js";
 import { emptyStored } from "./apply-logs.js";
+import type { StoredPatientState } from "../../infra/redis/state-store.js";
+import type { Patient } from "../control/patients.js";
 import { assertViewType, type Snapshot, type StateReader } from "./state-reader.js";
 import { renderView, VIEW_TYPES, type View } from "../../readmodels/views/index.js";
 
@@ -102,6 +104,16 @@ export class HorizonReader {
    * between two horizons: get_changes).
    */
   async folded(principal: Principal, patientId: string, hs: readonly Horizon[]): Promise<{ snapshots: HorizonSnapshot[]; logs: LogRecord[] }> {
+    const { base, logs, seq } = await this.history(principal, patientId);
+    const states = statesAt(base.state, logs, hs);
+    return { snapshots: states.map((state: PatientState, i) => ({ stored: { ...base, state, applied_seq: seq }, current: true, horizon: hs[i]! })), logs };
+  }
+
+  /**
+   * The authorized patient, every log stored for it (stream order) with the last sequence
+   * read, and the empty state its folds start from: the patient record's fields as today.
+   */
+  async history(principal: Principal, patientId: string): Promise<{ patient: Patient; base: StoredPatientState; logs: LogRecord[]; seq: number }> {
     const patient = await this.deps.reader.authorize(principal, patientId);
     const owner = { organization_id: principal.organization_id, project_id: principal.project_id, patient_id: patient.id };
     const logs: LogRecord[] = [];
@@ -110,8 +122,6 @@ export class HorizonReader {
       for (const l of m.data.logs) logs.push(l);
       seq = m.seq;
     }
-    const base = emptyStored(patient.id, patient.timezone, owner.organization_id, owner.project_id, patient.date_of_birth);
-    const states = statesAt(base.state, logs, hs);
-    return { snapshots: states.map((state: PatientState, i) => ({ stored: { ...base, state, applied_seq: seq }, current: true, horizon: hs[i]! })), logs };
+    return { patient, base: emptyStored(patient.id, patient.timezone, owner.organization_id, owner.project_id, patient.date_of_birth), logs, seq };
   }
 }

@@ -280,10 +280,12 @@ describe("pss command-line tool", () => {
     expect(wait).toMatchObject({ code: 0, stderr: expect.stringContaining("Left awaiting confirmation") });
     const jobId = /job (job_\w+) created/.exec(wait.stderr)![1]!;
     const listed = await cli(["jobs", "list", "--project", "cli-ingest"]);
-    const cancelled = await cli(["jobs", "cancel", jobId, "--project", "cli-ingest", "--json"]);
+    expect((await cli(["jobs", "cancel", jobId, "--rollback", "--no-rollback", "--project", "cli-ingest"])).code).not.toBe(0);
+    // The job was made without rollback_on_cancel: --rollback decides for this cancel.
+    const cancelled = await cli(["jobs", "cancel", jobId, "--rollback", "--project", "cli-ingest", "--json"]);
     expect(listed.stdout).toMatch(new RegExp(`${jobId}\\s+awaiting_confirmation`));
     expect(cancelled.code).toBe(0);
-    expect(JSON.parse(cancelled.stdout).job_id).toBe(jobId);
+    expect(JSON.parse(cancelled.stdout)).toMatchObject({ job_id: jobId, rollback_on_cancel: true, patients_rolled_back: 1 });
   });
 
   it("reviews a job: finds it by key and status a page at a time, takes a patient out, and skips its view backfill", async (ctx) => {

@@ -262,8 +262,8 @@ describe("client: ingestion", () => {
     if (!routes()) ctx.skip();
     const job = await pss.ingestion.createJob({ records: [{ type: "patient", data: { first_name: "Inline", external_identifiers: [{ system: "mrn", value: "I-1" }] } }] });
     await pss.ingestion.waitForJob(job.job_id, { intervalMs: 50, timeoutMs: 20_000 });
-    expect((await pss.ingestion.cancel(job.job_id)).job_id).toBe(job.job_id);
-    expect((await pss.ingestion.waitForJob(job.job_id, { intervalMs: 50, timeoutMs: 20_000, stopAtConfirmation: false })).status).toBe("cancelled");
+    expect(await pss.ingestion.cancel(job.job_id, { rollback: true })).toMatchObject({ job_id: job.job_id, rollback_on_cancel: true });
+    expect(await pss.ingestion.waitForJob(job.job_id, { intervalMs: 50, timeoutMs: 20_000, stopAtConfirmation: false })).toMatchObject({ status: "cancelled", patients_rolled_back: 1 });
   });
 
   it("reviews a job before confirming it: removes a patient, skips the backfill, and finds the job by its key a page at a time", async (ctx) => {
@@ -288,7 +288,10 @@ describe("client: ingestion", () => {
     const page = await pss.ingestion.listJobs({ idempotency_key: "client-review-1", status: "awaiting_confirmation", page: 1, pageSize: 1 });
     expect(page).toMatchObject({ total: 1, page: 1, page_size: 1, has_more: false });
     expect(page.jobs[0]!.job_id).toBe(job.job_id);
+    const preview = await pss.ingestion.previewJob(job.job_id, { limit: 20 });
+    expect(preview.patients.map((p) => [p.patient_id, p.logs_staged, p.modules.length > 0])).toEqual([[kept, 1, true]]);
     await pss.ingestion.confirm(job.job_id);
+    await expect(pss.ingestion.previewJob(job.job_id)).rejects.toBeInstanceOf(ConflictError);
     const done = await pss.ingestion.waitForJob(job.job_id, { intervalMs: 50, timeoutMs: 30_000, stopAtConfirmation: false });
     expect(done).toMatchObject({ status: "completed", stage: "REPLAYING", backfill_status: "skipped", logs_processed: 1, logs_replayed: 1, patient_replay_statuses: { [kept]: "completed" } });
     await expect(pss.ingestion.patchJob(job.job_id, { skip_backfill: false })).rejects.toBeInstanceOf(ConflictError);

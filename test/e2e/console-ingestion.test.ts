@@ -3,14 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { launchChromium } from "../support/browser.js";
+import { launchChromium, screenshot } from "../support/browser.js";
 import { openConsole } from "../support/console.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
 /**
  * The console's ingestion screen (issue 30) in headless Chromium against the real service:
  * a JSONL file uploaded through the page, the job followed to its review, the review's
- * counts against the file's, then one job confirmed into patient state and one cancelled.
+ * counts against the file's and its preview of the changes, a patient taken out, then one
+ * job confirmed into patient state and others cancelled, keeping or removing the patients.
  */
 let t: TestStack;
 let browser: Browser;
@@ -25,6 +26,10 @@ let seq = 0;
 const mrn = () => `MRN-${process.pid}-${Date.now()}-${++seq}`;
 const patientRow = (value: string, first_name: string) => ({ type: "patient", data: { first_name, timezone: "UTC", external_identifiers: [{ system: "mrn", value }] } });
 const symptomRow = (ref: string, ts: string, score: number) => ({ type: "log", data: { event_type: "symptom_report", patient_id: ref, timestamp: ts, payload: { instrument: "esas_r", symptoms: [{ name: "pain", score }] } } });
+const vitalsRow = (ref: string, ts: string, weight_kg: number) => ({
+  type: "log",
+  data: { event_type: "vitals_measurement", patient_id: ref, timestamp: ts, payload: { measurements: { weight_kg, heart_rate_bpm: 64 }, context: {}, source: "clinic", collection_datetime: ts } },
+});
 const conditionRow = (ref: string, ts: string) => ({ type: "log", data: { event_type: "condition", patient_id: ref, timestamp: ts, payload: { disease_type: "Type 2 diabetes mellitus", clinical_status: "active" } } });
 
 /** Writes rows as a JSONL file and answers its path. */
@@ -113,17 +118,60 @@ describe("the console's ingestion screen", () => {
     await page.close();
   }, 90_000);
 
-  it("cancels a job at its review, removing the patients it created when rollback was chosen", async () => {
+  it("previews what confirming changes, takes a patient out of the review, and cancels with rollback", async () => {
+    const d = mrn();
+    const e = mrn();
+    const file = jsonl("preview.jsonl", [patientRow(d, "Dee"), patientRow(e, "Eve"), vitalsRow(d, "2026-03-01T08:00:00Z", 72.25), symptomRow(e, "2026-03-02T10:00:00Z", 3)]);
+    const page = await open();
+    const id = await uploadToReview(page, file);
+    const pd = (await patientByMrn(d))!.id;
+    const pe = (await patientByMrn(e))!.id;
+
+    // The preview's table for Dee: module, field, before → after, as a person reads them.
+    const changes = page.getByRole("table", { name: "Changes for Dee" });
+    await changes.waitFor({ timeout: 20_000 });
+    const cells = await changes.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")));
+    const weight = cells.find((c) => (c[3] ?? "").includes("weight kg: 72.25"));
+    expect(weight, JSON.stringify(cells)).toBeDefined();
+    expect(weight![0]).toMatch(/vitals/);
+    expect(weight![2]).toBe("—");
+    await page.getByRole("table", { name: "Changes for Eve" }).waitFor();
+    await screenshot(page, "ingestion-review", true);
+
+    // Eve taken out: the counts change, on the page and in the job.
+    await page.getByRole("button", { name: `Remove ${pe}` }).click();
+    await page.getByRole("group", { name: /Remove patient/ }).getByRole("button", { name: "Remove" }).click();
+    await expect.poll(() => page.locator("#review-counts").textContent(), { timeout: 20_000 }).toContain("1 logs staged for 1 patients");
+    expect(Object.keys(Object.fromEntries(await rows(page, "Logs by patient")))).toEqual([pd]);
+    await expect.poll(async () => page.getByRole("table", { name: "Changes for Eve" }).count()).toBe(0);
+    expect((await inject("GET", `/v1/ingestion/jobs/${id}`)).json()).toMatchObject({ patients_total: 1, patients_removed: 1, logs_staged: 1 });
+    expect(await patientByMrn(e)).toBeUndefined();
+
+    // Cancel with rollback, asked first: Dee, created by the job, is gone.
+    await page.getByRole("button", { name: "Cancel and remove created patients (rollback)" }).click();
+    await page.getByRole("button", { name: "Cancel and remove" }).click();
+    await expect.poll(() => page.locator("#job-status").textContent(), { timeout: 20_000 }).toBe("cancelled");
+    expect((await inject("GET", `/v1/ingestion/jobs/${id}`)).json()).toMatchObject({ rollback_on_cancel: true, patients_rolled_back: 1 });
+    expect(await patientByMrn(d)).toBeUndefined();
+    await page.close();
+  }, 90_000);
+
+  it("cancels a job at its review keeping the patients it created, though the job was made to remove them", async () => {
     const c = mrn();
     const file = jsonl("cancelled.jsonl", [patientRow(c, "Cy"), symptomRow(c, "2026-03-01T10:00:00Z", 4)]);
     const page = await open();
     const id = await uploadToReview(page, file, true);
     expect(await patientByMrn(c)).toBeDefined();
-    await page.getByRole("button", { name: "Cancel and remove the patients it created" }).click();
+    await page.getByRole("button", { name: "Cancel and keep created patients" }).click();
+    // Asked first; No goes back without cancelling.
+    await page.getByRole("group", { name: /Cancel this job\?/ }).getByRole("button", { name: "No" }).click();
+    expect((await inject("GET", `/v1/ingestion/jobs/${id}`)).json().status).toBe("awaiting_confirmation");
+    await page.getByRole("button", { name: "Cancel and keep created patients" }).click();
+    await page.getByRole("button", { name: "Cancel the job" }).click();
     await expect.poll(() => page.locator("#job-status").textContent(), { timeout: 20_000 }).toBe("cancelled");
     const job = (await inject("GET", `/v1/ingestion/jobs/${id}`)).json();
-    expect(job.patients_rolled_back).toBe(1);
-    expect(await patientByMrn(c)).toBeUndefined();
+    expect(job).toMatchObject({ rollback_on_cancel: false, patients_rolled_back: 0 });
+    expect(await patientByMrn(c)).toBeDefined();
     await page.close();
   }, 60_000);
 

@@ -179,6 +179,19 @@ describe("the ingestion job machine", () => {
     expect(calls.replay).toBeUndefined();
   });
 
+  it("lets a CANCEL's own rollback choice decide over the job's, either way, and keeps it in the context", async () => {
+    for (const [configured, chosen] of [[false, true], [true, false]] as const) {
+      const { machine, calls } = fakes();
+      const a = start(machine, { rollback_on_cancel: configured });
+      a.send({ type: "START" });
+      await waitFor(a, at("AWAITING_CONFIRMATION"));
+      a.send({ type: "CANCEL", rollback: chosen });
+      const s = await waitFor(a, at("CANCELLED"));
+      expect(calls.cleanup![0]!.input).toMatchObject({ rollback: chosen });
+      expect(s.context.rollback_on_cancel).toBe(chosen);
+    }
+  });
+
   it("cancels automatically when the confirmation timer fires", async () => {
     const timer = gate();
     const { machine } = fakes({ confirmTimer: () => timer.promise });

@@ -1,7 +1,7 @@
 import type { Readable } from "node:stream";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "@sinclair/typebox";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { AppError, fieldIssue } from "../../../src/errors.js";
 import type { Services } from "../../services.js";
 import { JOB_FORMATS } from "../../../src/ingestion/job-record.js";
@@ -35,12 +35,33 @@ const checkViewTypesBody = TypeCompiler.Compile(ViewTypesBody);
  */
 function viewTypesBody(body: unknown): string[] | null {
   if (body === undefined || body === null) return null;
-  if (!checkViewTypesBody.Check(body)) {
-    const first = checkViewTypesBody.Errors(body).First();
-    const path = (first?.path ?? "").split("/").filter(Boolean);
-    throw new AppError("validation", `request validation failed: ${path.join(".") || "body"} ${first?.message ?? "is invalid"}`, [fieldIssue(["body", ...path], first?.message ?? "is invalid", first?.value)]);
-  }
+  assertBody(checkViewTypesBody, body);
   return viewTypesOf(body);
+}
+
+/**
+ * Cancel's optional body, published as a named schema (the route cannot require a body:
+ * the hosted product's SDK sends none) and checked by cancelRollback.
+ */
+export const IngestionCancelSchema = Type.Object(
+  { rollback: Type.Optional(Type.Boolean({ description: "true: also remove the patients the job created; false: keep them. Absent: the job's rollback_on_cancel decides" })) },
+  { $id: "IngestionCancel" },
+);
+const checkCancelBody = TypeCompiler.Compile(IngestionCancelSchema);
+
+/** Refuses a body that fails `check`, naming the first bad field as the route schemas do. */
+function assertBody<T extends TSchema>(check: TypeCheck<T>, body: unknown): asserts body is Static<T> {
+  if (check.Check(body)) return;
+  const first = check.Errors(body).First();
+  const path = (first?.path ?? "").split("/").filter(Boolean);
+  throw new AppError("validation", `request validation failed: ${path.join(".") || "body"} ${first?.message ?? "is invalid"}`, [fieldIssue(["body", ...path], first?.message ?? "is invalid", first?.value)]);
+}
+
+/** The cancel's own rollback choice, if its body makes one. */
+function cancelRollback(body: unknown): boolean | undefined {
+  if (body === undefined || body === null) return undefined;
+  assertBody(checkCancelBody, body);
+  return body.rollback;
 }
 
 /** Jobs per page when the caller names no size (the hosted product's default). */
@@ -225,13 +246,17 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     {
       config,
       schema: {
-        summary: "Cancel a job before its replay starts; rollback_on_cancel decides whether the patients it created go too",
+        summary:
+          'Cancel a job before its replay starts. No body: the job\'s rollback_on_cancel decides whether the patients it created go too; {"rollback":true|false} decides for this cancel (the job then shows it as rollback_on_cancel)',
         tags,
         params: JobParams,
         response: responses({ 200: JobSchema }),
       },
     },
-    async (req) => publicJob(await svc.control({ op: "cancel", project_id: req.principal.project_id, job_id: req.params.id })),
+    async (req) => {
+      const rollback = cancelRollback(req.body);
+      return publicJob(await svc.control({ op: "cancel", project_id: req.principal.project_id, job_id: req.params.id, ...(rollback !== undefined ? { rollback } : {}) }));
+    },
   );
 
   app.post(

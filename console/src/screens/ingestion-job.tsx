@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError } from "../lib/api.js";
 import type { IngestionJob } from "../../../client/types.js";
+import { Review } from "./ingestion-review.js";
 
 /** How often a job at work is read again. @default 1_000 (1 s): the service saves counts about once a second. */
 const POLL_MS = 1_000;
@@ -48,63 +49,6 @@ function useJob(id: string): { job: IngestionJob | null; error: string | null; s
       setTick((t) => t + 1);
     },
   };
-}
-
-/** Counts as a two-column table, largest first; `href` makes each key a link. */
-function CountTable({ label, head, counts, href }: { label: string; head: string; counts: Record<string, number>; href?: (key: string) => string }) {
-  const rows = Object.entries(counts).sort((a, b) => b[1] - a[1]);
-  return (
-    <table aria-label={label}>
-      <thead><tr><th scope="col">{head}</th><th scope="col">Logs</th></tr></thead>
-      <tbody>
-        {rows.map(([k, n]) => <tr key={k}><td>{href ? <a href={href(k)}>{k}</a> : k}</td><td>{n}</td></tr>)}
-      </tbody>
-    </table>
-  );
-}
-
-/** The review at awaiting_confirmation: what would go in, what was refused, then confirm or cancel. */
-function Review({ job, onDone }: { job: IngestionJob; onDone: (j: IngestionJob) => void }) {
-  const [types, setTypes] = useState<string[]>(job.summary_types);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const act = (path: "confirm" | "cancel", body?: unknown) => {
-    setBusy(true);
-    setError(null);
-    api<IngestionJob>("POST", `/v1/ingestion/jobs/${job.job_id}/${path}`, body === undefined ? {} : { body }).then(onDone, (e: Error) => {
-      setError(e.message);
-      setBusy(false);
-    });
-  };
-  const toggle = (t: string, on: boolean) => setTypes(on ? [...types, t] : types.filter((x) => x !== t));
-  return (
-    <section aria-labelledby="review">
-      <h2 id="review">Review</h2>
-      <p>
-        {job.logs_staged} logs staged for {job.patients_total} patients ({job.patients_created} new); {job.logs_invalid} invalid, {job.logs_duplicate} duplicates. Nothing is in patient state until you confirm.
-      </p>
-      <h3>By log type</h3>
-      <CountTable label="Logs by log type" head="Log type" counts={job.logs_by_event_type} />
-      <h3>By patient</h3>
-      <CountTable label="Logs by patient" head="Patient" counts={job.patient_log_counts} href={(pid) => `#/patients/${pid}`} />
-      {job.patient_details_truncated && <p>Only the first 1,000 patients of the file are listed.</p>}
-      <fieldset>
-        <legend>Views to backfill after the replay</legend>
-        {job.summary_types.map((t) => (
-          <label key={t} class="choice">
-            <input type="checkbox" checked={types.includes(t)} onChange={(e) => toggle(t, (e.target as HTMLInputElement).checked)} /> {words(t)}
-          </label>
-        ))}
-      </fieldset>
-      <p class="actions">
-        <button type="button" disabled={busy || types.length === 0} onClick={() => act("confirm", { summary_types: types })}>Confirm</button>
-        <button type="button" disabled={busy} onClick={() => act("cancel")}>
-          {job.rollback_on_cancel ? "Cancel and remove the patients it created" : "Cancel (keep the patients it created)"}
-        </button>
-      </p>
-      {error && <p role="alert" class="error">{error}</p>}
-    </section>
-  );
 }
 
 /** Line errors, in line order. */

@@ -169,6 +169,24 @@ const FieldChangeSchema = Type.Object({
   ),
 });
 
+/**
+ * One changed module (readmodels/state-diff.ts ModuleDiff), a named schema: the diff and an
+ * ingestion job's preview both answer it, and clients get one type for it.
+ */
+export const ModuleDiffSchema = Type.Object(
+  {
+    module_type: Type.String(),
+    kind: Type.Union([Type.Literal("stable"), Type.Literal("event")]),
+    op: Type.Union([Type.Literal("created"), Type.Literal("updated"), Type.Literal("removed")]),
+    updated_at: Type.Object({ before: Nullable(Type.String()), after: Nullable(Type.String()) }, { description: "Event time of the latest log that changed the module, in each state" }),
+    fields: Type.Array(FieldChangeSchema),
+  },
+  { $id: "ModuleDiff" },
+);
+const ModuleDiffRef = Type.Unsafe<typeof ModuleDiffSchema.static>(Type.Ref("ModuleDiff"));
+/** Changed modules, as the diff orders them. */
+export const ModuleDiffsSchema = Type.Array(ModuleDiffRef, { description: "Modules whose payload differs, stable first, in catalog order" });
+
 /** GET /v1/state/{pid}/diff: what changed between two states of the patient (readmodels/state-diff.ts). */
 export const StateDiffSchema = Type.Object({
   patient_id: Type.String(),
@@ -176,14 +194,5 @@ export const StateDiffSchema = Type.Object({
   from: Type.String({ description: "The earlier instant, UTC" }),
   to: Type.String({ description: "The later instant, UTC" }),
   summarized: Type.Integer({ description: "Fields answered as counts (summary) rather than values" }),
-  modules: Type.Array(
-    Type.Object({
-      module_type: Type.String(),
-      kind: Type.Union([Type.Literal("stable"), Type.Literal("event")]),
-      op: Type.Union([Type.Literal("created"), Type.Literal("updated"), Type.Literal("removed")]),
-      updated_at: Type.Object({ before: Nullable(Type.String()), after: Nullable(Type.String()) }, { description: "Event time of the latest log that changed the module, in each state" }),
-      fields: Type.Array(FieldChangeSchema),
-    }),
-    { description: "Modules whose payload differs, stable first, in catalog order" },
-  ),
+  modules: ModuleDiffsSchema,
 });
