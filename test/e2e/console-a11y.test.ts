@@ -113,6 +113,20 @@ describe("the console's accessibility (axe-core, WCAG 2.1 A and AA)", () => {
     expect(await violations(page), "#/query with rows").toEqual([]);
   }, 90_000);
 
+  it("has none on an ingestion job's review: counts, the preview of what confirming changes, and its controls", async () => {
+    const at = "2026-03-01T08:00:00Z";
+    const records = [
+      { type: "patient", data: { first_name: "Kenji", last_name: "Mori", timezone: "UTC", external_identifiers: [{ system: "mrn", value: "MRN-A11Y-1" }] } },
+      { type: "log", data: { event_type: "vitals_measurement", patient_id: "MRN-A11Y-1", timestamp: at, payload: { measurements: { weight_kg: 70.5 }, context: {}, source: "clinic", collection_datetime: at } } },
+    ];
+    const job = (await t.app.inject({ method: "POST", url: "/v1/ingestion/jobs", headers: t.auth, payload: { records } })).json();
+    await eventually(async () => (await t.app.inject({ method: "GET", url: `/v1/ingestion/jobs/${job.job_id}`, headers: t.auth })).json(), (j) => j.status === "awaiting_confirmation", 30_000);
+    await page.goto(`${base}/console/#/ingestion/${job.job_id}`);
+    await page.getByText("weight kg").first().waitFor({ timeout: 30_000 });
+    await page.waitForLoadState("networkidle");
+    expect(await violations(page)).toEqual([]);
+  }, 60_000);
+
   it("signs in, opens a patient and a view with the keyboard alone", async () => {
     const p = await browser.newPage();
     await p.goto(`${base}/console/`);
