@@ -7,7 +7,7 @@ import { startStack, type TestStack } from "../support/stack.js";
  * Small requests that once held the event loop for seconds or minutes (issue 25, items 1,
  * 6 and 9), sent over a real socket while /healthz is asked every 50 ms: each must be
  * answered with the spec's error body within a bound far above its cost now, and no
- * /healthz may wait behind it.
+ * /healthz may wait behind it for long.
  */
 let t: TestStack;
 let base: string;
@@ -20,6 +20,13 @@ let pid: string;
  * with the rest of the suite, since minutes, not a second, are what this guards against.
  */
 const BOUND_MS = 5_000;
+/**
+ * How long a /healthz may wait meanwhile. These requests are refused within one turn of the
+ * event loop (the largest, 200,000 turns a log, about 0.7 s alone here, mostly parsing and
+ * collecting its objects), so a health check waits about as long; the bound is what a busy
+ * suite leaves of the seconds a liveness probe allows.
+ */
+const HEALTH_BOUND_MS = 3_000;
 
 const SPEC_KEYS = ["details", "error", "error_type", "message", "status_code", "timestamp"];
 
@@ -78,7 +85,7 @@ describe("a request that fails validation costs no more than a bounded report of
       const body = JSON.stringify({ filter: [{ field: "type", op: "in", value: Array.from({ length: n }, () => ({})) }] });
       const r = await timed("POST", `/v1/state/${pid}/logs/query`, body, { authorization: `Bearer ${patientToken}` });
       expect(r.ms).toBeLessThan(BOUND_MS);
-      expect(r.slowestHealth).toBeLessThan(1_000);
+      expect(r.slowestHealth).toBeLessThan(HEALTH_BOUND_MS);
       const answer = expectSpecError(r, 422);
       expect(answer.details[0]).toMatchObject({ field: "filter.0.value", input_value: `(an array of ${n} items, over 2048 bytes as JSON)` });
       expect(r.body.length).toBeLessThan(20_000);
@@ -89,7 +96,7 @@ describe("a request that fails validation costs no more than a bounded report of
     const log = { log_type: "conversation", patient_id: pid, payload: { transcript: Array.from({ length: 200_000 }, () => ({})) } };
     const r = await timed("POST", "/v1/logs/batch", JSON.stringify({ logs: [log, log, log] }), t.auth);
     expect(r.ms).toBeLessThan(BOUND_MS);
-    expect(r.slowestHealth).toBeLessThan(1_000);
+    expect(r.slowestHealth).toBeLessThan(HEALTH_BOUND_MS);
     expect(r.status).toBe(200);
     const answer = JSON.parse(r.body);
     expect(answer.failed).toBe(3);
@@ -102,7 +109,7 @@ describe("a request that fails validation costs no more than a bounded report of
     const r = await timed("POST", "/v1/patients", JSON.stringify({ external_identifiers: ids }), t.auth);
     expect(r.body.length).toBeLessThan(10_000);
     expect(r.ms).toBeLessThan(BOUND_MS);
-    expect(r.slowestHealth).toBeLessThan(1_000);
+    expect(r.slowestHealth).toBeLessThan(HEALTH_BOUND_MS);
     const answer = expectSpecError(r, 422);
     expect(answer.message).toContain("external_identifiers");
   });
@@ -167,7 +174,7 @@ describe("JSON bodies", () => {
     const r = await timed("POST", "/v1/logs/batch", body, t.auth);
     // Parsing and walking that payload took 4.8 s.
     expect(r.ms).toBeLessThan(BOUND_MS);
-    expect(r.slowestHealth).toBeLessThan(1_000);
+    expect(r.slowestHealth).toBeLessThan(HEALTH_BOUND_MS);
     const answer = expectSpecError(r, 422);
     expect(answer.details[0]).toMatchObject({ type: "too_many_members", location: ["body"] });
     const fine = Object.fromEntries(Array.from({ length: MAX_BODY_OBJECT_MEMBERS - 1 }, (_, i) => [`k${i}`, 1]));
