@@ -158,14 +158,17 @@ describe("with a second member", () => {
     const kv = await ensureLeaseBucket(t.services.nc, t.config.namespace, t.config.leaseTtlMs);
     const other = await Membership.join({ kv, member: { id: "second-member", role: "worker" }, resources: RESOURCES, ttlMs: t.config.leaseTtlMs });
     try {
-      await eventually(partitions, (ps) => other.held().length > 0 && ps.length < 16, 10_000);
+      // A rebalance releases before the joiner acquires: wait until every partition has its holder again.
+      const theirsNow = () => other.held().flatMap((l) => (l.resource.startsWith("p.") ? [Number(l.resource.slice(2))] : []));
+      const settled = (ps: number[]) => other.held().length > 0 && ps.length < 16 && new Set([...ps, ...theirsNow()]).size === 16;
+      await eventually(partitions, settled, 10_000);
       expect(other.held().length, "the second member holds some leases").toBeGreaterThan(0);
       const shared = (await scrape()).families;
       const c = changes(shared);
       expect(c.released).toBeGreaterThan(before.released);
       expect(c.acquired! - c.released! - c.lost!).toBe(total(shared, "pss_leases_held"));
       const mine = await partitions();
-      const theirs = other.held().flatMap((l) => (l.resource.startsWith("p.") ? [Number(l.resource.slice(2))] : []));
+      const theirs = theirsNow();
       expect([...mine, ...theirs].sort((a, b) => a - b)).toEqual(Array.from({ length: 16 }, (_, p) => p));
     } finally {
       await other.stop();
