@@ -7,10 +7,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
-    // Two files at a time. Vitest's default on two cores is one, and most int and e2e time is
-    // waiting (leases lapsing, members restarting, a browser drawing): one at a time, the suite
-    // took 850 s on the 2-core machine, two at a time 724 s (docs/performance-history.md).
-    maxWorkers: 2,
     // Vitest reads isolation per pool, not per project: the unit tier runs on the threads
     // pool, whose files share a worker's modules (no fresh module graph per file: most of
     // the tier's time), while int and e2e files each get a fresh process on the forks pool,
