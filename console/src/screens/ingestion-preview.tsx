@@ -1,45 +1,12 @@
 import { api } from "../lib/api.js";
+import { beforeAfter, words } from "../lib/field-change.js";
 import { useLoad } from "../lib/use-load.js";
 import type { IngestionJob, JobPreview } from "../../../client/types.js";
 
 type PatientPreview = JobPreview["patients"][number];
-type FieldChange = PatientPreview["modules"][number]["fields"][number];
-
 /** Patients the review previews: enough to judge the file by, few enough to read (the service allows 20). */
 const SAMPLE = 5;
-/** Characters of one value shown; the patient page has the rest after the confirm. */
-const VALUE_CHARS = 160;
-
-const words = (s: string) => s.replaceAll("_", " ");
 const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-
-/**
- * A value of a module's field as a clinician reads it: a reading's `value` (with its unit
- * when it has one) rather than its bookkeeping, members as `name: value`, ids left out.
- */
-export function showValue(v: unknown): string {
-  const text = show(v);
-  return text.length > VALUE_CHARS ? `${text.slice(0, VALUE_CHARS - 1)}…` : text;
-}
-
-function show(v: unknown): string {
-  if (v === null || v === undefined) return "—";
-  if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") return String(v);
-  if (Array.isArray(v)) return v.length === 0 ? "none" : v.map(show).join("; ");
-  const o = v as Record<string, unknown>;
-  if ("value" in o && (typeof o.value !== "object" || o.value === null)) return [show(o.value), typeof o.unit === "string" ? o.unit : ""].join(" ").trim();
-  // Empty members (an empty context, no extensions) say nothing a reader needs.
-  return Object.entries(o)
-    .filter(([k, x]) => k !== "log_id" && x !== null && x !== undefined && !(typeof x === "object" && Object.keys(x).length === 0))
-    .map(([k, x]) => `${words(k)}: ${show(x)}`)
-    .join(", ");
-}
-
-function change(f: FieldChange): [string, string] {
-  const s = f.summary;
-  if (s) return [`${s.before_members ?? 0} entries`, `${s.after_members ?? 0} entries (${s.added} added, ${s.removed} removed)`];
-  return [showValue(f.before), showValue(f.after)];
-}
 
 function PatientChanges({ p }: { p: PatientPreview }) {
   const who = p.name ?? p.patient_id;
@@ -58,7 +25,7 @@ function PatientChanges({ p }: { p: PatientPreview }) {
           <thead><tr><th scope="col">Module</th><th scope="col">Field</th><th scope="col">Before</th><th scope="col">After</th></tr></thead>
           <tbody>
             {rows.map(({ m, f }) => {
-              const [before, after] = change(f);
+              const [before, after] = beforeAfter(f);
               return (
                 <tr key={`${m.module_type}/${f.field}`}>
                   <td>{words(m.module_type)}{m.op === "created" ? " (new)" : ""}</td>

@@ -1,4 +1,5 @@
 import { api } from "../lib/api.js";
+import { beforeAfter, words, type FieldChange } from "../lib/field-change.js";
 import { useLoad } from "../lib/use-load.js";
 import { wallClock } from "../lib/zoned-time.js";
 import type { StateChanges, StateDiff } from "../../../client/types.js";
@@ -12,19 +13,14 @@ const DOMAINS = [
 /** The answer's summary as a sentence of its own. */
 const sentence = (s: string) => `${s.charAt(0).toUpperCase()}${s.slice(1)}${/[.!?]$/.test(s) ? "" : "."}`;
 
-/** A field's value in a line: short JSON, cut at 120 characters. */
-function brief(v: unknown): string {
-  if (v === null || v === undefined) return "none";
-  const s = typeof v === "string" ? v : JSON.stringify(v);
-  return s.length > 120 ? `${s.slice(0, 119)}…` : s;
-}
-
 /** The button's words, which its accessible name starts with (WCAG 2.5.3). */
 const showLabel = (n: number) => (n === 1 ? "Show log" : `Show ${n} logs`);
 
-type FieldChange = StateDiff["modules"][number]["fields"][number];
-const fieldLine = (f: FieldChange) =>
-  f.summary ? `${f.field}: ${f.summary.before_members ?? "none"} → ${f.summary.after_members ?? "none"} (${f.summary.added} added, ${f.summary.removed} removed)` : `${f.field}: ${brief(f.before)} → ${brief(f.after)}`;
+/** A field's change in a line: before → after, as the job review's preview shows them. */
+function fieldLine(f: FieldChange): string {
+  const [before, after] = beforeAfter(f);
+  return `${words(f.field)}: ${before} → ${after}`;
+}
 
 /**
  * What changed for the patient since a visit (up to the time shown, or now): each clinical
@@ -65,7 +61,7 @@ export function ChangesSince({ pid, since, until, timeZone, onShowLogs }: { pid:
           <ul class="diff">
             {diff.value.modules.map((m) => (
               <li key={m.module_type}>
-                {m.module_type.replace(/_/g, " ")} ({m.op})
+                {words(m.module_type)} ({m.op})
                 <ul>{m.fields.map((f) => <li key={f.field}>{fieldLine(f)}</li>)}</ul>
               </li>
             ))}
