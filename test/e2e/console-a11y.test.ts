@@ -3,8 +3,8 @@ import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium } from "../support/browser.js";
-import { openConsole } from "../support/console.js";
-import { eventually, startStack, type TestStack } from "../support/stack.js";
+import { openConsole, startListening } from "../support/console.js";
+import { eventually, type TestStack } from "../support/stack.js";
 
 /**
  * The console's accessibility (issue 30: keyboard, labels, contrast), checked by axe-core
@@ -38,9 +38,7 @@ async function violations(page: Page): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  t = await startStack({ PSS_VIEW_DEBOUNCE_MS: "10" });
-  await t.app.listen({ port: 0, host: "127.0.0.1" });
-  base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+  ({ t, base } = await startListening({ PSS_VIEW_DEBOUNCE_MS: "10" }));
   const post = (url: string, payload: object) => t.app.inject({ method: "POST", url, headers: t.auth, payload });
   pid = (await post("/v1/patients", { first_name: "Aiko", last_name: "Tanaka", timezone: "Asia/Tokyo" })).json().id;
   const at = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString();

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium } from "../support/browser.js";
-import { openConsole } from "../support/console.js";
-import { eventually, startStack, type TestStack } from "../support/stack.js";
+import { openConsole, startListening } from "../support/console.js";
+import { eventually, type TestStack } from "../support/stack.js";
 
 /**
  * The patient page's dose adherence calendar (issue 30) in headless Chromium against the
@@ -31,9 +31,7 @@ const dose = (med: object, d: number, hhmm: string, status: "taken" | "skipped")
 });
 
 beforeAll(async () => {
-  t = await startStack({ PSS_VIEW_DEBOUNCE_MS: "10" });
-  await t.app.listen({ port: 0, host: "127.0.0.1" });
-  base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+  ({ t, base } = await startListening({ PSS_VIEW_DEBOUNCE_MS: "10" }));
   const post = (url: string, payload: object) => t.app.inject({ method: "POST", url, headers: t.auth, payload });
   pid = (await post("/v1/patients", { first_name: "Rui", last_name: "Almeida", timezone: "UTC" })).json().id;
   const logs: object[] = [{

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
+import { startListening } from "../support/console.js";
 import { launchChromium, screenshot } from "../support/browser.js";
-import { startStack, type TestStack } from "../support/stack.js";
+import type { TestStack } from "../support/stack.js";
 
 /**
  * The console's administration screens (issue 30) in headless Chromium against the real
@@ -32,9 +33,7 @@ async function signIn(page: Page, credential: string) {
 const screensOf = (page: Page) => page.getByRole("navigation", { name: "Screens" }).getByRole("link").allTextContents();
 
 beforeAll(async () => {
-  t = await startStack();
-  await t.app.listen({ port: 0, host: "127.0.0.1" });
-  base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+  ({ t, base } = await startListening());
   browser = await launchChromium();
 });
 

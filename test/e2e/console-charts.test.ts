@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
+import { startListening } from "../support/console.js";
 import { launchChromium } from "../support/browser.js";
-import { eventually, startStack, type TestStack } from "../support/stack.js";
+import { eventually, type TestStack } from "../support/stack.js";
 
 /**
  * The patient page's charts (issue 30) in headless Chromium against the real service: two
@@ -50,9 +51,7 @@ async function open(path: string): Promise<Page> {
 }
 
 beforeAll(async () => {
-  t = await startStack({ PSS_VIEW_DEBOUNCE_MS: "10" });
-  await t.app.listen({ port: 0, host: "127.0.0.1" });
-  base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+  ({ t, base } = await startListening({ PSS_VIEW_DEBOUNCE_MS: "10" }));
   const post = (url: string, payload: object) => t.app.inject({ method: "POST", url, headers: t.auth, payload });
   pid = (await post("/v1/patients", { first_name: "Ines", last_name: "Carvalho", timezone: "America/New_York" })).json().id;
   // Readings end 15 minutes before the last 6-hour boundary (UTC), so the first of each cycle is its very low one.

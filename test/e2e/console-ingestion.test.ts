@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium, screenshot } from "../support/browser.js";
-import { openConsole } from "../support/console.js";
-import { startStack, type TestStack } from "../support/stack.js";
+import { openConsole, startListening } from "../support/console.js";
+import type { TestStack } from "../support/stack.js";
 
 /**
  * The console's ingestion screen (issue 30) in headless Chromium against the real service:
@@ -65,9 +65,7 @@ async function patientByMrn(value: string): Promise<{ id: string } | undefined> 
 }
 
 beforeAll(async () => {
-  t = await startStack({ PSS_VIEW_DEBOUNCE_MS: "10" });
-  await t.app.listen({ port: 0, host: "127.0.0.1" });
-  base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+  ({ t, base } = await startListening({ PSS_VIEW_DEBOUNCE_MS: "10" }));
   dir = mkdtempSync(join(tmpdir(), "pss-console-jobs-"));
   browser = await launchChromium();
 });

@@ -5,9 +5,9 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium, screenshot } from "../support/browser.js";
-import { openConsole } from "../support/console.js";
+import { openConsole, startListening } from "../support/console.js";
 import { run, type Run } from "../support/run.js";
-import { startStack, type TestStack } from "../support/stack.js";
+import type { TestStack } from "../support/stack.js";
 
 /**
  * The console's log query screen (issue 30) in headless Chromium against the real service:
@@ -55,9 +55,7 @@ async function consoleTable(page: Page): Promise<string[][]> {
 }
 
 beforeAll(async () => {
-  t = await startStack();
-  await t.app.listen({ port: 0, host: "127.0.0.1" });
-  base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+  ({ t, base } = await startListening());
   const pid = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: { first_name: "Ada" } })).json().id;
   const symptom = (ts: string, score: number) => ({ log_type: "symptom_report", patient_id: pid, timestamp: ts, payload: { instrument: "esas_r", symptoms: [{ name: "pain", score }] } });
   const logs = [

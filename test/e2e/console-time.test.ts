@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium, screenshot } from "../support/browser.js";
-import { openConsole } from "../support/console.js";
-import { eventually, startStack, type TestStack } from "../support/stack.js";
+import { openConsole, startListening } from "../support/console.js";
+import { eventually, type TestStack } from "../support/stack.js";
 
 /**
  * The patient page's time (issue 30) in headless Chromium against the real service: the
@@ -20,9 +20,7 @@ const symptoms = (pain: number, nausea: number) => ({ instrument: "esas_r", symp
 const vitals = (sys: number, dia: number, hr: number, at: string) => ({ measurements: { systolic_bp_mmhg: sys, diastolic_bp_mmhg: dia, heart_rate_bpm: hr }, context: { position: "sitting" }, source: "clinic", collection_datetime: at });
 
 beforeAll(async () => {
-  t = await startStack({ PSS_VIEW_DEBOUNCE_MS: "10" });
-  await t.app.listen({ port: 0, host: "127.0.0.1" });
-  base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+  ({ t, base } = await startListening({ PSS_VIEW_DEBOUNCE_MS: "10" }));
   const post = (url: string, payload: object) => t.app.inject({ method: "POST", url, headers: t.auth, payload });
   pid = (await post("/v1/patients", { first_name: "Rosa", last_name: "Lind", timezone: "Europe/Paris" })).json().id;
   // A visit on 5 June (Paris): before it, pain 8 and a high blood pressure; after it, pain 3, a better pressure and metformin.

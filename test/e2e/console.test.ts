@@ -4,8 +4,9 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consoleDir } from "../../app/http/routes/console.js";
 import type { Browser, Page } from "playwright-core";
+import { startListening } from "../support/console.js";
 import { launchChromium, screenshot } from "../support/browser.js";
-import { startStack, type TestStack } from "../support/stack.js";
+import type { TestStack } from "../support/stack.js";
 
 /**
  * The web console (issue 30) in headless Chromium against the real service: signing in,
@@ -36,9 +37,7 @@ async function signIn(page: Page, credential: string) {
 }
 
 beforeAll(async () => {
-  t = await startStack({ PSS_VIEW_DEBOUNCE_MS: "10" });
-  await t.app.listen({ port: 0, host: "127.0.0.1" });
-  base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+  ({ t, base } = await startListening({ PSS_VIEW_DEBOUNCE_MS: "10" }));
   const post = (url: string, payload: object) => t.app.inject({ method: "POST", url, headers: t.auth, payload });
   pid = (await post("/v1/patients", { first_name: "Marguerite", last_name: "Okonkwo", date_of_birth: "1958-03-14", external_identifiers: [{ system: "urn:mrn", value: "MRN-3301" }] })).json().id;
   await post("/v1/patients", { first_name: "Tomas", last_name: "Lindqvist" });

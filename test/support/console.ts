@@ -1,4 +1,5 @@
 import type { Browser, Page } from "playwright-core";
+import { startStack, type TestStack } from "./stack.js";
 
 /**
  * A console page at `url`, signed in with `credential`, whose page errors and console
@@ -15,4 +16,11 @@ export async function openConsole(browser: Browser, url: string, credential: str
   await page.getByLabel("API key or token").fill(credential);
   await page.getByRole("button", { name: "Sign in" }).click();
   return page;
+}
+
+/** A test stack listening on a free loopback port, and the base URL a browser reaches it at. */
+export async function startListening(env?: Parameters<typeof startStack>[0]): Promise<{ t: TestStack; base: string }> {
+  const t = await startStack(env);
+  await t.app.listen({ port: 0, host: "127.0.0.1" });
+  return { t, base: `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}` };
 }
