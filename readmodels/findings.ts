@@ -1,10 +1,13 @@
 /**
- * Readings a clinician must look at: vital signs and device readings out of the usual
- * adult range, between two times. Pure, over one folded state; the provider alert and
- * the changes read (get_changes) both say these, with the limits stated.
+ * What a clinician must look at: vital signs and device readings out of the usual adult
+ * range, and missed doses, between two times. Pure, over one folded state; the provider
+ * alert and the changes read (get_changes) both say these, each in its own words.
  */
 import { doc } from "./views/lib.js";
 import { GLUCOSE_HIGH, GLUCOSE_LOW, SPO2_LOW } from "./views/device.js";
+import { keyOf, schedulesAt } from "./views/medication.js";
+import type { Dose, MedicationSchedule, ScheduledDose } from "./modules/adherence/index.js";
+import type { Medication } from "./modules/medications/index.js";
 import type { PatientState } from "./patient-state.js";
 
 /** One dated finding, said in one line, with the logs it comes from. */
@@ -81,4 +84,28 @@ export function deviceOutOfRange(state: PatientState, since: string, until?: str
 export function within(ts: string, since: string, until?: string): boolean {
   const t = Date.parse(ts);
   return t >= Date.parse(since) && (until === undefined || t <= Date.parse(until));
+}
+
+/** A medication's scheduled doses with no report, and the listing its schedule comes from. */
+export interface UnreportedDoses {
+  schedule: MedicationSchedule;
+  /** Ascending by scheduled time; never empty. */
+  doses: ScheduledDose[];
+  /** The listed medication, by the schedule's own identity (keyOf); none once it is off the list. */
+  listing: Medication | undefined;
+}
+
+/**
+ * Doses reported skipped with a report time `inRange`, and per medication schedule as it
+ * stands at `at` (laid out over the 7 days before it) the doses scheduled `inRange` that
+ * got no report: a patient who stops reporting is not adherent.
+ */
+export function findMissedDoses(state: PatientState, at: string, inRange: (ts: string) => boolean): { skipped: Dose[]; unreported: UnreportedDoses[] } {
+  const skipped = (doc(state, "adherence")?.recent ?? []).filter((d) => d.status === "skipped" && inRange(d.timestamp));
+  const meds = doc(state, "medications")?.medications ?? [];
+  const unreported = schedulesAt(state, at).flatMap((schedule) => {
+    const doses = schedule.doses.filter((d) => d.status === "unreported" && inRange(d.scheduled_time));
+    return doses.length === 0 ? [] : [{ schedule, doses, listing: meds.find((m) => keyOf(m) === keyOf(schedule)) }];
+  });
+  return { skipped, unreported };
 }

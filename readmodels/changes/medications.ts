@@ -2,9 +2,9 @@
 import type { LogRecord } from "../log-record.js";
 import type { Medication } from "../modules/medications/index.js";
 import type { PatientState } from "../patient-state.js";
-import { localClock } from "../findings.js";
+import { findMissedDoses, localClock } from "../findings.js";
 import { doc, sourceIds } from "../views/lib.js";
-import { keyOf, schedulesAt } from "../views/medication.js";
+import { keyOf } from "../views/medication.js";
 import { inWindow, type ChangeItem, type ChangeWindow } from "./types.js";
 
 const nameOf = (m: { rxnorm_cui: string | null; medication_name: string | null }) => m.medication_name ?? m.rxnorm_cui ?? "medication";
@@ -63,27 +63,25 @@ function listChanges(before: PatientState, after: PatientState, w: ChangeWindow,
 
 /**
  * Doses reported skipped in the window, and per medication the scheduled doses of the
- * window with no report by `until` (schedules are laid out over the 7 days before it).
+ * window with no report by `until` (schedules are laid out over the 7 days before it),
+ * citing the listing's latest log.
  */
 function missedDoses(after: PatientState, w: ChangeWindow): ChangeItem[] {
   const tz = after.timezone;
-  const out: ChangeItem[] = (doc(after, "adherence")?.recent ?? []).filter((d) => d.status === "skipped" && inWindow(d.timestamp, w)).map((d) => ({
+  const { skipped, unreported } = findMissedDoses(after, w.until, (t) => inWindow(t, w));
+  const out: ChangeItem[] = skipped.map((d) => ({
     kind: "skipped_dose",
     what: `${nameOf(d)}: dose skipped${d.scheduled_time ? `, scheduled ${localClock(d.scheduled_time, tz)}` : ""}`,
     at: d.timestamp,
     log_ids: [d.log_id],
   }));
-  const meds = doc(after, "medications")?.medications ?? [];
-  for (const sch of schedulesAt(after, w.until)) {
-    const doses = sch.doses.filter((d) => d.status === "unreported" && inWindow(d.scheduled_time, w));
-    if (doses.length === 0) continue;
-    const listing = meds.find((m) => keyOf(m) === keyOf(sch));
+  for (const { schedule: sch, doses, listing } of unreported) {
     const span = doses.length === 1 ? `scheduled ${localClock(doses[0]!.scheduled_time, tz)}` : `${localClock(doses[0]!.scheduled_time, tz)} to ${localClock(doses.at(-1)!.scheduled_time, tz)}`;
     out.push({
       kind: "doses_not_reported",
       what: `${nameOf(sch)}: ${doses.length} scheduled dose${doses.length === 1 ? "" : "s"} not reported (${span})`,
       at: doses.at(-1)!.scheduled_time,
-      log_ids: listing ? sourceIds(listing).slice(-1) : [],
+      log_ids: sourceIds(listing).slice(-1),
       after: { scheduled_times: doses.map((d) => d.scheduled_time) },
     });
   }

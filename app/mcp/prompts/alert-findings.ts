@@ -1,10 +1,8 @@
 import { moduleEntry, type PatientState } from "../../../readmodels/patient-state.js";
 import { doc, sourceIds } from "../../../readmodels/views/lib.js";
-import { findMedication } from "../../../readmodels/modules/medications/index.js";
 import type { Symptom } from "../../../readmodels/modules/symptoms/index.js";
 import { isSevere } from "../../../readmodels/views/symptom.js";
-import { localClock, referenceText, type Finding } from "../../../readmodels/findings.js";
-import { schedulesAt } from "../../../readmodels/views/medication.js";
+import { findMissedDoses, localClock, referenceText, type Finding } from "../../../readmodels/findings.js";
 import { changeAt } from "../../../readmodels/modules/questionnaires/index.js";
 import { changeText, priorOf, resultFlags, scoreText } from "../../../readmodels/views/questionnaire.js";
 
@@ -45,23 +43,20 @@ export function abnormalLabs(state: PatientState, since: string): Finding[] {
     })));
 }
 
-/** Skipped doses, and scheduled doses not reported by `now` (the time of the read). */
+/** Skipped doses, and scheduled doses not reported by `now` (the time of the read), citing the medication listing. */
 export function missedDoses(state: PatientState, since: string, now: string): Finding[] {
   const tz = state.timezone;
-  const missed: Finding[] = (doc(state, "adherence")?.recent ?? []).filter((d) => d.status === "skipped" && d.timestamp >= since).map((d) => ({
+  const { skipped, unreported } = findMissedDoses(state, now, (t) => t >= since);
+  const missed: Finding[] = skipped.map((d) => ({
     timestamp: d.timestamp,
     line: `${d.medication_name ?? d.rxnorm_cui ?? "medication"}: dose skipped${d.scheduled_time ? ` (scheduled ${localClock(d.scheduled_time, tz)})` : ""}`,
     log_ids: [d.log_id],
   }));
-  // Scheduled doses with no report at all: a patient who stops reporting is not adherent.
-  const medications = doc(state, "medications") ?? undefined;
-  for (const sch of schedulesAt(state, now)) {
-    const doses = sch.doses.filter((d) => d.status === "unreported" && d.scheduled_time >= since);
-    if (doses.length === 0) continue;
+  for (const { schedule: sch, doses, listing } of unreported) {
     const times = doses.map((d) => localClock(d.scheduled_time, tz));
     const name = sch.medication_name ?? sch.rxnorm_cui ?? "medication";
     const span = times.length === 1 ? `scheduled ${times[0]}` : `${times.length} scheduled doses, ${times[0]} to ${times[times.length - 1]}`;
-    missed.push({ timestamp: doses.at(-1)!.scheduled_time, line: `${name}: not reported (${span})`, log_ids: sourceIds(findMedication(medications, sch)) });
+    missed.push({ timestamp: doses.at(-1)!.scheduled_time, line: `${name}: not reported (${span})`, log_ids: sourceIds(listing) });
   }
   return missed;
 }
