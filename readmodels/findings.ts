@@ -53,10 +53,13 @@ export const LIMITS_TEXT = [
   `CGM glucose below ${GLUCOSE_LOW} or above ${GLUCOSE_HIGH} mg/dL`, `device SpO2 below ${SPO2_LOW}%`,
 ].join("; ");
 
-/** Measurements out of VITAL_LIMITS at or after `since` (and at or before `until`). */
-export function vitalsOutOfRange(state: PatientState, since: string, until?: string): Finding[] {
+/**
+ * Measurements out of VITAL_LIMITS taken `inRange` (the caller's window: the alert's
+ * `atOrAfter(since)`, get_changes' half-open window).
+ */
+export function vitalsOutOfRange(state: PatientState, inRange: (ts: string) => boolean): Finding[] {
   const out: Finding[] = [];
-  for (const h of (doc(state, "vitals")?.history ?? []).filter((x) => within(x.timestamp, since, until))) {
+  for (const h of (doc(state, "vitals")?.history ?? []).filter((x) => inRange(x.timestamp))) {
     // In VITAL_LIMITS' order, whatever order the log listed them in.
     const bad = Object.entries(VITAL_LIMITS).flatMap(([k, l]) => {
       const v = h.measurements[k];
@@ -68,23 +71,19 @@ export function vitalsOutOfRange(state: PatientState, since: string, until?: str
   return out;
 }
 
-/** CGM glucose and device SpO2 out of range at or after `since` (and at or before `until`). */
-export function deviceOutOfRange(state: PatientState, since: string, until?: string): Finding[] {
+/** CGM glucose and device SpO2 out of range, read `inRange` (as vitalsOutOfRange). */
+export function deviceOutOfRange(state: PatientState, inRange: (ts: string) => boolean): Finding[] {
   const glucose = (doc(state, "glucose")?.recent ?? [])
-    
-    .filter((r) => within(r.timestamp, since, until) && (r.glucose_mg_dl < GLUCOSE_LOW || r.glucose_mg_dl > GLUCOSE_HIGH))
+    .filter((r) => inRange(r.timestamp) && (r.glucose_mg_dl < GLUCOSE_LOW || r.glucose_mg_dl > GLUCOSE_HIGH))
     .map((r) => ({ timestamp: r.timestamp, line: `CGM glucose ${r.glucose_mg_dl} mg/dL`, log_ids: [r.log_id] }));
   const spo2 = (doc(state, "heart")?.recent ?? [])
-    .filter((e) => e.kind === "spo2" && within(e.timestamp, since, until) && typeof e.values.spo2_percent === "number" && e.values.spo2_percent < SPO2_LOW)
+    .filter((e) => e.kind === "spo2" && inRange(e.timestamp) && typeof e.values.spo2_percent === "number" && e.values.spo2_percent < SPO2_LOW)
     .map((e) => ({ timestamp: e.timestamp, line: `device SpO2 ${String(e.values.spo2_percent)}%`, log_ids: [e.log_id] }));
   return [...glucose, ...spo2];
 }
 
-/** `ts` in [since, until] as instants (until open when left out). */
-export function within(ts: string, since: string, until?: string): boolean {
-  const t = Date.parse(ts);
-  return t >= Date.parse(since) && (until === undefined || t <= Date.parse(until));
-}
+/** `ts` at or after `since`, as instants: the provider alert's window. */
+export const atOrAfter = (since: string) => (ts: string): boolean => Date.parse(ts) >= Date.parse(since);
 
 /** A medication's scheduled doses with no report, and the listing its schedule comes from. */
 export interface UnreportedDoses {

@@ -16,8 +16,7 @@ import { inWindow, newestFirst, type ChangeItem, type ChangeWindow, type Clinica
 
 export { inWindow, type ChangeItem, type ChangeWindow, type ClinicalChanges } from "./types.js";
 
-const outOfRange = (findings: Finding[], w: ChangeWindow): ChangeItem[] =>
-  findings.filter((f) => inWindow(f.timestamp, w)).map((f) => ({ kind: "out_of_range", what: f.line, at: f.timestamp, log_ids: f.log_ids }));
+const outOfRange = (findings: Finding[]): ChangeItem[] => findings.map((f) => ({ kind: "out_of_range", what: f.line, at: f.timestamp, log_ids: f.log_ids }));
 
 const score = (i: Instrument["latest"]) => `${i.total_score ?? "?"}${i.total_score_max !== null ? `/${i.total_score_max}` : ""}${i.severity_category ? ` (${i.severity_category})` : ""}`;
 
@@ -72,12 +71,13 @@ function encounterChanges(after: PatientState, w: ChangeWindow): ChangeItem[] {
 /** Every domain's changes in the window, newest first within each. */
 export function clinicalChanges(before: PatientState, after: PatientState, w: ChangeWindow, logs: readonly LogRecord[]): ClinicalChanges {
   const sorted = (items: ChangeItem[]) => items.sort(newestFirst);
+  const inW = (ts: string) => inWindow(ts, w);
   return {
     symptoms: sorted(symptomChanges(before, after, w)),
     labs: sorted(labChanges(before, after, w)),
     medications: sorted(medicationChanges(before, after, w, logs)),
-    vitals: sorted(outOfRange(vitalsOutOfRange(after, w.since, w.until), w)),
-    devices: sorted(outOfRange(deviceOutOfRange(after, w.since, w.until), w)),
+    vitals: sorted(outOfRange(vitalsOutOfRange(after, inW))),
+    devices: sorted(outOfRange(deviceOutOfRange(after, inW))),
     questionnaires: sorted(questionnaireChanges(before, after, w)),
     encounters: sorted(encounterChanges(after, w)),
   };

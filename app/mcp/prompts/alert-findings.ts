@@ -6,7 +6,7 @@ import { findMissedDoses, localClock, referenceText, type Finding } from "../../
 import { changeAt } from "../../../readmodels/modules/questionnaires/index.js";
 import { changeText, priorOf, resultFlags, scoreText } from "../../../readmodels/views/questionnaire.js";
 
-export { deviceOutOfRange, LIMITS_TEXT, localClock, referenceText, VITAL_LIMITS, vitalsOutOfRange, type Finding } from "../../../readmodels/findings.js";
+export { atOrAfter, deviceOutOfRange, LIMITS_TEXT, localClock, referenceText, VITAL_LIMITS, vitalsOutOfRange, type Finding } from "../../../readmodels/findings.js";
 
 /** When the symptom's current run of severe reports began (its first severe report since a milder one). */
 function severeSince(s: Symptom): string | null {

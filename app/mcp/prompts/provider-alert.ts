@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { PatientState } from "../../../readmodels/patient-state.js";
-import { abnormalLabs, deviceOutOfRange, latestOf, LIMITS_TEXT, missedDoses, questionnaireChanges, severeSymptoms, vitalsOutOfRange, type Finding } from "./alert-findings.js";
+import { abnormalLabs, atOrAfter, deviceOutOfRange, latestOf, LIMITS_TEXT, missedDoses, questionnaireChanges, severeSymptoms, vitalsOutOfRange, type Finding } from "./alert-findings.js";
 import { AppError } from "../../../src/errors.js";
 import { patientIdArg, type McpContext } from "../context.js";
 import { cite, promptPatient, resolvePrompt, userMessage } from "./shared.js";
@@ -17,8 +17,8 @@ function findings(state: PatientState, since: string, now: string) {
     severe: severe.fresh.sort(newestFirst),
     ongoing: severe.ongoing.sort(newestFirst),
     labs: abnormalLabs(state, since).sort(newestFirst),
-    vitals: vitalsOutOfRange(state, since).sort(newestFirst),
-    devices: deviceOutOfRange(state, since).sort(newestFirst),
+    vitals: vitalsOutOfRange(state, atOrAfter(since)).sort(newestFirst),
+    devices: deviceOutOfRange(state, atOrAfter(since)).sort(newestFirst),
     missed: missedDoses(state, since, now).sort(newestFirst),
     questionnaires: questionnaireChanges(state, since).sort(newestFirst),
   };
