@@ -35,7 +35,10 @@ export function resourceLogs(logs: FhirLog[], patientId: string, resource: Resou
 /**
  * The catalog's verdict on each derived log before anything is written, so a resource
  * is stored whole or not at all: a mapped payload the catalog refuses (a value too long
- * for its field, say) is that resource's error, located in the resource.
+ * for its field, say) is that resource's error, located in the resource. The write path
+ * validates each log again (every log written is); it alone would answer a
+ * `validation_error` at a log path the resource does not have, store a resource's other
+ * logs, and let a transaction through (test/e2e/fhir-write.test.ts pins this).
  */
 export function catalogProblems(raw: Record<string, unknown>[], at: (string | number)[]): { message: string; details: ErrorDetail[] } | null {
   for (const log of raw) {

@@ -18,6 +18,15 @@ const condition = (id: string, snomed: string, text: string, extra: Partial<Cond
   ...extra,
 });
 
+/** A heart rate the catalog refuses (below 0): valid FHIR, mapped, but no vitals_measurement log can hold it. */
+const badHeartRate = (id: string, extra: Record<string, unknown> = {}) => ({
+  resourceType: "Observation", id, status: "final",
+  category: [{ coding: [{ system: "http://terminology.hl7.org/CodeSystem/observation-category", code: "vital-signs" }] }],
+  code: { coding: [{ system: "http://loinc.org", code: "8867-4", display: "Heart rate" }] },
+  effectiveDateTime: "2025-06-01T08:00:00Z", valueQuantity: { value: -5, unit: "/min", system: "http://unitsofmeasure.org", code: "/min" },
+  ...extra,
+});
+
 const post = (url: string, payload: unknown) => t.app.inject({ method: "POST", url, headers: t.auth, payload: payload as object });
 const conditions = async (who: string) =>
   (await t.app.inject({ method: "GET", url: `/v1/state/${who}/stable`, headers: t.auth })).json().modules.condition_diagnosis;
@@ -67,6 +76,14 @@ describe("POST /v1/fhir/resource", () => {
     const invalid = (await post("/v1/fhir/resource", { patient_id: pid, resource: condition("c-3", "195967001", "Asthma", { onsetDateTime: "2025-02-30x" }) })).json();
     expect(invalid).toMatchObject({ accepted: 0, failed: 1, errors: [{ code: "fhir_invalid", details: [{ location: ["body", "resource", "onsetDateTime"], input_value: "2025-02-30x" }] }] });
     expect(JSON.stringify(await conditions(pid))).not.toContain("Asthma");
+  });
+
+  it("refuses a resource whose derived log the catalog refuses as the resource's error, at the resource, storing nothing", async () => {
+    const r = (await post("/v1/fhir/resource", { patient_id: pid, resource: badHeartRate("o-neg") })).json();
+    const message = "maps to a vitals_measurement log the catalog refuses: resource.payload.measurements.heart_rate_bpm must be at least 0";
+    expect(r).toMatchObject({ accepted: 0, failed: 1, errors: [{ index: 0, code: "fhir_unmappable", message: `Observation ${message}`, details: [{ location: ["body", "resource"], message }] }] });
+    const logs = (await t.app.inject({ method: "GET", url: `/v1/state/${pid}/logs?log_types=vitals_measurement`, headers: t.auth })).json();
+    expect(logs.logs).toHaveLength(0);
   });
 
   it("takes application/fhir+json", async () => {
@@ -137,6 +154,18 @@ describe("POST /v1/fhir", () => {
     expect(r.statusCode).toBe(422);
     expect(r.json().details.map((d: any) => d.location)).toContainEqual(["body", "entry", 2, "resource", "recordedDate"]);
     const none = (await t.app.inject({ method: "GET", url: "/v1/patients?system=urn:oid:1.2.36.146.595.217.0.1&value=MRN-200", headers: t.auth })).json();
+    expect(none.patients).toHaveLength(0);
+  });
+
+  it("refuses a transaction whole when an entry's derived log is one the catalog refuses, creating no patient", async () => {
+    const b = bundle("transaction", "MRN-300", [
+      { fullUrl: "urn:uuid:t3", resource: condition("t-c3", "35489007", "Depressive disorder", { subject: ref }) },
+      { fullUrl: "urn:uuid:t4", resource: badHeartRate("t-o1", { subject: ref }) },
+    ]);
+    const r = await post("/v1/fhir?create_patients=true", b);
+    expect(r.statusCode).toBe(422);
+    expect(r.json().details).toContainEqual(expect.objectContaining({ location: ["body", "entry", 2, "resource"], type: "fhir_unmappable", message: expect.stringMatching(/^Observation maps to a vitals_measurement log the catalog refuses: /) }));
+    const none = (await t.app.inject({ method: "GET", url: "/v1/patients?system=urn:oid:1.2.36.146.595.217.0.1&value=MRN-300", headers: t.auth })).json();
     expect(none.patients).toHaveLength(0);
   });
 
