@@ -69,8 +69,9 @@ export async function lossyProxy(base: string, plan: (method: string, path: stri
   };
 }
 
-/** A scripted answer in the spec's error shape. */
-export const specAnswer = (status: number, headers: Record<string, string> = {}, details: unknown[] = []) => (res: ServerResponse) => {
+/** A scripted answer in the spec's error shape; `errorType` defaults to server_error for a 5xx or 429, else error. */
+export const specAnswer = (status: number, headers: Record<string, string> = {}, details: unknown[] = [], errorType?: string) => (res: ServerResponse) => {
+  const error_type = errorType ?? (status >= 500 || status === 429 ? "server_error" : "error");
   res.writeHead(status, { "content-type": "application/json", ...headers });
-  res.end(JSON.stringify({ error: true, status_code: status, error_type: status >= 500 || status === 429 ? "server_error" : "error", message: `scripted ${status}`, details, timestamp: new Date().toISOString() }));
+  res.end(JSON.stringify({ error: true, status_code: status, error_type, message: `scripted ${status}`, details, timestamp: new Date().toISOString() }));
 };
