@@ -1,147 +1,23 @@
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  AuthenticationError, AuthorizationError, ConflictError, NetworkError, NotFoundError, PatientStateClient, RateLimitError, ServerError,
-} from "../../client/index.js";
-import { startStack, type TestStack } from "../support/stack.js";
+import { AuthenticationError, AuthorizationError, ConflictError, NotFoundError, PatientStateClient } from "../../client/index.js";
+import { startListening } from "../support/console.js";
+import { eventually, type TestStack } from "../support/stack.js";
 
+// The client's admin side: projects, keys and tokens, operations reads and ingestion jobs.
+// Retries and network failures are in client-failures.test.ts.
 let t: TestStack;
 let base: string;
 let pss: PatientStateClient;
 
 beforeAll(async () => {
-  t = await startStack();
-  await t.app.listen({ port: 0, host: "127.0.0.1" });
-  base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+  ({ t, base } = await startListening());
   pss = new PatientStateClient({ baseUrl: base, apiKey: t.adminKey });
 });
 afterAll(async () => {
   await t?.close();
-});
-
-/** Polls until `check` holds: revocations reach the caches through a KV watch. */
-async function eventually(check: () => Promise<boolean>, ms = 3_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-const body = async (req: IncomingMessage) => {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-};
-
-/** A stand-in in front of the service: `script` answers the first requests, the rest go through to the service. */
-async function frontServer(script: ((res: import("node:http").ServerResponse) => void)[]): Promise<{ url: string; hits: () => number; close: () => Promise<void> }> {
-  let hits = 0;
-  const answer = async (req: IncomingMessage, res: ServerResponse) => {
-    const step = script[hits++];
-    const payload = await body(req);
-    if (step) return step(res);
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "connection", "content-length"].includes(k))) as Record<string, string>;
-    const up = await fetch(base + req.url, { method: req.method, headers, body: payload.length > 0 ? payload : undefined });
-    res.writeHead(up.status, { "content-type": up.headers.get("content-type") ?? "application/json" });
-    res.end(Buffer.from(await up.arrayBuffer()));
-  };
-  const server: Server = createServer((req, res) => void answer(req, res));
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}`, hits: () => hits, close: () => new Promise((r) => server.close(() => r())) };
-}
-
-const specError = (status: number, error_type: string, extra: Record<string, string> = {}, details: unknown[] = []) => (res: import("node:http").ServerResponse) => {
-  res.writeHead(status, { "content-type": "application/json", ...extra });
-  res.end(JSON.stringify({ error: true, status_code: status, error_type, message: `scripted ${status}`, details, timestamp: new Date().toISOString() }));
-};
-
-describe("client: retries and network failures", () => {
-  it("retries 5xx with backoff and succeeds when the service recovers", async () => {
-    const created = await pss.patients.create({ first_name: "Before" });
-    const front = await frontServer([specError(503, "server_error"), specError(503, "server_error")]);
-    const c = new PatientStateClient({ baseUrl: front.url, apiKey: t.adminKey, retryBaseMs: 20 });
-    const p = await c.patients.update(created.id, { first_name: "Retry" });
-    expect(front.hits()).toBe(3);
-    expect((await pss.patients.get(p.id)).first_name).toBe("Retry");
-    await front.close();
-  });
-
-  it("keeps a logger's batch queued through failed sends and delivers it once", async () => {
-    const p = (await pss.patients.create()).id;
-    const front = await frontServer([specError(503, "server_error"), specError(502, "server_error")]);
-    const c = new PatientStateClient({ baseUrl: front.url, apiKey: t.adminKey, retries: 0 });
-    const logger = c.logs.logger({ flushIntervalMs: 60_000 });
-    await logger.log({ log_type: "user_login", patient_id: p, timestamp: "2026-07-01T10:00:00Z", payload: {} });
-    await logger.flush();
-    await logger.flush();
-    expect(logger.stats).toMatchObject({ queued: 1, sent: 0 });
-    await logger.close();
-    expect(logger.stats).toMatchObject({ queued: 0, sent: 1, accepted: 1 });
-    expect(await pss.logs(p).count()).toBe(1);
-    await front.close();
-  });
-
-  it("waits between a closing logger's tries of a failing batch instead of sending them back to back", async () => {
-    const p = (await pss.patients.create()).id;
-    const front = await frontServer([specError(503, "server_error"), specError(503, "server_error")]);
-    const c = new PatientStateClient({ baseUrl: front.url, apiKey: t.adminKey, retries: 0 });
-    const logger = c.logs.logger({ flushIntervalMs: 60_000 });
-    await logger.log({ log_type: "user_login", patient_id: p, timestamp: "2026-07-02T10:00:00Z", payload: {} });
-    const started = Date.now();
-    await logger.close();
-    // Tries after 0, 250 and 500 ms: the third goes through.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(700);
-    expect(front.hits()).toBe(3);
-    expect(logger.stats).toMatchObject({ queued: 0, sent: 1, accepted: 1 });
-    await front.close();
-  });
-
-  it("honours Retry-After on 429", async () => {
-    const detail = [{ type: "rate_limit", message: "slow down", retry_after: 1 }];
-    const front = await frontServer([specError(429, "server_error", { "retry-after": "1" }, detail)]);
-    const c = new PatientStateClient({ baseUrl: front.url, apiKey: t.adminKey, retryBaseMs: 1 });
-    const started = Date.now();
-    expect((await c.projects.list()).map((p) => p.slug)).toContain("default");
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
-    expect(front.hits()).toBe(2);
-    await front.close();
-  });
-
-  it("gives up with typed errors once the retries are spent", async () => {
-    const detail = [{ type: "rate_limit", message: "slow down", retry_after: 0 }];
-    const front = await frontServer([specError(500, "internal_server_error"), specError(500, "internal_server_error"), specError(429, "server_error", {}, detail), specError(429, "server_error", {}, detail)]);
-    const c = new PatientStateClient({ baseUrl: front.url, apiKey: t.adminKey, retries: 1, retryBaseMs: 1 });
-    const e5 = await c.projects.list().catch((e: unknown) => e);
-    expect(e5).toBeInstanceOf(ServerError);
-    expect(e5).toMatchObject({ status_code: 500, error_type: "internal_server_error" });
-    const e429 = await c.projects.list().catch((e: unknown) => e);
-    expect(e429).toBeInstanceOf(RateLimitError);
-    expect((e429 as RateLimitError).retryAfter).toBe(0);
-    expect(front.hits()).toBe(4);
-    await front.close();
-  });
-
-  it("surfaces a closed port as a NetworkError after retrying", async () => {
-    const closed = await frontServer([]);
-    await closed.close();
-    const c = new PatientStateClient({ baseUrl: closed.url, apiKey: "k", retries: 2, retryBaseMs: 5 });
-    const err = await c.patients.get("pat_x").catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(NetworkError);
-    expect((err as NetworkError).message).toMatch(/ECONNREFUSED/);
-    expect(err).toMatchObject({ status_code: 0, error_type: "network_error" });
-  });
-
-  it("treats an attempt over timeoutMs as a network failure", async () => {
-    const front = await frontServer([() => undefined]);
-    const c = new PatientStateClient({ baseUrl: front.url, apiKey: t.adminKey, retries: 0, timeoutMs: 100 });
-    await expect(c.admin.health()).rejects.toThrow(/no answer within 100 ms/);
-    await front.close().catch(() => undefined);
-  });
 });
 
 describe("client: projects, keys and tokens", () => {
@@ -185,7 +61,9 @@ describe("client: projects, keys and tokens", () => {
     expect(denied).toBeInstanceOf(AuthorizationError);
     expect(denied).toMatchObject({ status_code: 403, error_type: "authorization_error" });
     expect((await pss.apiKeys.revoke(k.id)).revoked_at).not.toBeNull();
-    await eventually(async () => (await reader.query().count().catch((e: unknown) => e)) instanceof AuthenticationError);
+    // Revocations reach the caches through a KV watch.
+    const refused = await eventually(() => reader.query().count().catch((e: unknown) => e), (e) => e instanceof AuthenticationError, 3_000);
+    expect(refused).toBeInstanceOf(AuthenticationError);
     const bad = new PatientStateClient({ baseUrl: base, apiKey: "not-a-key" });
     await expect(bad.projects.list()).rejects.toMatchObject({ status_code: 401, error_type: "authentication_error" });
   });
