@@ -6,8 +6,8 @@ import { startCliStack, type Cli, type CliStack } from "../support/cli.js";
 import { lossyProxy } from "../support/lossy-proxy.js";
 import type { TestStack } from "../support/stack.js";
 
-// The pss commands that run the service rather than its patient data: usage, keys,
-// projects, login and ingestion jobs. Writing and reading data is in cli-data.test.ts.
+// The pss commands that run the service rather than read its patient data: keys, projects,
+// login and ingestion jobs. --help and writing and reading data are in cli-data.test.ts.
 let close: CliStack["close"] | undefined;
 let t: TestStack;
 let base: string;
@@ -23,27 +23,6 @@ afterAll(async () => {
 });
 
 describe("pss command-line tool", () => {
-  it("explains itself with --help and refuses unknown commands and options", async () => {
-    const [main, query, unknown, badOpt] = await Promise.all([cli(["--help"]), cli(["query", "--help"]), cli(["frobnicate"]), cli(["keys", "list", "--bogus"])]);
-    expect(main.code).toBe(0);
-    for (const c of ["validate", "ingest", "query", "logs", "state", "keys", "projects", "login"]) expect(main.stdout).toContain(`  ${c}`);
-    expect(query.code).toBe(0);
-    expect(query.stdout).toContain("--where EXPR");
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain("unknown command");
-    expect(badOpt.code).toBe(2);
-    expect(badOpt.stderr).toMatch(/Unknown option '--bogus'/);
-  });
-
-  it("documents exit code 3 and the order of state pages in --help", async () => {
-    const [main, jobs, state] = await Promise.all([cli(["--help"]), cli(["jobs", "--help"]), cli(["state", "--help"])]);
-    expect(main.stdout).toMatch(/3 an ingestion job completed with errors/);
-    expect(jobs.stdout).toMatch(/jobs wait: .*\n?.*3 completed with errors/);
-    expect(state.stdout).toMatch(/logs newest first, events \(what each applied log changed\) oldest first/);
-    expect(state.stdout).toContain("--cursor C");
-    expect(state.stdout).not.toContain("per page (newest first)");
-  });
-
   it("creates, lists and revokes API keys", async () => {
     const created = await cli(["keys", "create", "--name", "cli-bot", "--scope", "sdk:event-log,sdk:state-read", "--json"]);
     expect(created.code).toBe(0);

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PatientStateClient } from "../../client/index.js";
 import { startCliStack, type Cli, type CliStack } from "../support/cli.js";
 
-// The pss commands that write and read patient data: validate, logs send, state, query and
-// fhir send. Usage, keys, projects, login and ingestion jobs are in cli-admin.test.ts.
+// pss --help, and the commands that write and read patient data: validate, logs send, state,
+// query and fhir send. Keys, projects, login and ingestion jobs are in cli-admin.test.ts.
 let close: CliStack["close"] | undefined;
 let dir: string;
 let pss: PatientStateClient;
@@ -28,6 +28,27 @@ afterAll(async () => {
 });
 
 describe("pss command-line tool", () => {
+  it("explains itself with --help and refuses unknown commands and options", async () => {
+    const [main, query, unknown, badOpt] = await Promise.all([cli(["--help"]), cli(["query", "--help"]), cli(["frobnicate"]), cli(["keys", "list", "--bogus"])]);
+    expect(main.code).toBe(0);
+    for (const c of ["validate", "ingest", "query", "logs", "state", "keys", "projects", "login"]) expect(main.stdout).toContain(`  ${c}`);
+    expect(query.code).toBe(0);
+    expect(query.stdout).toContain("--where EXPR");
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown command");
+    expect(badOpt.code).toBe(2);
+    expect(badOpt.stderr).toMatch(/Unknown option '--bogus'/);
+  });
+
+  it("documents exit code 3 and the order of state pages in --help", async () => {
+    const [main, jobs, state] = await Promise.all([cli(["--help"]), cli(["jobs", "--help"]), cli(["state", "--help"])]);
+    expect(main.stdout).toMatch(/3 an ingestion job completed with errors/);
+    expect(jobs.stdout).toMatch(/jobs wait: .*\n?.*3 completed with errors/);
+    expect(state.stdout).toMatch(/logs newest first, events \(what each applied log changed\) oldest first/);
+    expect(state.stdout).toContain("--cursor C");
+    expect(state.stdout).not.toContain("per page (newest first)");
+  });
+
   it("validates a JSONL file offline: exit 0 when valid, 1 with each bad line", async () => {
     const good = join(dir, "good.jsonl");
     const bad = join(dir, "bad.jsonl");
