@@ -7,11 +7,13 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
-    // Vitest reads isolation per pool, not per project: the unit tier runs on the threads
-    // pool, whose files share a worker's modules (no fresh module graph per file: most of
-    // the tier's time), while int and e2e files each get a fresh process on the forks pool,
-    // as they open connections and servers.
-    poolOptions: { threads: { isolate: false } },
+    // No fresh module graph per file: a worker imports the app (and loads chdb) once and
+    // runs file after file, where a fresh process per int or e2e file spent more time
+    // loading than most files spend testing. Files still share nothing they do not
+    // close: each stack has its own namespace and data directory (test/support/stack.ts).
+    // Vitest reads isolation per pool, not per project: the unit tier is on the threads
+    // pool, the int and e2e tiers on forks, as they open connections, servers and processes.
+    poolOptions: { threads: { isolate: false }, forks: { isolate: false } },
     // The tiers: `npx vitest run --project unit` (or int, e2e).
     projects: [
       { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"], pool: "threads" } },
