@@ -17,8 +17,8 @@ export default defineConfig({
     // The tiers: `npx vitest run --project unit` (or int, e2e).
     projects: [
       { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"], pool: "threads" } },
-      { extends: true, test: { name: "int", include: ["test/int/**/*.test.ts"] } },
-      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"] } },
+      { extends: true, test: { name: "int", include: ["test/int/**/*.test.ts"], setupFiles: ["test/support/file-teardown.ts"] } },
+      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], setupFiles: ["test/support/file-teardown.ts"] } },
     ],
   },
 });
