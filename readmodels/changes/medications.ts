@@ -1,7 +1,7 @@
 /** The medication list's changes, and the doses missed, between two states. */
 import type { LogRecord } from "../log-record.js";
-import type { Medication } from "../modules/medications/index.js";
-import type { PatientState } from "../patient-state.js";
+import { setBy, type Medication } from "../modules/medications/index.js";
+import { moduleEntry, type PatientState } from "../patient-state.js";
 import { findMissedDoses, localClock } from "../findings.js";
 import { doc, sourceIds } from "../views/lib.js";
 import { keyOf } from "../views/medication.js";
@@ -34,6 +34,8 @@ function removal(logs: readonly LogRecord[], m: Medication): LogRecord | undefin
 function listChanges(before: PatientState, after: PatientState, w: ChangeWindow, logs: readonly LogRecord[]): ChangeItem[] {
   const was = new Map((doc(before, "medications")?.medications ?? []).map((m) => [keyOf(m), m]));
   const now = doc(after, "medications")?.medications ?? [];
+  const beforeClocks = moduleEntry(before, "medications")?.clocks ?? {};
+  const afterClocks = moduleEntry(after, "medications")?.clocks ?? {};
   const out: ChangeItem[] = [];
   for (const m of now) {
     const b = was.get(keyOf(m));
@@ -43,11 +45,15 @@ function listChanges(before: PatientState, after: PatientState, w: ChangeWindow,
     }
     const changed = FIELDS.filter((f) => JSON.stringify(b[f] ?? null) !== JSON.stringify(m[f] ?? null));
     if (changed.length === 0) continue;
+    // Cite as symptoms and labs do: the log that set the values said after the arrow, then
+    // the one that set those before it (an update in between, 500 → 750 → 1000 mg, is neither).
+    const by = setBy(afterClocks, m, changed) ?? windowSources(m, w).at(-1);
+    const from = setBy(beforeClocks, b, changed);
     out.push({
       kind: "changed",
       what: `${nameOf(m)}: ${changed.map((f) => `${f} ${shown(b[f])} → ${shown(m[f])}`).join("; ")}`,
       at: m.updated_at,
-      log_ids: windowSources(m, w),
+      log_ids: [...(by ? [by] : []), ...(from && from !== by ? [from] : [])],
       before: Object.fromEntries(changed.map((f) => [f, b[f] ?? null])),
       after: Object.fromEntries(changed.map((f) => [f, m[f] ?? null])),
     });

@@ -217,6 +217,11 @@ function hasLeaf(o: Obj, clears: boolean): boolean {
   return false;
 }
 
+/** The event time of the last write at `path`, if one was recorded: which log set a value. */
+export function clockAt(clocks: Clocks, path: Path): string | undefined {
+  return clocks[keyOf(path)];
+}
+
 /** Forgets the clocks under `base` (an entry that was removed). */
 export function dropClocks(clocks: Clocks, base: Path): Clocks {
   const prefix = childPrefix(base);

@@ -97,7 +97,7 @@ describe("get_changes: what changed since the last visit", () => {
     const m = r.medications;
     expect(m.find((x: any) => x.kind === "added")).toMatchObject({ what: expect.stringContaining("Lisinopril"), log_ids: [ids.get("add")] });
     expect(m.find((x: any) => x.kind === "removed")).toMatchObject({ what: "Ondansetron: taken off the list", log_ids: [ids.get("stop")] });
-    expect(m.find((x: any) => x.kind === "changed")).toMatchObject({ what: "Metformin: dose 500 mg → 1000 mg", before: { dose: "500 mg" }, after: { dose: "1000 mg" }, log_ids: [ids.get("dose_change")] });
+    expect(m.find((x: any) => x.kind === "changed")).toMatchObject({ what: "Metformin: dose 500 mg → 1000 mg", before: { dose: "500 mg" }, after: { dose: "1000 mg" }, log_ids: [ids.get("dose_change"), ids.get("list")] });
     expect(m.find((x: any) => x.kind === "skipped_dose")).toMatchObject({ log_ids: [ids.get("skipped")] });
   });
 

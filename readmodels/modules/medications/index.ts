@@ -1,7 +1,9 @@
+import { clockAt, type Clocks } from "../../lib/clocks.js";
 import { actionOf, applyEntry, type EntryMeta } from "../../lib/entities.js";
 import { itemExtensions } from "../../lib/extensions.js";
 import { findByIdentity, identityKey, type Identity } from "../../lib/identity.js";
 import { items, text } from "../../lib/payload.js";
+import { cmpTime } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
 import type { LogPayloads } from "../../../catalog/payloads.js";
 
@@ -51,6 +53,19 @@ export function findMedication(
   if (!doc) return undefined;
   const i = findByIdentity(doc.medications, identityOf({ rxnorm_cui: ref.rxnorm_cui ?? null, medication_name: ref.medication_name ?? null }), identityOf);
   return i >= 0 ? doc.medications[i] : undefined;
+}
+
+/**
+ * The log that last wrote any of `fields` of a listed medication (by the module's write
+ * clocks, matched to its sources): what a change cites. Undefined when that log has left
+ * the kept sources.
+ */
+export function setBy(clocks: Clocks, m: Medication, fields: readonly string[]): string | undefined {
+  const times = fields.map((f) => clockAt(clocks, ["medications", keyOf(m), f])).filter((t): t is string => t !== undefined);
+  if (times.length === 0) return undefined;
+  const last = times.reduce((a, b) => (cmpTime(a, b) >= 0 ? a : b));
+  // Two writes at one instant: the later source, as the later write won.
+  return [...m.sources].reverse().find((s) => cmpTime(s.timestamp, last) === 0)?.log_id;
 }
 
 export const handles = ["medication_list_update"] as const;
