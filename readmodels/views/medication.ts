@@ -47,10 +47,16 @@ export function schedulesAt(state: PatientState, at: string | null): readonly Me
   return scheduleUntil(a, doc(state, "medications"), at, state.timezone).schedule;
 }
 
+/** Scheduled medications taken off the list but still in the tracked week, as they were listed. */
+export function endedListings(state: PatientState): Medication[] {
+  const listed = new Set((doc(state, "medications")?.medications ?? []).map(keyOf));
+  return (doc(state, "adherence")?.removed ?? []).map((r) => r.medication).filter((m) => !listed.has(keyOf(m)));
+}
+
 function weekSchedules(state: PatientState, meds: readonly Medication[], w: Window): WeekSchedules {
   const out = new Map<Medication, ScheduledDose[]>();
   const schedules = schedulesAt(state, w.asOf);
-  for (const m of meds) {
+  for (const m of [...meds, ...endedListings(state)]) {
     const sch = schedules.find((x) => keyOf(x) === keyOf(m));
     if (sch) out.set(m, sch.doses.filter((d) => inWeek(w, d.scheduled_time)));
   }
@@ -189,7 +195,8 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
   const recentAe = events.filter((e) => inWeek(w, e.timestamp));
   const olderAe = events.filter((e) => !inWeek(w, e.timestamp));
   const weekly = weekSchedules(state, meds, w);
-  const missed = missedDoses(meds, a, weekly, w);
+  // A medication taken off the list still missed the doses due while it was on it.
+  const missed = missedDoses([...meds, ...endedListings(state)], a, weekly, w);
   return [
     ...block("current_medications", "Current medications", "long_term", meds.map((m) => medLine(m, w)), meds.flatMap(sourceIds),
       meds.map((m) => ({
@@ -228,6 +235,8 @@ function expiresAt(state: PatientState, w: Window): string | null {
   const readMs = timeMs(w.asOf);
   let next = Infinity;
   for (const sch of doc(state, "adherence")?.schedule ?? []) {
+    // Off the list: no dose of it is due any more.
+    if (sch.removed_at !== null) continue;
     for (const date of [w.lastDay, addDays(w.lastDay, 1)]) {
       for (const time of sch.schedule_times) {
         const closes = zonedMs(date, time, state.timezone) + sch.window_minutes * 60_000;

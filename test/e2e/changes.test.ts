@@ -129,3 +129,42 @@ describe("get_changes: what changed since the last visit", () => {
     expect(early.logs_in_window.total).toBe(2);
   });
 });
+
+describe("get_changes: a medication taken off the list and a dose changed twice (the outside tester's patient)", () => {
+  const nov = (d: number, hh: number, mm = 0) => new Date(Date.UTC(2026, 10, d, hh, mm)).toISOString();
+  const got = new Map<string, string>();
+  let p1: string;
+  beforeAll(async () => {
+    p1 = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: { timezone: "Europe/London" } })).json().id;
+    const list = (name: string, ts: string, medications: Record<string, unknown>[]) => ({ name, log: { log_type: "medication_list_update", patient_id: p1, timestamp: ts, payload: { medications } } });
+    const dose = (cui: string, d: number, hh: number) => ({ name: `${cui}-${d}`, log: { log_type: "medication_adherence", patient_id: p1, timestamp: nov(d, hh, 5),
+      payload: { medication_adherence: [{ status: "taken", rxnorm_cui: cui, scheduled_time: nov(d, hh) }] } } });
+    const logs = [
+      list("listed", nov(20, 7), [
+        { action: "add", medication_name: "Metformin", rxnorm_cui: "860975", dose: "500 mg", schedule_times: ["08:00"] },
+        { action: "add", medication_name: "Lisinopril", rxnorm_cui: "29046", dose: "10 mg", frequency: "QD", schedule_times: ["09:00"] },
+      ]),
+      list("to750", nov(22, 10), [{ action: "update", rxnorm_cui: "860975", dose: "750 mg" }]),
+      list("to1000", nov(24, 7), [{ action: "update", rxnorm_cui: "860975", dose: "1000 mg" }]),
+      list("removed", nov(24, 8, 30), [{ action: "delete", rxnorm_cui: "29046" }]),
+      ...[20, 21, 22, 23, 24, 25, 26].map((d) => dose("860975", d, 8)),
+      ...[20, 21].map((d) => dose("29046", d, 9)),
+    ];
+    const r = (await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: logs.map((x) => x.log) } })).json();
+    expect(r.accepted, JSON.stringify(r.errors?.slice(0, 3))).toBe(logs.length);
+    logs.forEach((x, i) => got.set(x.name, r.results[i].id));
+  });
+
+  it("keeps the removed medication's missed doses, and cites the logs on each side of a change", async () => {
+    const res = await t.app.inject({ method: "GET", url: `/v1/state/${p1}/changes?since=${nov(21, 12)}&until=${nov(25, 12)}`, headers: t.auth });
+    expect(res.statusCode).toBe(200);
+    const m = res.json().medications;
+    expect(m.find((x: any) => x.kind === "doses_not_reported" && x.what.startsWith("Lisinopril"))).toMatchObject({
+      what: "Lisinopril: 2 scheduled doses not reported (2026-11-22 09:00 to 2026-11-23 09:00)", log_ids: [got.get("listed")],
+    });
+    expect(m.find((x: any) => x.kind === "changed")).toMatchObject({ what: "Metformin: dose 500 mg → 1000 mg", log_ids: [got.get("to1000"), got.get("listed")] });
+    const mod = (await t.app.inject({ method: "GET", url: `/v1/state/${p1}/event-modules/adherence`, headers: t.auth })).json();
+    const lis = mod.payload.schedule.find((s: any) => s.rxnorm_cui === "29046");
+    expect(lis).toMatchObject({ removed_at: nov(24, 8, 30), expected: 4, taken: 2, unreported: 2 });
+  });
+});

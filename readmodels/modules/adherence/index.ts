@@ -5,9 +5,11 @@ import { finite, items, oneOf, text } from "../../lib/payload.js";
 import { maxTime, minTime, timeMs } from "../../lib/time.js";
 import { withDoc, type ModuleContext, type ModuleState, type ReadModel } from "../../module.js";
 import { DEFAULT_ADHERENCE_WINDOW_MINUTES, findMedication, type Medication, type MedicationsDoc } from "../medications/index.js";
+import { endedMedications, noteRemovals, type RemovedMedication } from "./removed.js";
 import { horizonOf, observeSchedules, trackSchedules, type DoseRef, type MedicationSchedule, type ScheduleHistory } from "./schedule.js";
 
 export type { MedicationSchedule, ScheduledDose, ScheduleHistory, ScheduleSegment } from "./schedule.js";
+export type { RemovedMedication } from "./removed.js";
 
 /** A dose report; `timestamp` is when the dose was reported taken or skipped (the log's). */
 export interface Dose extends DoseRef {
@@ -61,10 +63,13 @@ export interface AdherenceDoc {
   /** medication_adverse_event reports, the last 50. */
   adverse_events: AdverseEvent[];
   /**
-   * Listed medications with schedule_times: each scheduled time of the last 7 days up to
-   * the module's latest log, and whether a dose report named it (unreported otherwise).
+   * Medications with schedule_times, listed or taken off the list within the tracked week:
+   * each scheduled time of the last 7 days up to the module's latest log (up to the removal
+   * for one taken off), and whether a dose report named it (unreported otherwise).
    */
   schedule: MedicationSchedule[];
+  /** Scheduled medications taken off the list within the last 8 days, as listed before. */
+  removed: RemovedMedication[];
   /** When each scheduled medication's schedule_times changed, over the tracked week: doses are laid out on the times then in force. */
   schedule_history: ScheduleHistory[];
 }
@@ -162,8 +167,11 @@ export function scheduleUntil(doc: AdherenceDoc, meds: Readonly<MedicationsDoc> 
     const at = findByIdentity(doc.medications, identityOf(m), identityOf);
     return at >= 0 ? doc.medications[at]!.first_event_at : undefined;
   };
-  const history = observeSchedules(doc.schedule_history, meds, until);
-  return { schedule: trackSchedules(meds, doc.recent, doc.recent.length >= RECENT, firstDoseAt, until, tz, history), history };
+  const ended = endedMedications(doc.removed ?? [], meds, until);
+  // A removed medication's history is kept with it: its doses before a change of times stay on the old ones.
+  const tracked = ended.length === 0 ? meds : { medications: [...(meds?.medications ?? []), ...ended.map((r) => r.medication)] };
+  const history = observeSchedules(doc.schedule_history, tracked, until);
+  return { schedule: trackSchedules(meds, doc.recent, doc.recent.length >= RECENT, firstDoseAt, until, tz, history, ended), history };
 }
 
 function applyLog(s: ModuleState<AdherenceDoc>, log: AdherenceLog, ctx: ModuleContext): ModuleState<AdherenceDoc> {
@@ -172,19 +180,22 @@ function applyLog(s: ModuleState<AdherenceDoc>, log: AdherenceLog, ctx: ModuleCo
       return applyDoses(s, log, ctx);
     case "medication_adverse_event":
       return applyAdverse(s, log, ctx);
-    case "medication_list_update":
-      // Only the schedule moves (the medications module keeps the list).
-      return s;
+    case "medication_list_update": {
+      // The list itself is the medications module's; this keeps what a removal would lose.
+      const before = ctx.read("medications");
+      const removed = noteRemovals(endedMedications(s.doc.removed ?? [], before, log.timestamp), before, log);
+      return withDoc(s, removed === s.doc.removed ? s.doc : { ...s.doc, removed: removed as RemovedMedication[] });
+    }
   }
 }
 
 export const adherence: ReadModel<"adherence", AdherenceDoc, (typeof handles)[number]> = {
   key: "adherence",
   kind: "event",
-  version: 3,
+  version: 4,
   handles,
   reads: ["medications"],
-  initial: () => ({ medications: [], recent: [], adverse_events: [], schedule: [], schedule_history: [] }),
+  initial: () => ({ medications: [], recent: [], adverse_events: [], schedule: [], schedule_history: [], removed: [] }),
   evolve: (s, log, ctx) => {
     const next = applyLog(s, log, ctx);
     const { schedule, history } = scheduleOf(next.doc, log, ctx);

@@ -9,6 +9,7 @@ import { identityKey } from "../../lib/identity.js";
 import { addDays, maxTime, offsetAt, timeMs } from "../../lib/time.js";
 import type { Medication, MedicationsDoc } from "../medications/index.js";
 import { DEFAULT_ADHERENCE_WINDOW_MINUTES, findMedication } from "../medications/index.js";
+import type { RemovedMedication } from "./removed.js";
 
 /** Days of schedule tracked, ending at the latest log. @default 7 */
 export const SCHEDULE_DAYS = 7;
@@ -44,6 +45,8 @@ export interface MedicationSchedule {
   since: string;
   /** The latest event time the module has seen. */
   until: string;
+  /** When it was taken off the list (null while listed): its times from then on are not expected. */
+  removed_at: string | null;
   /** Scheduled times from `since` whose window closed by `until`, and any with a report (even one ahead of `until`): taken + skipped + unreported. */
   expected: number;
   taken: number;
@@ -243,7 +246,7 @@ function segmentSlots(segments: readonly ScheduleSegment[], from: number, to: nu
 
 function track(
   m: Medication, doses: readonly TimedDose[], firstDoseAt: string | undefined, floor: number, until: string, tz: string,
-  history: readonly ScheduleSegment[] | undefined,
+  history: readonly ScheduleSegment[] | undefined, removedAt: string | null,
 ): MedicationSchedule | undefined {
   const times = timesOf(m);
   const untilMs = timeMs(until);
@@ -254,6 +257,8 @@ function track(
   if (times.length === 0 || Number.isNaN(start) || Number.isNaN(untilMs)) return undefined;
   // Times after (not at) until − 7 days, as a view's week counts them.
   const weekStart = untilMs - SCHEDULE_DAYS * DAY_MS;
+  const end = removedAt === null ? Infinity : timeMs(removedAt);
+  if (end <= weekStart) return undefined;
   const from = Math.max(floor, weekStart);
   // A day of margin each side (of the start too), so a dose near an edge goes to its own slot, not the edge one.
   const segments = history ?? [{ from: null, schedule_times: times }];
@@ -273,7 +278,7 @@ function track(
   let taken = 0;
   let skipped = 0;
   for (const slot of slots) {
-    if (slot.ms < since || slot.ms <= weekStart) continue;
+    if (slot.ms < since || slot.ms <= weekStart || slot.ms >= end) continue;
     const r = reported.get(slot);
     // Still inside its window (or to come) with no report yet: not missed so far. A dose reported ahead counts.
     if (!r && slot.ms + window * 60_000 > untilMs) continue;
@@ -283,7 +288,7 @@ function track(
   }
   return {
     medication_name: m.medication_name, rxnorm_cui: m.rxnorm_cui, schedule_times: times, window_minutes: window,
-    since: iso(since), until, expected: out.length, taken, skipped, unreported: out.length - taken - skipped,
+    since: iso(since), until, removed_at: removedAt, expected: out.length, taken, skipped, unreported: out.length - taken - skipped,
     doses: out.length > SCHEDULED_DOSES ? out.slice(-SCHEDULED_DOSES) : out,
   };
 }
@@ -293,7 +298,8 @@ function track(
  * start_date, else when listed or first reported), up to `until`. `recent` holds the
  * doses kept (in event-time order, `full` when older ones were dropped: times before its
  * oldest are then not tracked, their reports being gone); `firstDoseAt` the first dose
- * per medication; `history` when each one's schedule_times changed (see observeSchedules).
+ * per medication; `history` when each one's schedule_times changed (see observeSchedules);
+ * `removed` the medications taken off the list, laid out up to their removal.
  */
 export function trackSchedules(
   meds: Readonly<MedicationsDoc> | undefined,
@@ -303,8 +309,11 @@ export function trackSchedules(
   until: string,
   tz: string,
   history: readonly ScheduleHistory[] = [],
+  removed: readonly RemovedMedication[] = [],
 ): MedicationSchedule[] {
-  const scheduled = (meds?.medications ?? []).filter((m) => (m.schedule_times ?? []).length > 0);
+  const removedAt = new Map(removed.map((r) => [r.medication, r.removed_at]));
+  const ended = { medications: removed.map((r) => r.medication) };
+  const scheduled = [...(meds?.medications ?? []), ...ended.medications].filter((m) => (m.schedule_times ?? []).length > 0);
   if (scheduled.length === 0) return [];
   const floor = full && recent.length > 0 ? timeMs(recent[0]!.timestamp) : -Infinity;
   const byMed = new Map<Medication, TimedDose[]>();
@@ -313,7 +322,7 @@ export function trackSchedules(
   for (const d of recent) {
     const key = `${d.rxnorm_cui ?? ""}\u0000${d.medication_name ?? ""}`;
     let m = found.get(key);
-    if (m === undefined && !found.has(key)) found.set(key, (m = findMedication(meds, d)));
+    if (m === undefined && !found.has(key)) found.set(key, (m = findMedication(meds, d) ?? findMedication(ended, d)));
     if (!m || !scheduled.includes(m)) continue;
     const timed = { at: doseTime(d), dose: d };
     const list = byMed.get(m);
@@ -323,7 +332,7 @@ export function trackSchedules(
   const out: MedicationSchedule[] = [];
   for (const m of scheduled) {
     const key = medicationKey(m);
-    const t = track(m, byMed.get(m) ?? [], firstDoseAt(m), floor, until, tz, history.find((h) => h.key === key)?.segments);
+    const t = track(m, byMed.get(m) ?? [], firstDoseAt(m), floor, until, tz, history.find((h) => h.key === key)?.segments, removedAt.get(m) ?? null);
     if (t) out.push(t);
   }
   return out;

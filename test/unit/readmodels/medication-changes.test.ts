@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { missedDoses as alertMissed } from "../../../app/mcp/prompts/alert-findings.js";
 import { medicationChanges } from "../../../readmodels/changes/medications.js";
 import { inWindow, type ChangeWindow } from "../../../readmodels/changes/types.js";
 import type { LogRecord } from "../../../readmodels/log-record.js";
-import { given, log } from "./given.js";
+import type { MedicationSchedule } from "../../../readmodels/modules/adherence/index.js";
+import { renderView } from "../../../readmodels/views/index.js";
+import { given, log, payload } from "./given.js";
 
 /**
  * The outside tester's patient (Europe/London, logs of 2026-11-20 to 26): Metformin 500 mg,
@@ -43,5 +46,42 @@ describe("medication changes", () => {
   it("a window with one update cites that update, then the listing it is compared with", () => {
     const mid = changesIn({ since: t(21, 0), until: t(23, 0) }).find((c) => c.kind === "changed");
     expect(mid).toMatchObject({ what: "Metformin: dose 500 mg → 750 mg", log_ids: [to750.id, listed.id] });
+  });
+});
+
+describe("a medication taken off the list", () => {
+  const lisinoprilOf = (s: readonly MedicationSchedule[]) => s.find((x) => x.rxnorm_cui === "29046");
+
+  it("keeps, in the adherence schedule, the doses due while it was listed and none after", () => {
+    const sch = lisinoprilOf(payload(given(tester, TZ), "adherence").schedule);
+    expect(sch).toMatchObject({ removed_at: removed.timestamp, expected: 4, taken: 2, unreported: 2 });
+    expect(sch!.doses.map((d) => [d.scheduled_time, d.status])).toEqual([
+      [t(20, 9), "taken"], [t(21, 9), "taken"], [t(22, 9), "unreported"], [t(23, 9), "unreported"],
+    ]);
+  });
+
+  it("still lists its missed doses in /changes over a window that reaches past the removal", () => {
+    const missed = changesIn({ since: t(21, 12), until: t(25, 12) }).find((c) => c.kind === "doses_not_reported" && c.what.startsWith("Lisinopril"));
+    expect(missed).toMatchObject({
+      what: "Lisinopril: 2 scheduled doses not reported (2026-11-22 09:00 to 2026-11-23 09:00)",
+      after: { scheduled_times: [t(22, 9), t(23, 9)] },
+      log_ids: [listed.id],
+    });
+  });
+
+  it("says them in the provider alert and the medication view, citing its listing", () => {
+    const state = given(tester, TZ);
+    expect(alertMissed(state, t(21, 12), t(26, 12)).find((f) => f.line.startsWith("Lisinopril"))).toEqual({
+      timestamp: t(23, 9), line: "Lisinopril: not reported (2 scheduled doses, 2026-11-22 09:00 to 2026-11-23 09:00)", log_ids: [listed.id],
+    });
+    const view = renderView("medication_snapshot", state, t(26, 12));
+    expect(view.temp.find((b) => b.id === "missed_doses")?.data).toContainEqual({ medication: "Lisinopril", status: "unreported", scheduled_times: [t(22, 9), t(23, 9)] });
+  });
+
+  it("is laid out as listed again once it is added back", () => {
+    const back = list(t(26, 7), [{ action: "add", medication_name: "Lisinopril", rxnorm_cui: "29046", schedule_times: ["09:00"] }]);
+    const s = payload(given([...tester, back], TZ), "adherence");
+    expect(s.schedule.filter((x) => x.rxnorm_cui === "29046")).toHaveLength(1);
+    expect(lisinoprilOf(s.schedule)?.removed_at).toBeNull();
   });
 });
