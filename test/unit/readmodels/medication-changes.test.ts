@@ -85,3 +85,14 @@ describe("a medication taken off the list", () => {
     expect(lisinoprilOf(s.schedule)?.removed_at).toBeNull();
   });
 });
+
+describe("the adherence module and the reads with a time of their own", () => {
+  it("the module lays the schedule out to its latest log; /changes to its until, counting the doses due in between", () => {
+    const upTo25 = tester.filter((l) => Date.parse(l.timestamp) <= Date.parse(t(25, 8, 5)));
+    const metformin = payload(given(upTo25, TZ), "adherence").schedule.find((x) => x.rxnorm_cui === "860975");
+    expect(metformin?.until).toBe(t(25, 8, 5));
+    expect(metformin?.doses.at(-1)?.scheduled_time).toBe(t(25, 8));
+    const missed = changesIn({ since: t(25, 12), until: t(26, 12) }, upTo25).find((c) => c.kind === "doses_not_reported");
+    expect(missed).toMatchObject({ what: "Metformin: 1 scheduled dose not reported (scheduled 2026-11-26 08:00)" });
+  });
+});
