@@ -1,6 +1,6 @@
 /** medication_snapshot: the medication list, the week's adherence, adverse events and missed doses. */
 import { normName } from "../lib/payload.js";
-import { zonedMs } from "../modules/adherence/schedule.js";
+import { zonedMs } from "../modules/adherence/slots.js";
 import { scheduleUntil, type AdverseEvent, type Dose, type MedicationSchedule, type ScheduledDose } from "../modules/adherence/index.js";
 import type { Medication } from "../modules/medications/index.js";
 import type { PatientState } from "../patient-state.js";
