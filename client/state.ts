@@ -84,7 +84,7 @@ export interface LogReadOptions {
   traceType?: string;
   /** Only logs whose trace has this object_id (a string trace is all id). */
   traceId?: string;
-  /** Only these logs (a view entry's log_id, a change's log_ids), at most 100. */
+  /** Only these logs (a view entry's log_id, a change's log_ids), at most 100 distinct ids. */
   logIds?: string[];
   /** Logs per page, 1-500. @default 50 */
   limit?: number;
@@ -103,7 +103,7 @@ export interface EventReadOptions {
   /** Only events of logs whose trace has this object_type / object_id (as for logs). */
   traceType?: string;
   traceId?: string;
-  /** Only events of these logs, at most 100. */
+  /** Only events of these logs, at most 100 distinct ids. */
   logIds?: string[];
   /**
    * complete: every event (applied or no_change); applied, no_change: those; pending and

@@ -1984,7 +1984,7 @@ export interface paths {
                     trace_type?: string;
                     /** @description Only logs whose trace has this object_id (a string trace is all id) */
                     trace_id?: string;
-                    /** @description Only these logs (ids as a view's sources or a change's log_ids give them), comma-separated or the key repeated; at most 100 */
+                    /** @description Only these logs (ids as a view's sources or a change's log_ids give them), comma-separated or the key repeated; at most 100 distinct ids */
                     log_ids?: string | string[];
                     limit: number;
                     cursor?: string;
@@ -2084,7 +2084,7 @@ export interface paths {
                     trace_type?: string;
                     /** @description Only events of logs whose trace has this object_id (as on /logs) */
                     trace_id?: string;
-                    /** @description Only events of these logs, comma-separated or the key repeated; at most 100 (as on /logs) */
+                    /** @description Only events of these logs, comma-separated or the key repeated; at most 100 distinct ids (as on /logs) */
                     log_ids?: string | string[];
                     /** @description complete: every event (applied or no_change); applied, no_change: those; pending, failed: none, as a log is applied once stored (docs/api.md) */
                     status?: "complete" | "pending" | "failed" | "applied" | "no_change";

@@ -141,6 +141,26 @@ describe("state reads over REST", () => {
     expect(many.json().details[0]).toMatchObject({ location: ["query", "log_ids"], message: expect.stringContaining("at most 100") });
   });
 
+  it("counts the distinct log_ids, and refuses past 100 with one message whether comma-separated or repeated", async () => {
+    const [pain] = logIds;
+    const ids = Array.from({ length: 101 }, (_, i) => `log_${i}`);
+    for (const route of ["logs", "events"]) {
+      const comma = await get(`/v1/state/${pid}/${route}?log_ids=${ids.join(",")}`);
+      const repeated = await get(`/v1/state/${pid}/${route}?${ids.map((id) => `log_ids=${id}`).join("&")}`);
+      for (const r of [comma, repeated]) {
+        expect(r.statusCode).toBe(422);
+        expect(r.json().message).toMatch(/^log_ids names 101 logs; name at most 100 per read/);
+        expect(r.json().details).toEqual([expect.objectContaining({ location: ["query", "log_ids"] })]);
+      }
+    }
+    // One id named 101 times names one log, as 3 times does.
+    for (const query of [Array(101).fill(`log_ids=${pain}`).join("&"), `log_ids=${Array(101).fill(pain).join(",")}`]) {
+      const r = await get(`/v1/state/${pid}/logs?${query}`);
+      expect(r.statusCode).toBe(200);
+      expect(r.json().logs.map((l: any) => l.id)).toEqual([pain]);
+    }
+  });
+
   it("answers a bodiless log query as the empty query", async () => {
     const r = await t.app.inject({ method: "POST", url: `/v1/state/${pid}/logs/query`, headers: t.auth });
     expect(r.statusCode).toBe(200);

@@ -8,7 +8,7 @@ import { assertModule, eventModuleKey, type Snapshot } from "../../../../src/sta
 import { EVENT_MODULES, STABLE_MODULES, type ModuleKey } from "../../../../readmodels/module.js";
 import { responses } from "../../schemas.js";
 import { EventModuleHead, EventModuleList, EventsPage, LogsPage, StableAnswer } from "./answers.js";
-import { csv, eitherList, HorizonQuery, horizonParam, instantParam, ListParam, logIdsParam, logTypesParam, ModuleRead, PatientParams } from "./schemas.js";
+import { csv, eitherList, HorizonQuery, horizonParam, instantParam, ListParam, LogIdsParam, logIdsParam, logTypesParam, ModuleRead, PatientParams } from "./schemas.js";
 import { horizonFields, type HorizonSnapshot } from "../../../../src/state/as-of-read.js";
 import { stateMemoryRoutes } from "./memories.js";
 import { stateViewRoutes } from "./views.js";
@@ -130,7 +130,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
           trace: Type.Optional(Type.String({ description: 'The whole trace: a string trace as sent, an object trace as "object_type:object_id"' })),
           trace_type: Type.Optional(Type.String({ description: "Only logs whose trace has this object_type (a string trace has none)" })),
           trace_id: Type.Optional(Type.String({ description: "Only logs whose trace has this object_id (a string trace is all id)" })),
-          log_ids: Type.Optional(ListParam("Only these logs (ids as a view's sources or a change's log_ids give them), comma-separated or the key repeated; at most 100")),
+          log_ids: Type.Optional(LogIdsParam("Only these logs (ids as a view's sources or a change's log_ids give them), comma-separated or the key repeated; at most 100 distinct ids")),
           limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
           cursor: Type.Optional(Type.String()),
           order: Type.Union([Type.Literal("desc"), Type.Literal("asc")], { default: "desc" }),
@@ -180,7 +180,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
           log_type: Type.Optional(ListParam("Only events of these log types (or legacy names), comma-separated or the key repeated")),
           trace_type: Type.Optional(Type.String({ description: "Only events of logs whose trace has this object_type (as on /logs)" })),
           trace_id: Type.Optional(Type.String({ description: "Only events of logs whose trace has this object_id (as on /logs)" })),
-          log_ids: Type.Optional(ListParam("Only events of these logs, comma-separated or the key repeated; at most 100 (as on /logs)")),
+          log_ids: Type.Optional(LogIdsParam("Only events of these logs, comma-separated or the key repeated; at most 100 distinct ids (as on /logs)")),
           status: Type.Optional(
             Type.Union(
               (Object.keys(EVENT_STATUS_FILTERS) as EventStatusFilter[]).map((k) => Type.Literal(k)),

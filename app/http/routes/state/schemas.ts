@@ -91,6 +91,13 @@ export const eitherList = (a: string[] | undefined, b: string[] | undefined): st
 export const ListParam = (description: string) => Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 100 })], { description });
 
 /**
+ * `log_ids`: a ListParam without the schema's item bound, so that 101 ids repeated get
+ * logIdsParam's message, as 101 comma-separated do, rather than the schema's "must match
+ * a schema in anyOf". The URL's length (Node's 16 kB of headers) bounds the items.
+ */
+export const LogIdsParam = (description: string) => Type.Union([Type.String(), Type.Array(Type.String())], { description });
+
+/**
  * `since`/`until` as the log query builder reads them: an ISO 8601 datetime with an
  * offset, or a bare date meaning that day's UTC midnight. Answers the UTC instant.
  */
@@ -123,14 +130,19 @@ export function logTypesParam(v: string | readonly string[] | undefined, name = 
 /** The most log ids one read names (`log_ids`): a view's sources or a change's logs, not a bulk export. */
 export const MAX_LOG_IDS = 100;
 
-/** `log_ids` of the log and events reads: the ids named, at most MAX_LOG_IDS. */
-export function logIdsParam(v: string | readonly string[] | undefined): string[] | undefined {
+/**
+ * `log_ids` of the log and events reads (REST's query, an MCP tool's arguments): the
+ * distinct ids named, at most MAX_LOG_IDS. Counted after removing repeats, so one id
+ * named 101 times reads as the one log it names, as 3 times does.
+ */
+export function logIdsParam(v: string | readonly string[] | undefined, location: string[] = ["query"]): string[] | undefined {
   const ids = csv(v);
-  if (ids && ids.length > MAX_LOG_IDS) {
-    const message = `log_ids names ${ids.length} logs; name at most ${MAX_LOG_IDS} per read, or page through the logs with since, until and cursor`;
-    throw new AppError("validation", message, [fieldIssue(["query", "log_ids"], message, v)]);
+  const distinct = ids && [...new Set(ids)];
+  if (distinct && distinct.length > MAX_LOG_IDS) {
+    const message = `log_ids names ${distinct.length} logs; name at most ${MAX_LOG_IDS} per read, or page through the logs with since, until and cursor`;
+    throw new AppError("validation", message, [fieldIssue([...location, "log_ids"], message, v)]);
   }
-  return ids && [...new Set(ids)];
+  return distinct;
 }
 
 const INSTANT_FORMS = "an ISO 8601 datetime with an offset, or a date (UTC midnight)";
