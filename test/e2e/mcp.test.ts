@@ -61,7 +61,7 @@ describe("MCP tools over streamable HTTP", () => {
     const view = tools.find((x) => x.name === "get_view")!;
     expect(view.inputSchema.properties).toMatchObject({ view_type: { enum: expect.arrayContaining(["symptom_snapshot"]) }, format: { enum: ["markdown", "raw"] } });
     const logs = tools.find((x) => x.name === "get_logs")!;
-    expect(Object.keys(logs.inputSchema.properties!).sort()).toEqual(["cursor", "limit", "log_types", "patient_id", "since", "trace", "until"]);
+    expect(Object.keys(logs.inputSchema.properties!).sort()).toEqual(["cursor", "limit", "log_ids", "log_types", "patient_id", "since", "trace", "until"]);
   });
 
   it("get_stable_data answers the REST shape, filtered by modules", async () => {

@@ -3,6 +3,7 @@ import { EVENT_MODULES, STABLE_MODULES } from "../../../readmodels/module.js";
 import { VIEW_TYPES } from "../../../readmodels/views/index.js";
 import { ISO_INSTANT, isoMs } from "../../../query/filter.js";
 import { QueryBodySchema } from "../../../query/index.js";
+import { MAX_LOG_IDS } from "../../http/routes/state/schemas.js";
 import { fromTypeBox } from "./output.js";
 
 const TIME_FORMS = "a date (2026-07-01: UTC midnight) or a date-time with a UTC offset, seconds optional (2026-07-01T09:30Z, 2026-07-01T09:30:00+02:00)";
@@ -48,6 +49,12 @@ export const args = {
     known_at: instant("The state as the service knew it at this time (not after now): folded from the logs it had accepted by then, so logs sent in later are left out. Combines with as_of."),
   },
   cursor: z.string().min(1).max(500).optional().describe("next_cursor of the previous page; leave out for the first page."),
+  /**
+   * REST's log_ids. The schema only bounds the list's size; more than MAX_LOG_IDS distinct
+   * ids are refused by logIdsParam, with REST's message, so repeats are not counted.
+   */
+  logIds: (what: string) => z.array(z.string().min(1).max(100)).max(1000).optional()
+    .describe(`${what} (log_ids from get_changes, refs and log_id values of other answers); at most ${MAX_LOG_IDS} distinct ids. The other filters still apply.`),
   queryBody,
   limit: (fallback: number, max: number) =>
     z.number().int().min(1).max(max).default(fallback).describe(`Most items to return (default ${fallback}, at most ${max}); the answer may hold fewer to stay under about 20 kB.`),

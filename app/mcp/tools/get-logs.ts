@@ -5,6 +5,7 @@ import { fitCount } from "../budget.js";
 import { shrink } from "../shrink.js";
 import { defineTool, jsonResult, toolError, type McpContext } from "../context.js";
 import { LogsPage } from "../../http/routes/state/answers.js";
+import { logIdsParam } from "../../http/routes/state/schemas.js";
 import { args } from "./args.js";
 import { CUT_PAGE, fromTypeBox } from "./output.js";
 
@@ -15,6 +16,7 @@ const schema = {
   since: args.since,
   until: args.until,
   trace: z.string().min(1).max(200).optional().describe("Only logs with this trace (a string, or object_type:object_id for an object trace)."),
+  log_ids: args.logIds("Only these logs"),
   limit: args.limit(20, 100),
   cursor: args.cursor,
 };
@@ -30,7 +32,8 @@ export const getLogs = defineTool({
   description: [
     "Returns the patient's raw logs (the facts everything else is built from), newest first, filtered by event time",
     "(since, until), log type and trace, one page at a time. Use it to see the full payload behind a fact (refs and",
-    "log_id values in other answers are these ids) or to answer questions the modules and views do not cover.",
+    "log_id values in other answers are these ids: log_ids fetches those logs, at most 100 per call) or to answer",
+    "questions the modules and views do not cover.",
     "Answer: JSON {patient_id, count, logs: [{id, type, timestamp, ingested_at, payload, trace ({object_type, object_id},",
     "object_type null for a trace sent as a string; null for none)}], next_cursor};",
     "pass next_cursor back as cursor for the next (older) page; null means no more. A page is cut short to stay",
@@ -48,6 +51,7 @@ export const getLogs = defineTool({
       // An empty list filters nothing, as REST's empty ?log_types= does.
       log_types: a.log_types && a.log_types.length > 0 ? a.log_types : undefined,
       trace: a.trace,
+      log_ids: logIdsParam(a.log_ids, ["arguments"]),
       limit: a.limit,
       cursor: a.cursor,
       order: "desc",
