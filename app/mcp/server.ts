@@ -31,7 +31,10 @@ const ANNOTATIONS = { readOnlyHint: true, destructiveHint: false, idempotentHint
  */
 const inputSchemas = (bound: boolean) => {
   const patient_id = bound ? PATIENT_ID.bound : PATIENT_ID.open;
-  const schemaOf = (t: ToolDef): z.ZodObject => (t.kind === "patient" ? z.object({ patient_id, ...t.args }) : z.strictObject(t.args));
+  // Closed, as the project tools' are: an argument a tool does not take (log_id for
+  // log_ids, say) is refused naming those it takes, rather than dropped, which answered
+  // as if the filter had matched everything.
+  const schemaOf = (t: ToolDef): z.ZodObject => z.strictObject(t.kind === "patient" ? { patient_id, ...t.args } : t.args);
   return new Map(TOOLS.map((t) => [t.name, schemaOf(t)]));
 };
 const INPUT_SCHEMAS = { bound: inputSchemas(true), open: inputSchemas(false) };
@@ -117,9 +120,16 @@ export function createMcpServer(services: Services, principal: Principal, featur
 
 const MOST_ISSUES = 5;
 
-/** "Too big: expected array to have <=50 items at modules; …": the first few of what can be 200,000 issues. */
-function issuesText(error: z.ZodError): string {
-  const shown = error.issues.slice(0, MOST_ISSUES).map((i) => `${i.message}${i.path.length ? ` at ${i.path.join(".")}` : ""}`);
+/**
+ * "Too big: expected array to have <=50 items at modules; …": the first few of what can be
+ * 200,000 issues. An argument the tool does not take is answered with those it does.
+ */
+function issuesText(error: z.ZodError, schema: z.ZodObject): string {
+  const shown = error.issues.slice(0, MOST_ISSUES).map((i) => {
+    const where = i.path.length ? ` at ${i.path.join(".")}` : "";
+    const takes = i.code === "unrecognized_keys" && i.path.length === 0 ? `; this tool takes only ${Object.keys(schema.shape).join(", ")}` : "";
+    return `${i.message}${where}${takes}`;
+  });
   const more = error.issues.length - shown.length;
   return `${shown.join("; ")}${more > 0 ? ` (and ${more} more)` : ""}`;
 }
@@ -139,8 +149,9 @@ function answerCallsOfKnownToolsOnly(server: McpServer, ctx: McpContext, schemas
       const names = TOOLS.filter((t) => offeredTo(ctx.principal, t)).map((t) => t.name).join(", ");
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}. This server's tools are ${names}.`);
     }
-    const parsed = await schemas.get(name)!.safeParseAsync(given ?? {});
-    if (!parsed.success) return toolError(`Invalid arguments for tool ${name}: ${issuesText(parsed.error)}`);
+    const schema = schemas.get(name)!;
+    const parsed = await schema.safeParseAsync(given ?? {});
+    if (!parsed.success) return toolError(`Invalid arguments for tool ${name}: ${issuesText(parsed.error, schema)}`);
     return runTool(ctx, tool, parsed.data, extra.requestId);
   });
 }

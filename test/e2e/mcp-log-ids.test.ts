@@ -5,7 +5,8 @@ import { startStack, type TestStack } from "../support/stack.js";
 
 /**
  * get_logs and get_events fetch the logs other answers cite (log_ids), as REST's ?log_ids=
- * does: get_logs once answered every log to a log_ids it did not know.
+ * does; and an argument a tool does not take is refused, not dropped: get_logs once
+ * answered every log to a log_ids it did not know, and nothing said so.
  */
 let t: TestStack;
 let pid: string;
@@ -69,5 +70,21 @@ describe("log_ids on get_logs and get_events", () => {
       expect(props.log_ids!.description, name).toContain("at most 100 distinct ids");
     }
     expect(tools.find((x) => x.name === "get_logs")!.description).toContain("log_ids");
+  });
+});
+
+describe("arguments a tool does not take", () => {
+  it("are refused as a tool error naming the arguments the tool takes", async () => {
+    const r = await call("get_logs", { patient_id: pid, log_id: logIds[0] });
+    expect(r.isError).toBe(true);
+    expect(r.text).toContain('"log_id"');
+    expect(r.text).toMatch(/takes only patient_id, log_types, since, until, trace, log_ids, limit, cursor$/);
+    const stable = await call("get_stable_data", { patient_id: pid, module: "medications" });
+    expect(stable).toMatchObject({ isError: true, text: expect.stringContaining("takes only patient_id, modules") });
+  });
+
+  it("are refused in tools/list's schemas too (additionalProperties false)", async () => {
+    const { tools } = await client.listTools();
+    for (const tool of tools) expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
   });
 });
