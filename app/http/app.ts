@@ -93,6 +93,9 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
       else void parseJson(req, body as string, done);
     }
   });
+  // Fastify reads text/plain as a string by default, which a route's schema then refused
+  // as a wrong body (422); no route takes text, so it is a 415 like any other type.
+  app.removeContentTypeParser("text/plain");
   app.addSchema(ErrorBodySchema);
   app.addSchema(PatientSchema);
   // Published for clients only: the batch route checks each log itself (src/logs/envelope.ts),

@@ -168,6 +168,20 @@ describe("JSON bodies", () => {
     expect(anonymous.json().message).toContain(`more than ${MAX_BODY_DEPTH} levels`);
   });
 
+  it("sent as text/plain are refused with 415 on every route that takes JSON, as XML is", async () => {
+    const doc = (await t.app.inject({ url: "/openapi.json", headers: t.auth })).json();
+    const routes = Object.entries<Record<string, unknown>>(doc.paths).flatMap(([path, ops]) =>
+      ["post", "put", "patch", "delete"].filter((m) => m in ops && !path.startsWith("/v1/ingestion/uploads/")).map((m) => [m.toUpperCase(), path.replace(/\{[^}]+\}/g, "x1")] as const));
+    expect(routes.length).toBeGreaterThan(16);
+    for (const [method, url] of routes) {
+      for (const type of ["text/plain", "text/plain; charset=utf-8", "application/xml"]) {
+        const r = await t.app.inject({ method: method as "POST", url, headers: { ...t.auth, "content-type": type }, payload: "hello" });
+        expect(r.statusCode, `${method} ${url} ${type}`).toBe(415);
+        expect(r.json(), `${method} ${url} ${type}`).toMatchObject({ error: true, status_code: 415, error_type: "bad_request_error" });
+      }
+    }
+  });
+
   it(`holding one object of more than ${MAX_BODY_OBJECT_MEMBERS} members are refused before they are parsed, within 5 s`, async () => {
     const keys = Array.from({ length: 900_000 }, (_, i) => `"k${i}":1`).join(",");
     const body = `{"logs":[{"log_type":"symptom_report","patient_id":"${pid}","payload":{${keys}}}]}`;
