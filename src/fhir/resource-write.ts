@@ -1,15 +1,30 @@
 import { deriveLogs } from "../../fhir/inbound/index.js";
 import type { Resource } from "../../fhir/types.js";
-import { echoValue, fieldIssue, type ErrorDetail } from "../errors.js";
+import { echoField, echoValue, fieldIssue, type ErrorDetail } from "../errors.js";
 import type { BatchAnswer, LogWriter, WriteScope } from "../logs/log-writer.js";
 import { containedOf } from "./bundle-entries.js";
 import { catalogProblems, resourceLogs } from "./derived-write.js";
 
-/** The value at a path of the resource, for an error's input_value. */
-function valueAt(resource: unknown, path: (string | number)[]): unknown {
-  let at = resource;
-  for (const p of path) at = typeof at === "object" && at !== null ? (at as Record<string | number, unknown>)[p] : undefined;
-  return echoValue(at);
+/**
+ * The value at a path of the resource, for an error's input_value; for a missing element
+ * (Observation without status), the object that lacks it, as docs/api.md promises.
+ */
+export function valueAt(resource: unknown, path: (string | number)[]): unknown {
+  if (path.length === 0) return echoValue(resource);
+  let parent = resource;
+  for (const p of path.slice(0, -1)) parent = typeof parent === "object" && parent !== null ? (parent as Record<string | number, unknown>)[p] : undefined;
+  return echoField(parent, path[path.length - 1]!);
+}
+
+/**
+ * The writer locates an unknown patient in each log (`…resource.patient_id`); this body
+ * names its patient once, beside the resource, so that is where the client must look.
+ */
+function patientInBody(answer: BatchAnswer): BatchAnswer {
+  for (const e of answer.errors) {
+    e.details = e.details.map((d) => (d.type === "patient_not_found" ? { ...d, field: "patient_id", location: ["body", "patient_id"] } : d));
+  }
+  return answer;
 }
 
 /** A batch answer for a resource refused before anything was written. */
@@ -44,5 +59,5 @@ export async function writeResource(
     at: () => at,
     ...(generated ? { generatedKey: (i: number) => generated[i]! } : {}),
   });
-  return { ...answer, accepted: answer.accepted + answer.duplicates };
+  return patientInBody({ ...answer, accepted: answer.accepted + answer.duplicates });
 }

@@ -86,6 +86,18 @@ describe("POST /v1/fhir/resource", () => {
     expect(logs.logs).toHaveLength(0);
   });
 
+  it("locates an unknown patient at body.patient_id, where the request names it", async () => {
+    const r = (await post("/v1/fhir/resource", { patient_id: "pat_nobody000", resource: condition("c-5", "195967001", "Asthma") })).json();
+    expect(r).toMatchObject({ accepted: 0, failed: 1, errors: [{ code: "patient_not_found" }] });
+    expect(r.errors[0].details[0]).toMatchObject({ field: "patient_id", location: ["body", "patient_id"], input_value: "pat_nobody000" });
+  });
+
+  it("echoes, for a missing required element, the object that lacks it", async () => {
+    const { status: _s, ...noStatus } = badHeartRate("o-nostatus");
+    const r = (await post("/v1/fhir/resource", { patient_id: pid, resource: noStatus })).json();
+    expect(r.errors[0]).toMatchObject({ code: "fhir_invalid", details: [{ location: ["body", "resource", "status"], input_value: noStatus }] });
+  });
+
   it("takes application/fhir+json", async () => {
     const r = await t.app.inject({
       method: "POST", url: "/v1/fhir/resource", headers: { ...t.auth, "content-type": "application/fhir+json" },
