@@ -1,5 +1,6 @@
 import type { AllergyIntolerance } from "@medplum/fhirtypes";
-import { codeOf, codingIn, conceptText, dateOf, instantOf, SYSTEMS } from "../lib/datatypes.js";
+import { codingIn, conceptText, dateOf, instantOf, SYSTEMS } from "../lib/datatypes.js";
+import { ALLERGY_CLINICAL, ALLERGY_CRITICALITY, ALLERGY_VERIFICATION, checkCode, checkConcept } from "../lib/statuses.js";
 import { unmappable, type Mapper } from "../types.js";
 
 /** FHIR allergy-intolerance-criticality → the catalog's criticality. */
@@ -27,20 +28,23 @@ const WITHDRAWN = new Set(["entered-in-error", "refuted"]);
 export const mapAllergyIntolerance: Mapper<AllergyIntolerance> = (a) => {
   const allergen = conceptText(a.code);
   if (!allergen) return unmappable(["code"], "is required: a coding or text naming the substance (the catalog keys an allergy by its SNOMED CT code or name)");
+  const criticality = checkCode(a.criticality, ALLERGY_CRITICALITY, ["criticality"]);
+  const clinical = checkConcept(a.clinicalStatus, ALLERGY_CLINICAL, ["clinicalStatus"]);
+  const verification = checkConcept(a.verificationStatus, ALLERGY_VERIFICATION, ["verificationStatus"]);
+  const wrong = [criticality, clinical, verification].flatMap((s) => (s.ok ? [] : [s.issue]));
+  if (wrong.length > 0) return { ok: false, issues: wrong };
   const entry: Record<string, unknown> = { allergen };
   const snomed = codingIn(a.code, SYSTEMS.snomed)?.code;
   if (snomed) entry.snomed_code = snomed;
   const category = a.category?.map((c) => CATEGORY[c]).find(Boolean);
   if (category) entry.category = category;
-  if (a.criticality && CRITICALITY[a.criticality]) entry.criticality = CRITICALITY[a.criticality];
-  const clinical = codeOf(a.clinicalStatus);
-  if (clinical && CLINICAL_STATUS[clinical]) entry.clinical_status = CLINICAL_STATUS[clinical];
+  if (criticality.ok && criticality.code) entry.criticality = CRITICALITY[criticality.code];
+  if (clinical.ok && clinical.code) entry.clinical_status = CLINICAL_STATUS[clinical.code];
   const reactions = [...new Set((a.reaction ?? []).flatMap((r) => r.manifestation.map(conceptText)).filter((m): m is string => Boolean(m)))];
   if (reactions.length > 0) entry.reactions = reactions;
   const recorded = dateOf(a.recordedDate);
   if (recorded) entry.recorded_date = recorded;
-  const verification = codeOf(a.verificationStatus);
-  if (verification && WITHDRAWN.has(verification)) entry.action = "remove";
+  if (verification.ok && verification.code && WITHDRAWN.has(verification.code)) entry.action = "remove";
   const timestamp = instantOf(a.recordedDate) ?? instantOf(a.onsetDateTime);
   return { ok: true, logs: [{ log_type: "allergy_intolerance", ...(timestamp ? { timestamp } : {}), payload: { allergies: [entry] } }] };
 };

@@ -1,6 +1,7 @@
 import type { CarePlan, CarePlanActivity, ServiceRequest } from "@medplum/fhirtypes";
 import { codingIn, conceptText, dateOf, dateOrInstant, instantOf, namedCode, referencedId, resourceKey, SYSTEMS } from "../lib/datatypes.js";
 import { clinicianOf, nameOf } from "../lib/people.js";
+import { CARE_PLAN_ACTIVITY_STATUS, CARE_PLAN_STATUS, checkCode } from "../lib/statuses.js";
 import { unmappable, type DerivedLog, type MapContext, type Mapper } from "../types.js";
 
 /** FHIR care-plan-activity-status → the catalog's status (unknown has no counterpart). */
@@ -93,8 +94,12 @@ function phaseOf(plan: CarePlan): DerivedLog | undefined {
 export const mapCarePlan: Mapper<CarePlan> = (plan, ctx) => {
   const planKey = resourceKey(plan);
   if (!planKey && plan.activity?.length) return unmappable(["id"], "is required: plan items are identified by the plan's id (or an identifier) and the activity");
+  const planStatus = checkCode(plan.status, CARE_PLAN_STATUS, ["status"]);
+  if (!planStatus.ok) return { ok: false, issues: [planStatus.issue] };
   const logs: DerivedLog[] = [];
   for (const [i, a] of (plan.activity ?? []).entries()) {
+    const activityStatus = checkCode(a.detail?.status, CARE_PLAN_ACTIVITY_STATUS, ["activity", i, "detail", "status"]);
+    if (!activityStatus.ok) return { ok: false, issues: [activityStatus.issue] };
     if (a.detail?.status === "unknown" && plan.status !== "entered-in-error") {
       return unmappable(["activity", i, "detail", "status"], "unknown has no counterpart in the catalog: send the activity's status (not-started, scheduled, in-progress, ...)");
     }

@@ -1,6 +1,7 @@
 import type { CareTeam } from "@medplum/fhirtypes";
 import { conceptText } from "../lib/datatypes.js";
 import { clinicianOf, nameOf } from "../lib/people.js";
+import { CARE_TEAM_STATUS, checkCode } from "../lib/statuses.js";
 import { unmappable, type Mapper } from "../types.js";
 
 /**
@@ -18,7 +19,9 @@ const ACTION: Record<string, "add" | "remove" | undefined> = {
  * the care team is who looks after the patient.
  */
 export const mapCareTeam: Mapper<CareTeam> = (team, ctx) => {
-  const action = team.status === undefined ? "add" : ACTION[team.status];
+  const status = checkCode(team.status, CARE_TEAM_STATUS, ["status"]);
+  if (!status.ok) return { ok: false, issues: [status.issue] };
+  const action = status.code === undefined ? "add" : ACTION[status.code];
   if (!action) return { ok: true, logs: [] };
   const managing = nameOf(team.managingOrganization?.[0], ctx);
   const members: Record<string, unknown>[] = [];

@@ -1,5 +1,6 @@
 import type { Condition } from "@medplum/fhirtypes";
 import { codeOf, codesIn, codingIn, conceptText, dateOf, instantOf, SYSTEMS } from "../lib/datatypes.js";
+import { checkConcept, CONDITION_CLINICAL, CONDITION_VERIFICATION } from "../lib/statuses.js";
 import { unmappable, type Mapper } from "../types.js";
 
 /** FHIR condition-clinical → the catalog's clinical_status (relapse and recurrence are active again). */
@@ -17,10 +18,12 @@ export const mapCondition: Mapper<Condition> = (c) => {
   if (name) payload.disease_type = name;
   if (snomed) payload.snomed_code = snomed;
   if (icd10.length > 0) payload.icd10_codes = icd10;
-  const verification = codeOf(c.verificationStatus);
-  const clinical = codeOf(c.clinicalStatus);
-  if (verification === "entered-in-error") payload.clinical_status = "entered_in_error";
-  else if (clinical && CLINICAL_STATUS[clinical]) payload.clinical_status = CLINICAL_STATUS[clinical];
+  const verification = checkConcept(c.verificationStatus, CONDITION_VERIFICATION, ["verificationStatus"]);
+  if (!verification.ok) return { ok: false, issues: [verification.issue] };
+  const clinical = checkConcept(c.clinicalStatus, CONDITION_CLINICAL, ["clinicalStatus"]);
+  if (!clinical.ok) return { ok: false, issues: [clinical.issue] };
+  if (verification.code === "entered-in-error") payload.clinical_status = "entered_in_error";
+  else if (clinical.code) payload.clinical_status = CLINICAL_STATUS[clinical.code];
   const stage = c.stage?.map((s) => conceptText(s.summary)).find(Boolean);
   if (stage) payload.stage = stage;
   const onset = dateOf(c.onsetDateTime ?? c.onsetPeriod?.start);

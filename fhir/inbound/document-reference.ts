@@ -1,6 +1,7 @@
 import type { DocumentReference } from "@medplum/fhirtypes";
 import { codingIn, conceptText, dateOf, dateOrInstant, referencedId, resourceKey, snakeCase, SYSTEMS } from "../lib/datatypes.js";
 import { clinicianOf, nameOf } from "../lib/people.js";
+import { checkCode, DOCUMENT_REFERENCE_STATUS } from "../lib/statuses.js";
 import { unmappable, type MapOutcome, type Mapper } from "../types.js";
 
 /** LOINC document types → the catalog's note_type (the catalog's recommended codes first). */
@@ -45,6 +46,8 @@ function inlineText(d: DocumentReference): Inline {
 export const mapDocumentReference: Mapper<DocumentReference> = (d, ctx) => {
   const key = resourceKey(d);
   if (!key) return unmappable(["id"], "is required: the document's id is its identity");
+  const status = checkCode(d.status, DOCUMENT_REFERENCE_STATUS, ["status"]);
+  if (!status.ok) return { ok: false, issues: [status.issue] };
   const loinc = codingIn(d.type, SYSTEMS.loinc)?.code;
   const clinicalCategory = d.category?.some((c) => codingIn(c, US_CORE_CATEGORY)?.code === "clinical-note");
   const note_type = (loinc && NOTE_TYPES[loinc]) ?? ((loinc && OTHER_NOTES.has(loinc)) || clinicalCategory ? "other" : undefined);

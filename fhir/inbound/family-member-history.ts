@@ -1,5 +1,6 @@
 import type { Age, FamilyMemberHistory, FamilyMemberHistoryCondition } from "@medplum/fhirtypes";
 import { codeOf, codesIn, codingIn, conceptText, snakeCase, SYSTEMS } from "../lib/datatypes.js";
+import { checkCode, HISTORY_STATUS } from "../lib/statuses.js";
 import { unmappable, type MapOutcome, type Mapper } from "../types.js";
 
 /** FHIR history-status → the catalog's status. */
@@ -46,9 +47,11 @@ function conditionOf(c: FamilyMemberHistoryCondition): Record<string, unknown> |
 export const mapFamilyMemberHistory: Mapper<FamilyMemberHistory> = (f): MapOutcome => {
   const relationship = RELATIONSHIP[codeOf(f.relationship) ?? ""] ?? snakeCase(conceptText(f.relationship));
   if (!relationship) return unmappable(["relationship"], "needs a v3 RoleCode or text saying how the relative is related to the patient");
+  const status = checkCode(f.status, HISTORY_STATUS, ["status"]);
+  if (!status.ok) return { ok: false, issues: [status.issue] };
   const payload: Record<string, unknown> = { relationship };
   if (f.name) payload.name = f.name;
-  if (STATUS[f.status]) payload.status = STATUS[f.status];
+  if (status.code) payload.status = STATUS[status.code];
   const sex = codeOf(f.sex);
   if (sex) payload.sex = sex;
   const deceased = f.deceasedBoolean ?? (f.deceasedAge ?? f.deceasedRange ?? f.deceasedDate ?? f.deceasedString ? true : undefined);

@@ -98,6 +98,14 @@ describe("POST /v1/fhir/resource", () => {
     expect(r.errors[0]).toMatchObject({ code: "fhir_invalid", details: [{ location: ["body", "resource", "status"], input_value: noStatus }] });
   });
 
+  it("refuses a clinical status outside the R4 codes, located at the code, rather than storing the condition as active", async () => {
+    const bogus = condition("c-6", "195967001", "Bogus asthma", { clinicalStatus: { coding: [{ system: CLINICAL, code: "bogus" }] } });
+    const r = (await post("/v1/fhir/resource", { patient_id: pid, resource: bogus })).json();
+    expect(r).toMatchObject({ accepted: 0, failed: 1, errors: [{ code: "fhir_unmappable", details: [{ location: ["body", "resource", "clinicalStatus", "coding", 0, "code"], input_value: "bogus" }] }] });
+    expect(r.errors[0].message).toMatch(/active, recurrence, relapse, inactive, remission, resolved/);
+    expect(JSON.stringify(await conditions(pid))).not.toContain("Bogus asthma");
+  });
+
   it("takes application/fhir+json", async () => {
     const r = await t.app.inject({
       method: "POST", url: "/v1/fhir/resource", headers: { ...t.auth, "content-type": "application/fhir+json" },
@@ -155,6 +163,15 @@ describe("POST /v1/fhir", () => {
       audited = (await t.app.inject({ method: "GET", url: `/v1/audit?patient_id=${who}`, headers: t.auth })).json().entries.filter((e: any) => e.route === "/v1/fhir");
     }
     expect(audited.map((e) => e.status)).toEqual([200, 200]);
+  });
+
+  it("answers a batch entry whose clinical status is outside the R4 codes 422, at the code", async () => {
+    const b: Bundle = { resourceType: "Bundle", type: "batch", entry: [
+      { resource: condition("bb-1", "195967001", "Batch asthma", { subject: { reference: `Patient/${pid}` }, clinicalStatus: { coding: [{ system: CLINICAL, code: "bogus" }] } }) },
+    ] };
+    const r = (await post("/v1/fhir", b)).json();
+    expect(r.entry[0].response).toMatchObject({ status: "422 Unprocessable Entity", outcome: { issue: [{ expression: ["Bundle.entry[0].resource.clinicalStatus.coding[0].code"] }] } });
+    expect(JSON.stringify(await conditions(pid))).not.toContain("Batch asthma");
   });
 
   it("refuses a transaction whole when one entry cannot be stored", async () => {

@@ -82,24 +82,26 @@ describe("ingestion jobs of FHIR", () => {
       condition("c2", "Patient/ehr-p1", "38341003", "Hypertension"),
       { resourceType: "SupplyDelivery", id: "s1", status: "completed" }, // a type nothing maps
       condition("c3", "Patient/ehr-p1", "195967001", "Asthma", { onsetDateTime: "2025-02-30x" }), // invalid FHIR
+      condition("c4", "Patient/ehr-p1", "195967001", "Asthma", { clinicalStatus: { coding: [{ system: CLINICAL, code: "bogus" }] } }), // no R4 status
     ];
     // No format given: the first line's resourceType tells.
     const id = await createJob({ s3_key: await upload(lines.map((l) => JSON.stringify(l)).join("\n") + "\n") });
     const waiting = await waitJob(id);
     expect(waiting, JSON.stringify(waiting.error_summary)).toMatchObject({
       status: "awaiting_confirmation",
-      lines_total: 5,
+      lines_total: 6,
       patients_total: 1,
       patients_created: 1,
       // The Patient's demographics (dated when the file is read: it has no meta.lastUpdated) and two Conditions.
-      logs_total: 5,
+      logs_total: 6,
       logs_staged: 3,
-      logs_failed: 2,
+      logs_failed: 3,
       logs_by_event_type: { condition: 2, demographics: 1 },
     });
     expect(waiting.error_summary).toEqual([
       { line: 4, code: "fhir_unmappable", message: expect.stringMatching(/SupplyDelivery is not mapped/) },
       { line: 5, code: "fhir_invalid", message: expect.stringMatching(/onsetDateTime/) },
+      { line: 6, code: "fhir_unmappable", message: expect.stringMatching(/clinicalStatus\.coding\.0\.code bogus is not a code/) },
     ]);
     const pid = (await patientByMrn(a))!;
     expect(await conditions(pid)).not.toContain("Hypertension");

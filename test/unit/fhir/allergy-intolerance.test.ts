@@ -90,6 +90,13 @@ describe("AllergyIntolerance", () => {
     }
   });
 
+  it("refuses a status or criticality outside its R4 codes, each at its place", () => {
+    const out = refused({ ...peanut, criticality: "severe" as never, clinicalStatus: status("allergyintolerance-clinical", "bogus"), verificationStatus: status("allergyintolerance-verification", "bogus") });
+    expect(out).toMatchObject({ code: "fhir_unmappable" });
+    expect(out.issues.map((i) => i.path)).toEqual([["criticality"], ["clinicalStatus", "coding", 0, "code"], ["verificationStatus", "coding", 0, "code"]]);
+    expect(out.issues[1]!.message).toMatch(/active, inactive, resolved/);
+  });
+
   it("refuses an allergy that names no substance, at code", () => {
     const { code: _c, ...unnamed } = peanut;
     expect(refused(unnamed)).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["code"] }] });

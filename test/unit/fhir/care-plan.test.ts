@@ -97,6 +97,12 @@ describe("CarePlan", () => {
     expect(refused(unknown)).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["activity", 0, "detail", "status"] }] });
   });
 
+  it("refuses a plan or activity status outside the R4 codes, at its place, rather than reading it as not started", () => {
+    expect(refused({ ...surveillance, status: "bogus" as never })).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["status"] }] });
+    const bogus = { ...surveillance, activity: [{ detail: { ...surveillance.activity![0]!.detail!, status: "bogus" as never } }] };
+    expect(refused(bogus)).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["activity", 0, "detail", "status"], message: expect.stringMatching(/not-started, scheduled/) }] });
+  });
+
   it("refuses invalid FHIR (an activity with both a reference and a detail, cpl-3) with its path", () => {
     const both = { ...surveillance, activity: [{ ...surveillance.activity![0]!, reference: { reference: "ServiceRequest/sr-mammo" } }] };
     expect(refused(both, mammogram)).toMatchObject({ code: "fhir_invalid" });

@@ -57,6 +57,10 @@ describe("CareTeam", () => {
     expect(refused({ ...team, status: "proposed" }).message).toMatch(/holds nothing/);
   });
 
+  it("refuses a status outside the R4 codes at status, rather than mapping it to nothing", () => {
+    expect(refused({ ...team, status: "bogus" as never })).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["status"], message: expect.stringMatching(/proposed, active, suspended/) }] });
+  });
+
   it("refuses a participant without a role, at its role", () => {
     const out = refused({ ...team, participant: [...team.participant!, { member: { display: "Dr. Vale" } }] }, oncologist, clinic);
     expect(out).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["participant", 3, "role"] }] });

@@ -45,6 +45,17 @@ describe("Condition", () => {
     expect(derived(resolved)[0]!.payload.clinical_status).toBe("resolved");
   });
 
+  it("refuses a clinical or verification status outside its R4 codes, at the code, naming the valid ones", () => {
+    // Read as no status, a bogus code stored the condition as active.
+    const bogus = refused({ ...heartFailure, clinicalStatus: { coding: [{ system: "http://terminology.hl7.org/CodeSystem/condition-clinical", code: "bogus" }] } });
+    expect(bogus).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["clinicalStatus", "coding", 0, "code"] }] });
+    expect(bogus.issues[0]!.message).toMatch(/bogus .*active, recurrence, relapse, inactive, remission, resolved/);
+    const unverifiable = refused({ ...heartFailure, verificationStatus: { coding: [{ code: "maybe" }] } });
+    expect(unverifiable.issues).toMatchObject([{ path: ["verificationStatus", "coding", 0, "code"], message: expect.stringMatching(/confirmed, refuted, entered-in-error/) }]);
+    const uncoded = refused({ ...heartFailure, clinicalStatus: { text: "resolved" } });
+    expect(uncoded.issues).toMatchObject([{ path: ["clinicalStatus"], message: expect.stringMatching(/condition-clinical/) }]);
+  });
+
   it("refuses a condition without any name, saying where to put one", () => {
     const { code: _c, ...unnamed } = heartFailure;
     const out = refused(unnamed);

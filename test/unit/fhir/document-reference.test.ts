@@ -89,6 +89,10 @@ describe("DocumentReference", () => {
     expect(refused({ ...progressNote, status: "entered-in-error" })).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["status"] }] });
   });
 
+  it("refuses a status outside the R4 codes at status, rather than leaving it out", () => {
+    expect(refused({ ...pathology, status: "bogus" as never })).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["status"], message: expect.stringMatching(/current, superseded/) }] });
+  });
+
   it("refuses inline data without a content type (att-1, which the validator lets through) at its contentType", () => {
     const out = refused({ ...pathology, content: [{ attachment: { data: base64("text") } }] });
     expect(out).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["content", 0, "attachment", "contentType"] }] });

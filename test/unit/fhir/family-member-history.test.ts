@@ -83,6 +83,10 @@ describe("FamilyMemberHistory", () => {
     expect(out).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["condition", 1, "code"] }] });
   });
 
+  it("refuses a status outside the R4 codes at status, rather than leaving it out", () => {
+    expect(refused({ ...mother, status: "bogus" as never })).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["status"], message: expect.stringMatching(/partial, completed/) }] });
+  });
+
   it("refuses invalid FHIR (a relative without a relationship) with the element's path", () => {
     const { relationship: _r, ...unrelated } = mother;
     expect(refused(unrelated as FamilyMemberHistory)).toMatchObject({ code: "fhir_invalid", issues: [{ path: ["relationship"] }] });
