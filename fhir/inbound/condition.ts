@@ -1,5 +1,5 @@
 import type { Condition } from "@medplum/fhirtypes";
-import { codeOf, codesIn, codingIn, conceptText, dateOf, instantOf, SYSTEMS } from "../lib/datatypes.js";
+import { codeOf, codesIn, codingIn, conceptText, dateOf, dateOrInstant, instantOf, SYSTEMS } from "../lib/datatypes.js";
 import { checkConcept, CONDITION_CLINICAL, CONDITION_VERIFICATION } from "../lib/statuses.js";
 import { unmappable, type Mapper } from "../types.js";
 
@@ -7,6 +7,22 @@ import { unmappable, type Mapper } from "../types.js";
 const CLINICAL_STATUS: Record<string, string> = {
   active: "active", recurrence: "active", relapse: "active", inactive: "inactive", remission: "remission", resolved: "resolved",
 };
+
+/** Statuses that say the condition has ended (FHIR's con-4: the only ones an abatement may come with). */
+const ENDED = new Set(["inactive", "remission", "resolved"]);
+
+/**
+ * When the resource's status was asserted, the log's time. The condition module keeps, per
+ * field, the value of the latest log by event time, so every version of one Condition must
+ * be dated apart: onset and recordedDate are the same in each, and by them the version
+ * accepted last won (an older active one undid a resolution). An ended condition is dated
+ * at its abatement, so as_of before it does not read it as resolved; otherwise (or without
+ * one) the version's meta.lastUpdated, then recordedDate, then onset.
+ */
+function assertedAt(c: Condition, clinical: string | undefined): string | undefined {
+  const abatement = clinical && ENDED.has(clinical) ? instantOf(c.abatementDateTime ?? c.abatementPeriod?.start) : undefined;
+  return abatement ?? instantOf(c.meta?.lastUpdated) ?? instantOf(c.recordedDate) ?? instantOf(c.onsetDateTime ?? c.onsetPeriod?.start);
+}
 
 /** Condition → condition: named by SNOMED CT, ICD-10 or its text; entered-in-error is the correction. */
 export const mapCondition: Mapper<Condition> = (c) => {
@@ -31,5 +47,8 @@ export const mapCondition: Mapper<Condition> = (c) => {
   const recorded = instantOf(c.recordedDate);
   if (recorded) payload.recorded_at = recorded;
   if (onset && codeOf(c.category?.[0]) !== "problem-list-item") payload.diagnosis_date = instantOf(c.onsetDateTime ?? c.onsetPeriod?.start);
-  return { ok: true, logs: [{ log_type: "condition", timestamp: instantOf(c.recordedDate) ?? instantOf(c.onsetDateTime ?? c.onsetPeriod?.start), payload }] };
+  // The catalog's condition has no abatement or resolution date: it goes in extensions, which the type allows.
+  const abated = dateOrInstant(c.abatementDateTime ?? c.abatementPeriod?.start);
+  if (abated) payload.extensions = { abatement_date: abated };
+  return { ok: true, logs: [{ log_type: "condition", timestamp: assertedAt(c, clinical.code), payload }] };
 };

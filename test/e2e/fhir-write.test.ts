@@ -106,6 +106,25 @@ describe("POST /v1/fhir/resource", () => {
     expect(JSON.stringify(await conditions(pid))).not.toContain("Bogus asthma");
   });
 
+  it("keeps a newer Condition version over an older one sent after it, and reads a resolution only from its abatement on", async () => {
+    const p3 = (await post("/v1/patients", { first_name: "Cleo" })).json().id;
+    const held = async (query = "") => {
+      const r = await t.app.inject({ method: "GET", url: `/v1/state/${p3}/stable?modules=condition_diagnosis${query}`, headers: t.auth });
+      return r.json().modules.condition_diagnosis.payload.conditions.map((c: any) => [c.disease_type, c.status]);
+    };
+    const version = (id: string, text: string, lastUpdated: string, status: string, extra: Partial<Condition> = {}) =>
+      condition(id, "195967001", text, { meta: { lastUpdated }, clinicalStatus: { coding: [{ system: CLINICAL, code: status }] }, onsetDateTime: "2024-05-01", recordedDate: "2024-05-02", ...extra });
+    const send = async (c: Condition) => expect((await post("/v1/fhir/resource", { patient_id: p3, resource: c })).json().accepted).toBe(1);
+    await send(version("asthma-v2", "Asthma", "2026-11-01T00:00:00Z", "resolved", { abatementDateTime: "2026-10-15" }));
+    await send(version("asthma-v1", "Asthma", "2024-05-02T00:00:00Z", "active"));
+    expect(await held()).toEqual([["Asthma", "resolved"]]);
+
+    await send(version("ecz-v1", "Eczema", "2025-01-10T00:00:00Z", "active", { code: { text: "Eczema" } }));
+    await send(version("ecz-v2", "Eczema", "2026-11-02T00:00:00Z", "resolved", { code: { text: "Eczema" }, abatementDateTime: "2026-11-01" }));
+    expect(await held("&as_of=2026-06-01T00:00:00Z")).toContainEqual(["Eczema", "active"]);
+    expect(await held()).toContainEqual(["Eczema", "resolved"]);
+  });
+
   it("takes application/fhir+json", async () => {
     const r = await t.app.inject({
       method: "POST", url: "/v1/fhir/resource", headers: { ...t.auth, "content-type": "application/fhir+json" },

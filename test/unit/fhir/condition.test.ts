@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Condition } from "@medplum/fhirtypes";
 import { derived, refused } from "./derive-helpers.js";
+import { folded } from "./fold-helpers.js";
 
 /** After the R4 specification's example of a problem-list condition (written anew). */
 const heartFailure: Condition = {
@@ -54,6 +55,27 @@ describe("Condition", () => {
     expect(unverifiable.issues).toMatchObject([{ path: ["verificationStatus", "coding", 0, "code"], message: expect.stringMatching(/confirmed, refuted, entered-in-error/) }]);
     const uncoded = refused({ ...heartFailure, clinicalStatus: { text: "resolved" } });
     expect(uncoded.issues).toMatchObject([{ path: ["clinicalStatus"], message: expect.stringMatching(/condition-clinical/) }]);
+  });
+
+  it("keeps the newer version's status whichever version arrives last: each is dated when its status was asserted", () => {
+    const clinical = (code: string) => ({ coding: [{ system: "http://terminology.hl7.org/CodeSystem/condition-clinical", code }] });
+    const asthma: Condition = { resourceType: "Condition", subject: { reference: "Patient/example" }, code: { text: "Asthma" }, onsetDateTime: "2024-05-01" };
+    const v1: Condition = { ...asthma, id: "asthma-v1", meta: { lastUpdated: "2024-05-02T00:00:00Z" }, clinicalStatus: clinical("active") };
+    const v2: Condition = { ...asthma, id: "asthma-v2", meta: { lastUpdated: "2026-11-01T00:00:00Z" }, clinicalStatus: clinical("resolved"), abatementDateTime: "2026-10-15" };
+    expect(derived(v1)[0]!.timestamp).toBe("2024-05-02T00:00:00Z");
+    // Resolved: dated at its abatement, which the payload keeps (the catalog has no field for it, so in extensions).
+    expect(derived(v2)[0]).toMatchObject({ timestamp: "2026-10-15T00:00:00Z", payload: { onset_date: "2024-05-01", clinical_status: "resolved", extensions: { abatement_date: "2026-10-15" } } });
+    for (const order of [[v2, v1], [v1, v2]]) {
+      const [held, ...rest] = folded("condition_diagnosis", ...order.map((v) => derived(v))).conditions;
+      expect(rest).toEqual([]);
+      expect(held).toMatchObject({ disease_type: "Asthma", status: "resolved", onset_date: "2024-05-01", extensions: { abatement_date: "2026-10-15" } });
+    }
+    // Resolved without an abatement: its lastUpdated, else its recordedDate, else its onset.
+    const { abatementDateTime: _a, ...unabated } = v2;
+    expect(derived(unabated)[0]!.timestamp).toBe("2026-11-01T00:00:00Z");
+    const { meta: _m, ...unversioned } = unabated;
+    expect(derived({ ...unversioned, recordedDate: "2024-06-01" })[0]!.timestamp).toBe("2024-06-01T00:00:00Z");
+    expect(derived(unversioned)[0]!.timestamp).toBe("2024-05-01T00:00:00Z");
   });
 
   it("refuses a condition without any name, saying where to put one", () => {
