@@ -8,6 +8,7 @@ import { BundleIndex, entriesOf, isPatient, patientReference } from "./bundle-en
 import { createPatient, matchPatient, type PatientMatch } from "./bundle-patients.js";
 import { expressionOf, failedEntry, skippedEntry, writtenEntry, type EntryFailure } from "./bundle-response.js";
 import { catalogProblems, resourceLogs } from "./derived-write.js";
+import { valueAt } from "./resource-write.js";
 
 export interface BundleOptions {
   /** The patient of entries that reference none. */
@@ -61,7 +62,9 @@ export async function writeBundle(
 
   const failures = plans.flatMap((p, i) => (p.kind === "failed" ? [{ i, f: p.failure }] : []));
   if (body.type === "transaction" && failures.length > 0) {
-    const details = failures.map(({ i, f }) => ({ ...fieldIssue(["body", "entry", i, "resource", ...f.path], f.message), type: f.code }));
+    // An element's problem echoes it (a missing one, the object lacking it); one of the whole entry echoes nothing.
+    const echo = (i: number, path: (string | number)[]) => (path.length > 0 ? valueAt(shape.entries[i]!.resource, path) : undefined);
+    const details = failures.map(({ i, f }) => ({ ...fieldIssue(["body", "entry", i, "resource", ...f.path], f.message, echo(i, f.path)), type: f.code }));
     throw new AppError("validation", `transaction refused: ${failures.length} of ${plans.length} entries cannot be stored (first: ${expressionOf(failures[0]!.i, failures[0]!.f.path)} ${failures[0]!.f.message}); nothing was written`, details);
   }
 

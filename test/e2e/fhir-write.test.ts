@@ -200,7 +200,7 @@ describe("POST /v1/fhir", () => {
     ]);
     const r = await post("/v1/fhir?create_patients=true", b);
     expect(r.statusCode).toBe(422);
-    expect(r.json().details.map((d: any) => d.location)).toContainEqual(["body", "entry", 2, "resource", "recordedDate"]);
+    expect(r.json().details).toContainEqual(expect.objectContaining({ location: ["body", "entry", 2, "resource", "recordedDate"], input_value: "yesterday" }));
     const none = (await t.app.inject({ method: "GET", url: "/v1/patients?system=urn:oid:1.2.36.146.595.217.0.1&value=MRN-200", headers: t.auth })).json();
     expect(none.patients).toHaveLength(0);
   });
