@@ -10,18 +10,24 @@ const CLINICAL_STATUS: Record<string, string> = {
 
 /** Statuses that say the condition has ended (FHIR's con-4: the only ones an abatement may come with). */
 const ENDED = new Set(["inactive", "remission", "resolved"]);
+/** Statuses that say it came back after it ended. */
+const RETURNED = new Set(["recurrence", "relapse"]);
 
 /**
- * When the resource's status was asserted, the log's time. The condition module keeps, per
- * field, the value of the latest log by event time, so every version of one Condition must
- * be dated apart: onset and recordedDate are the same in each, and by them the version
- * accepted last won (an older active one undid a resolution). An ended condition is dated
- * at its abatement, so as_of before it does not read it as resolved; otherwise (or without
- * one) the version's meta.lastUpdated, then recordedDate, then onset.
+ * The log's time. The condition module keeps, per field, the value of the latest log by
+ * event time, and every version of one Condition carries the same onset and recordedDate,
+ * so a change of status must be dated after them or the version accepted last wins (an
+ * older active one undid a resolution). An ended condition is dated at its abatement, else
+ * its version's meta.lastUpdated; a recurrence or relapse at its lastUpdated; an active one
+ * stays at recordedDate, else onset, so the state as of any time since then holds it.
  */
 function assertedAt(c: Condition, clinical: string | undefined): string | undefined {
-  const abatement = clinical && ENDED.has(clinical) ? instantOf(c.abatementDateTime ?? c.abatementPeriod?.start) : undefined;
-  return abatement ?? instantOf(c.meta?.lastUpdated) ?? instantOf(c.recordedDate) ?? instantOf(c.onsetDateTime ?? c.onsetPeriod?.start);
+  const onset = instantOf(c.onsetDateTime ?? c.onsetPeriod?.start);
+  const recorded = instantOf(c.recordedDate);
+  const updated = instantOf(c.meta?.lastUpdated);
+  if (clinical && ENDED.has(clinical)) return instantOf(c.abatementDateTime ?? c.abatementPeriod?.start) ?? updated ?? recorded ?? onset;
+  if (clinical && RETURNED.has(clinical)) return updated ?? recorded ?? onset;
+  return recorded ?? onset ?? updated;
 }
 
 /** Condition → condition: named by SNOMED CT, ICD-10 or its text; entered-in-error is the correction. */

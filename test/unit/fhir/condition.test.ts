@@ -62,7 +62,8 @@ describe("Condition", () => {
     const asthma: Condition = { resourceType: "Condition", subject: { reference: "Patient/example" }, code: { text: "Asthma" }, onsetDateTime: "2024-05-01" };
     const v1: Condition = { ...asthma, id: "asthma-v1", meta: { lastUpdated: "2024-05-02T00:00:00Z" }, clinicalStatus: clinical("active") };
     const v2: Condition = { ...asthma, id: "asthma-v2", meta: { lastUpdated: "2026-11-01T00:00:00Z" }, clinicalStatus: clinical("resolved"), abatementDateTime: "2026-10-15" };
-    expect(derived(v1)[0]!.timestamp).toBe("2024-05-02T00:00:00Z");
+    // Active: at its onset (no recordedDate here), not its lastUpdated, so a state as of 2025 holds it.
+    expect(derived(v1)[0]!.timestamp).toBe("2024-05-01T00:00:00Z");
     // Resolved: dated at its abatement, which the payload keeps (the catalog has no field for it, so in extensions).
     expect(derived(v2)[0]).toMatchObject({ timestamp: "2026-10-15T00:00:00Z", payload: { onset_date: "2024-05-01", clinical_status: "resolved", extensions: { abatement_date: "2026-10-15" } } });
     for (const order of [[v2, v1], [v1, v2]]) {
@@ -76,6 +77,17 @@ describe("Condition", () => {
     const { meta: _m, ...unversioned } = unabated;
     expect(derived({ ...unversioned, recordedDate: "2024-06-01" })[0]!.timestamp).toBe("2024-06-01T00:00:00Z");
     expect(derived(unversioned)[0]!.timestamp).toBe("2024-05-01T00:00:00Z");
+  });
+
+  it("dates a recurrence at its version's lastUpdated, so it reopens a condition resolved before it", () => {
+    const clinical = (code: string) => ({ coding: [{ system: "http://terminology.hl7.org/CodeSystem/condition-clinical", code }] });
+    const asthma: Condition = { resourceType: "Condition", subject: { reference: "Patient/example" }, code: { text: "Asthma" }, onsetDateTime: "2024-05-01" };
+    const resolved: Condition = { ...asthma, id: "v2", meta: { lastUpdated: "2026-11-01T00:00:00Z" }, clinicalStatus: clinical("resolved"), abatementDateTime: "2026-10-15" };
+    const back: Condition = { ...asthma, id: "v3", meta: { lastUpdated: "2027-01-05T00:00:00Z" }, clinicalStatus: clinical("recurrence") };
+    expect(derived(back)[0]!.timestamp).toBe("2027-01-05T00:00:00Z");
+    for (const order of [[resolved, back], [back, resolved]]) {
+      expect(folded("condition_diagnosis", ...order.map((v) => derived(v))).conditions).toEqual([expect.objectContaining({ disease_type: "Asthma", status: "active" })]);
+    }
   });
 
   it("refuses a condition without any name, saying where to put one", () => {
