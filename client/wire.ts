@@ -5010,6 +5010,13 @@ export interface paths {
                                 patients_created: number;
                                 /** @description Created patients removed by a cancel with rollback_on_cancel */
                                 patients_rolled_back: number;
+                                /** @description Created patients a rollback kept because they received data not from this job */
+                                patients_rollback_kept: number;
+                                /** @description Which created patients a rollback kept, and why: live_logs (logs not from this job reached it) or updated (its record changed since the job created it); at most 1,000 */
+                                rollback_kept: {
+                                    patient_id: string;
+                                    reason: "live_logs" | "updated";
+                                }[];
                                 /** @description Patients taken out of the job while it awaited confirmation */
                                 patients_removed: number;
                                 logs_total: number;
@@ -5162,6 +5169,13 @@ export interface paths {
                             patients_created: number;
                             /** @description Created patients removed by a cancel with rollback_on_cancel */
                             patients_rolled_back: number;
+                            /** @description Created patients a rollback kept because they received data not from this job */
+                            patients_rollback_kept: number;
+                            /** @description Which created patients a rollback kept, and why: live_logs (logs not from this job reached it) or updated (its record changed since the job created it); at most 1,000 */
+                            rollback_kept: {
+                                patient_id: string;
+                                reason: "live_logs" | "updated";
+                            }[];
                             /** @description Patients taken out of the job while it awaited confirmation */
                             patients_removed: number;
                             logs_total: number;
@@ -5303,6 +5317,13 @@ export interface paths {
                             patients_created: number;
                             /** @description Created patients removed by a cancel with rollback_on_cancel */
                             patients_rolled_back: number;
+                            /** @description Created patients a rollback kept because they received data not from this job */
+                            patients_rollback_kept: number;
+                            /** @description Which created patients a rollback kept, and why: live_logs (logs not from this job reached it) or updated (its record changed since the job created it); at most 1,000 */
+                            rollback_kept: {
+                                patient_id: string;
+                                reason: "live_logs" | "updated";
+                            }[];
                             /** @description Patients taken out of the job while it awaited confirmation */
                             patients_removed: number;
                             logs_total: number;
@@ -5447,6 +5468,13 @@ export interface paths {
                             patients_created: number;
                             /** @description Created patients removed by a cancel with rollback_on_cancel */
                             patients_rolled_back: number;
+                            /** @description Created patients a rollback kept because they received data not from this job */
+                            patients_rollback_kept: number;
+                            /** @description Which created patients a rollback kept, and why: live_logs (logs not from this job reached it) or updated (its record changed since the job created it); at most 1,000 */
+                            rollback_kept: {
+                                patient_id: string;
+                                reason: "live_logs" | "updated";
+                            }[];
                             /** @description Patients taken out of the job while it awaited confirmation */
                             patients_removed: number;
                             logs_total: number;
@@ -5586,6 +5614,13 @@ export interface paths {
                             patients_created: number;
                             /** @description Created patients removed by a cancel with rollback_on_cancel */
                             patients_rolled_back: number;
+                            /** @description Created patients a rollback kept because they received data not from this job */
+                            patients_rollback_kept: number;
+                            /** @description Which created patients a rollback kept, and why: live_logs (logs not from this job reached it) or updated (its record changed since the job created it); at most 1,000 */
+                            rollback_kept: {
+                                patient_id: string;
+                                reason: "live_logs" | "updated";
+                            }[];
                             /** @description Patients taken out of the job while it awaited confirmation */
                             patients_removed: number;
                             logs_total: number;
@@ -5731,6 +5766,13 @@ export interface paths {
                             patients_created: number;
                             /** @description Created patients removed by a cancel with rollback_on_cancel */
                             patients_rolled_back: number;
+                            /** @description Created patients a rollback kept because they received data not from this job */
+                            patients_rollback_kept: number;
+                            /** @description Which created patients a rollback kept, and why: live_logs (logs not from this job reached it) or updated (its record changed since the job created it); at most 1,000 */
+                            rollback_kept: {
+                                patient_id: string;
+                                reason: "live_logs" | "updated";
+                            }[];
                             /** @description Patients taken out of the job while it awaited confirmation */
                             patients_removed: number;
                             logs_total: number;
@@ -5873,6 +5915,13 @@ export interface paths {
                             patients_created: number;
                             /** @description Created patients removed by a cancel with rollback_on_cancel */
                             patients_rolled_back: number;
+                            /** @description Created patients a rollback kept because they received data not from this job */
+                            patients_rollback_kept: number;
+                            /** @description Which created patients a rollback kept, and why: live_logs (logs not from this job reached it) or updated (its record changed since the job created it); at most 1,000 */
+                            rollback_kept: {
+                                patient_id: string;
+                                reason: "live_logs" | "updated";
+                            }[];
                             /** @description Patients taken out of the job while it awaited confirmation */
                             patients_removed: number;
                             logs_total: number;
@@ -6016,6 +6065,13 @@ export interface paths {
                             patients_created: number;
                             /** @description Created patients removed by a cancel with rollback_on_cancel */
                             patients_rolled_back: number;
+                            /** @description Created patients a rollback kept because they received data not from this job */
+                            patients_rollback_kept: number;
+                            /** @description Which created patients a rollback kept, and why: live_logs (logs not from this job reached it) or updated (its record changed since the job created it); at most 1,000 */
+                            rollback_kept: {
+                                patient_id: string;
+                                reason: "live_logs" | "updated";
+                            }[];
                             /** @description Patients taken out of the job while it awaited confirmation */
                             patients_removed: number;
                             logs_total: number;

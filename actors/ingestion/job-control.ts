@@ -48,3 +48,10 @@ export function conflict(r: JobRecord, why: string): AppError {
   const status = wireStatus(r);
   return new AppError("conflict", `job ${r.job_id} is ${status} (stage ${r.stage}): ${why}`, [{ type: "invalid_job_state", message: why, status, stage: r.stage }]);
 }
+
+/** Why a job ended, and, when its rollback kept created patients, that it did: the cancel's answer warns. */
+export function endMessage(message: string | null, r: JobRecord): string | null {
+  if (r.patients_rollback_kept === 0) return message;
+  const kept = `rollback kept ${r.patients_rollback_kept} created patient(s) that received data not from this job (see rollback_kept)`;
+  return message === null ? kept : `${message}; ${kept}`;
+}

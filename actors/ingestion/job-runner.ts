@@ -3,7 +3,7 @@ import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { isAppError, notFound } from "../../src/errors.js";
 import { TERMINAL, type JobRecord, type Stage } from "../../src/ingestion/job-record.js";
 import { StaleJobWriteError, type JobStore, type StoredJob } from "../../src/ingestion/job-store.js";
-import { AT_REVIEW_ONLY, conflict, machineInput, statusOf, type JobControl } from "./job-control.js";
+import { AT_REVIEW_ONLY, conflict, endMessage, machineInput, statusOf, type JobControl } from "./job-control.js";
 import type { JobStateName } from "./job-machine.js";
 import type { HeapGrowthCap } from "../../infra/heap-growth-cap.js";
 import { HeldJob } from "./live-job.js";
@@ -246,7 +246,7 @@ export class JobRunner {
     r.skip_backfill = ctx.skip_backfill === true;
     r.rollback_on_cancel = ctx.rollback_on_cancel;
     r.status = statusOf(value, r);
-    if (value === "FAILED" || value === "CANCELLED") r.status_message = ctx.message;
+    if (value === "FAILED" || value === "CANCELLED") r.status_message = endMessage(ctx.message, r);
     if (TERMINAL.has(r.status)) {
       r.completed_at = now.toISOString();
       if (value === "COMPLETED" && ctx.backfill_ok === false) r.backfill_status = "failed";

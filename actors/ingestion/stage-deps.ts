@@ -24,6 +24,8 @@ export interface StageDeps {
   backfillStallMs?: number;
   /** How long a stage retries storage that keeps failing before the job fails (tests make it short). @default STORAGE_RETRY_MS */
   storageRetryMs?: number;
+  /** How long a rollback waits between fencing created patients and looking at their logs again. @default ROLLBACK_SETTLE_MS (500 ms) */
+  rollbackSettleMs?: number;
   /** Staged text per replay bucket, in bytes (tests make it small to get many buckets). @default 4_194_304 (4 MiB) */
   bucketBytes?: number;
   /** Test hook: called before each replay write (a slow fake lets a test stop the service mid-replay). */

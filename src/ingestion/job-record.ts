@@ -66,6 +66,10 @@ export interface JobRecord {
   patients_created: number;
   /** Created patients removed again by a cancel with rollback_on_cancel. */
   patients_rolled_back: number;
+  /** Created patients a rollback kept: they held data not from this job (see actors/ingestion/rollback.ts). */
+  patients_rollback_kept: number;
+  /** Which, and why (at most MAX_PATIENT_DETAILS). */
+  rollback_kept: RollbackKept[];
   /** Patients taken out of the job under review (DELETE .../patients/{pid}); their ids are in `removed_patients`. */
   patients_removed: number;
   logs_total: number;
@@ -127,6 +131,15 @@ export interface JobRecord {
   awaited_ms: number;
 }
 
+/**
+ * A created patient a rollback kept. live_logs: logs not from this job reached it (live
+ * writes: the job had written none yet); updated: its record changed since the job created it.
+ */
+export interface RollbackKept {
+  patient_id: string;
+  reason: "live_logs" | "updated";
+}
+
 export function newJobRecord(
   init: Pick<JobRecord, "job_id" | "organization_id" | "project_id" | "require_confirmation" | "rollback_on_cancel" | "idempotency_key" | "summary_types" | "source">,
   now: string,
@@ -181,6 +194,8 @@ const LATER_FIELDS = () => ({
   patient_details_truncated: false,
   removed_patients: [],
   backfill_patients_total: 0,
+  patients_rollback_kept: 0,
+  rollback_kept: [],
 });
 
 /** A stored record as this build reads it: the fields an earlier build did not write take their defaults. */

@@ -1,13 +1,15 @@
 import { derivedPatientId } from "../../../src/ingestion/patient-refs.js";
 import { docPieces, purgeStaging, readDoc } from "../../../src/ingestion/staging.js";
 import type { StageInput } from "../job-machine.js";
+import { rollBackCreated } from "../rollback.js";
 import { DOCS, forEachLimited, type PatientDocRow, type RowDocRow, type StageDeps, type StageFn } from "../stage-deps.js";
 
 /**
  * CANCELLING and FAILING: waits for the interrupted stage to stop, drops the staged logs
  * and the job's documents, and with `rollback` removes the patients this job created
- * (never patients it only reused). Runs only before REPLAYING wrote anything to patient
- * state, so removing a created patient removes all the job put there. What the job
+ * (never patients it only reused) that hold nothing but the job's own data: one that live
+ * writes reached meanwhile is kept (rollback.ts). Runs only before REPLAYING wrote
+ * anything to patient state, so removing a created patient removes all the job put there. What the job
  * counts as inserted (logs_processed) is then what reached patient state: none before
  * the replay, what the replay wrote when it failed.
  */
@@ -18,13 +20,8 @@ export const cleanupStage: StageFn<StageInput & { rollback: boolean }, void> = a
     // Patients taken out during the review were deleted then.
     const takenOut = new Set(job.record.removed_patients);
     const created = (await createdPatients(deps, input, signal)).filter((id) => !takenOut.has(id));
-    let removed = 0;
-    await forEachLimited(created, 16, signal, async (id) => {
-      await deps.patients.erase(input.project_id, id);
-      await deps.stateStore.erase(input.project_id, id);
-      removed++;
-    });
-    job.record.patients_rolled_back = removed;
+    const done = await rollBackCreated(deps, input, created, signal, deps.rollbackSettleMs);
+    Object.assign(job.record, { patients_rolled_back: done.removed, patients_rollback_kept: done.keptTotal, rollback_kept: done.kept });
   }
   await purgeStaging(deps.staging, input.job_id, true);
   job.record.logs_processed = job.record.logs_replayed;

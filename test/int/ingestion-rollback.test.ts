@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStack, type TestStack } from "../support/stack.js";
+
+let t: TestStack;
+beforeAll(async () => {
+  t = await startStack({ PSS_VIEW_DEBOUNCE_MS: "20" });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const inject = (method: "GET" | "POST" | "PUT", url: string, payload?: unknown) =>
+  t.app.inject({ method, url, headers: t.auth, ...(payload !== undefined ? { payload: payload as object } : {}) });
+
+let seq = 0;
+const mrn = () => `MRN-RB-${process.pid}-${Date.now()}-${++seq}`;
+const patientRow = (value: string) => ({ type: "patient", data: { first_name: "Bea", last_name: "Baker", timezone: "UTC", external_identifiers: [{ system: "mrn", value }] } });
+const pain = (score: number) => ({ instrument: "esas_r", symptoms: [{ name: "pain", score }] });
+const painLog = (patient_id: string, ts: string, score: number) => ({ log_type: "symptom_report", patient_id, timestamp: ts, payload: pain(score) });
+const rowOf = (ref: string, ts: string) => ({ type: "log", data: { event_type: "symptom_report", patient_id: ref, timestamp: ts, payload: pain(3) } });
+
+async function awaitingJob(records: unknown[]): Promise<string> {
+  const r = await inject("POST", "/v1/ingestion/jobs", { rollback_on_cancel: false, records });
+  expect(r.statusCode, r.body).toBe(201);
+  const id = r.json().job_id as string;
+  const end = Date.now() + 20_000;
+  while ((await inject("GET", `/v1/ingestion/jobs/${id}`)).json().status !== "awaiting_confirmation" && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  return id;
+}
+const patientByMrn = async (value: string) => ((await inject("GET", `/v1/patients?system=mrn&value=${encodeURIComponent(value)}`)).json().patients[0]?.id as string | undefined) ?? null;
+const logsOf = async (pid: string) => (await inject("GET", `/v1/state/${pid}/logs`)).json().logs as unknown[];
+
+describe("rolling back a cancelled job", () => {
+  it("keeps a created patient that received a live log or an update, says so, and removes the untouched one", async () => {
+    const [a, b, c] = [mrn(), mrn(), mrn()];
+    const id = await awaitingJob([patientRow(a), patientRow(b), patientRow(c), rowOf(a, "2026-03-01T08:00:00Z"), rowOf(b, "2026-03-01T08:00:00Z")]);
+    const [pa, pb, pc] = [(await patientByMrn(a))!, (await patientByMrn(b))!, (await patientByMrn(c))!];
+    const live = await inject("POST", "/v1/logs/batch", { logs: [painLog(pa, "2026-03-02T08:00:00Z", 7)] });
+    expect(live.json().accepted, live.body).toBe(1);
+    expect((await inject("PUT", `/v1/patients/${pc}`, { email: "bea@example.org" })).statusCode).toBe(200);
+
+    const r = await inject("POST", `/v1/ingestion/jobs/${id}/cancel`, { rollback: true });
+    expect(r.statusCode, r.body).toBe(200);
+    const job = r.json();
+    expect(job).toMatchObject({ status: "cancelled", patients_rolled_back: 1, patients_rollback_kept: 2 });
+    expect(job.rollback_kept).toEqual(expect.arrayContaining([{ patient_id: pa, reason: "live_logs" }, { patient_id: pc, reason: "updated" }]));
+    expect(job.status_message).toContain("kept 2 created patient(s)");
+
+    expect((await inject("GET", `/v1/patients/${pa}`)).statusCode).toBe(200);
+    expect(await logsOf(pa)).toHaveLength(1);
+    expect((await inject("GET", `/v1/patients/${pc}`)).json()).toMatchObject({ email: "bea@example.org", status: "active" });
+    expect(await patientByMrn(b)).toBeNull();
+    expect((await inject("GET", `/v1/patients/${pb}`)).statusCode).toBe(404);
+  });
+
+  it("never loses a live log accepted while the rollback runs: its patient is kept, else the write was refused", async () => {
+    const a = mrn();
+    const id = await awaitingJob([patientRow(a), rowOf(a, "2026-03-01T08:00:00Z")]);
+    const pa = (await patientByMrn(a))!;
+    let accepted = 0;
+    let done = false;
+    const cancel = inject("POST", `/v1/ingestion/jobs/${id}/cancel`, { rollback: true }).finally(() => (done = true));
+    // Writes before, during and after the rollback's fence; each is either stored or refused.
+    for (let i = 0; !done || i < 3; i++) {
+      const w = (await inject("POST", "/v1/logs/batch", { logs: [painLog(pa, `2026-03-02T08:00:${String(i % 60).padStart(2, "0")}Z`, 7)] })).json();
+      accepted += w.accepted as number;
+      if (w.accepted === 0) expect(w.errors[0].code).toBe("patient_not_found");
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const job = (await cancel).json();
+    if (accepted > 0) {
+      expect(job).toMatchObject({ patients_rolled_back: 0, patients_rollback_kept: 1, rollback_kept: [{ patient_id: pa, reason: "live_logs" }] });
+      expect((await inject("GET", `/v1/patients/${pa}`)).json()).toMatchObject({ status: "active" });
+      expect(await logsOf(pa)).toHaveLength(accepted);
+    } else {
+      expect(job).toMatchObject({ patients_rolled_back: 1, patients_rollback_kept: 0 });
+    }
+  });
+});
