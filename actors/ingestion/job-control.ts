@@ -55,3 +55,18 @@ export function endMessage(message: string | null, r: JobRecord): string | null 
   const kept = `rollback kept ${r.patients_rollback_kept} created patient(s) that received data not from this job (see rollback_kept)`;
   return message === null ? kept : `${message}; ${kept}`;
 }
+
+/**
+ * A cancel of a job already cancelled. Without a rollback choice, or with the one the
+ * cancel made, it answers the job again (the hosted SDK retries a bodiless cancel, and a
+ * retried request must be safe). A different choice cannot be carried out any more (the
+ * job's working documents are gone, and removed patients cannot come back): 409 saying
+ * what the cancel did, rather than a 200 that silently changes nothing.
+ */
+export function cancelAgain(r: JobRecord, rollback: boolean | undefined): JobRecord {
+  if (rollback === undefined || rollback === r.rollback_on_cancel) return r;
+  const did = r.rollback_on_cancel
+    ? `it was cancelled with rollback: ${r.patients_rolled_back} created patient(s) were removed${r.patients_rollback_kept > 0 ? ` and ${r.patients_rollback_kept} kept` : ""}, and cannot be restored`
+    : `it was cancelled without rollback: its ${r.patients_created} created patient(s) were kept, and its working documents are gone, so they can no longer be rolled back (delete them with DELETE /v1/patients/{id})`;
+  throw conflict(r, `already cancelled; ${did}`);
+}

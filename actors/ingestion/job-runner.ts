@@ -3,7 +3,7 @@ import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { isAppError, notFound } from "../../src/errors.js";
 import { TERMINAL, type JobRecord, type Stage } from "../../src/ingestion/job-record.js";
 import { StaleJobWriteError, type JobStore, type StoredJob } from "../../src/ingestion/job-store.js";
-import { AT_REVIEW_ONLY, conflict, endMessage, machineInput, statusOf, type JobControl } from "./job-control.js";
+import { AT_REVIEW_ONLY, cancelAgain, conflict, endMessage, machineInput, statusOf, type JobControl } from "./job-control.js";
 import type { JobStateName } from "./job-machine.js";
 import type { HeapGrowthCap } from "../../infra/heap-growth-cap.js";
 import { HeldJob } from "./live-job.js";
@@ -130,7 +130,7 @@ export class JobRunner {
       const stored = await this.deps.store.getStored(c.project_id, c.job_id);
       if (!stored) throw notFound("ingestion job", c.job_id);
       if (TERMINAL.has(stored.record.status) && c.op !== "retry_backfill") {
-        if (c.op === "cancel" && stored.record.status === "cancelled") return stored.record;
+        if (c.op === "cancel" && stored.record.status === "cancelled") return cancelAgain(stored.record, c.rollback);
         throw conflict(stored.record, AT_REVIEW_ONLY[c.op] ?? "it has already ended");
       }
       h = TERMINAL.has(stored.record.status) ? { job: this.holdFinished(stored), actor: null } : this.hold(stored);
@@ -158,7 +158,7 @@ export class JobRunner {
     } else if (c.op === "remove_patient") {
       await removePatient(this.deps, h.job, c.patient_id);
     } else if (c.op === "cancel") {
-      if (r.status === "cancelled") return r;
+      if (r.status === "cancelled") return cancelAgain(r, c.rollback);
       if (state === null || !CANCELLABLE.has(state)) throw conflict(r, "a job can be cancelled until its replay into patient state starts");
       h.actor!.send({ type: "CANCEL", ...(c.rollback !== undefined ? { rollback: c.rollback } : {}) });
       await this.until(h.job, 30_000);

@@ -80,6 +80,31 @@ describe("cancelling a job under review", () => {
     // Repeatable, body or not.
     expect((await inject("POST", `/v1/ingestion/jobs/${id}/cancel`)).statusCode).toBe(200);
   });
+
+  it("refuses an unknown field in the cancel body, naming it and the allowed one", async () => {
+    const a = mrn();
+    const id = await createJob({ rollback_on_cancel: false, records: [patientRow(a)] });
+    await awaiting(id);
+    const typo = await inject("POST", `/v1/ingestion/jobs/${id}/cancel`, { rollbak: true });
+    expect(typo.statusCode).toBe(422);
+    expect(typo.json()).toMatchObject({ error: true, error_type: "validation_error", details: [{ field: "rollbak", location: ["body", "rollbak"], input_value: true }] });
+    expect(typo.json().message).toContain('rollbak is not an allowed field (allowed: "rollback")');
+    expect((await inject("GET", `/v1/ingestion/jobs/${id}`)).json().status).toBe("awaiting_confirmation");
+  });
+
+  it("answers a repeated cancel again unless it asks for another rollback choice than the one made", async () => {
+    const a = mrn();
+    const id = await createJob({ rollback_on_cancel: false, records: [patientRow(a)] });
+    await awaiting(id);
+    expect((await inject("POST", `/v1/ingestion/jobs/${id}/cancel`)).json()).toMatchObject({ status: "cancelled", rollback_on_cancel: false });
+    // What the hosted SDK retries (no body), an empty body, and the same choice: the job again.
+    for (const body of [undefined, {}, { rollback: false }]) expect((await inject("POST", `/v1/ingestion/jobs/${id}/cancel`, body)).statusCode).toBe(200);
+    const again = await inject("POST", `/v1/ingestion/jobs/${id}/cancel`, { rollback: true });
+    expect(again.statusCode).toBe(409);
+    expect(again.json()).toMatchObject({ error_type: "conflict_error", details: [{ type: "invalid_job_state", status: "cancelled" }] });
+    expect(again.json().message).toContain("cancelled without rollback: its 1 created patient(s) were kept");
+    expect(await patientByMrn(a)).not.toBeNull();
+  });
 });
 
 const withoutLogIds = (v: unknown) => JSON.parse(JSON.stringify(v).replace(/"log_id":"[^"]*"/g, '"log_id":"-"')) as unknown;

@@ -1,7 +1,7 @@
 import type { Readable } from "node:stream";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
-import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import { TypeCompiler, ValueErrorType, type TypeCheck } from "@sinclair/typebox/compiler";
 import { AppError, fieldIssue } from "../../../src/errors.js";
 import type { Services } from "../../services.js";
 import { JOB_FORMATS } from "../../../src/ingestion/job-record.js";
@@ -45,7 +45,8 @@ function viewTypesBody(body: unknown): string[] | null {
  */
 export const IngestionCancelSchema = Type.Object(
   { rollback: Type.Optional(Type.Boolean({ description: "true: also remove the patients the job created; false: keep them. Absent: the job's rollback_on_cancel decides" })) },
-  { $id: "IngestionCancel" },
+  // Closed: a typo ({"rollbak":true}) would otherwise cancel as if no body said anything, and a rollback asked for would silently not happen.
+  { $id: "IngestionCancel", additionalProperties: false },
 );
 const checkCancelBody = TypeCompiler.Compile(IngestionCancelSchema);
 
@@ -54,6 +55,12 @@ function assertBody<T extends TSchema>(check: TypeCheck<T>, body: unknown): asse
   if (check.Check(body)) return;
   const first = check.Errors(body).First();
   const path = (first?.path ?? "").split("/").filter(Boolean);
+  if (first?.type === ValueErrorType.ObjectAdditionalProperties) {
+    // Name the field and what is allowed, as the route schemas' "is not an allowed field" does.
+    const allowed = Object.keys(check.Schema().properties as object).map((k) => `"${k}"`).join(", ");
+    const why = `is not an allowed field (allowed: ${allowed})`;
+    throw new AppError("validation", `request validation failed: ${path.join(".")} ${why}`, [fieldIssue(["body", ...path], why, first.value)]);
+  }
   throw new AppError("validation", `request validation failed: ${path.join(".") || "body"} ${first?.message ?? "is invalid"}`, [fieldIssue(["body", ...path], first?.message ?? "is invalid", first?.value)]);
 }
 
