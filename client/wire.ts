@@ -6212,7 +6212,7 @@ export interface paths {
                                 logs_staged: number;
                                 /** @description Staged logs the replay would pass by: their idempotency_key is stored already, or an earlier line of the file has it */
                                 logs_duplicate: number;
-                                /** @description Staged logs the write path would refuse */
+                                /** @description The patient's log lines skipped at validation for their payload, and staged logs the write path would now refuse */
                                 logs_invalid: number;
                                 /** @description Modules whose payload differs, stable first, in catalog order */
                                 modules: components["schemas"]["ModuleDiff"][];

@@ -30,7 +30,7 @@ export interface PatientPreview {
   logs_staged: number;
   /** Staged logs the replay would pass by: their idempotency_key is already stored, or (a repeat in the file) staged before. */
   logs_duplicate: number;
-  /** Staged logs the write path would refuse (their payload no longer passes the catalog). */
+  /** The patient's log lines skipped at validation for their payload, and staged logs the write path would now refuse. */
   logs_invalid: number;
   modules: ModuleDiff[];
 }
@@ -59,7 +59,8 @@ export class JobPreviewer {
     const listed = Object.keys(r.patient_log_counts).filter((p) => !removed.has(p));
     const sample = o.patient_id !== undefined ? [o.patient_id] : listed.slice(0, Math.min(o.limit, PREVIEW_MAX_PATIENTS));
     const lines = await this.stagedLines(r, sample);
-    if (o.patient_id !== undefined && (removed.has(o.patient_id) || (!lines.has(o.patient_id) && !listed.includes(o.patient_id)))) {
+    const invalidOnly = o.patient_id !== undefined && (r.patient_invalid_counts[o.patient_id] ?? 0) > 0;
+    if (o.patient_id !== undefined && (removed.has(o.patient_id) || (!lines.has(o.patient_id) && !listed.includes(o.patient_id) && !invalidOnly))) {
       throw new AppError("not_found", `patient ${o.patient_id} is not part of ingestion job ${r.job_id}: none of its staged logs names it`);
     }
     const patients: PatientPreview[] = [];
@@ -101,7 +102,8 @@ export class JobPreviewer {
     const scope = { organization_id: r.organization_id, project_id: r.project_id };
     const pending = stagedLogs(lines, pid, r.job_id);
     const added: LogRecord[] = [];
-    let invalid = 0;
+    // Lines VALIDATING skipped for their payload were never staged: counted from the record.
+    let invalid = r.patient_invalid_counts[pid] ?? 0;
     let duplicate = lines.length - pending.length;
     for (const p of pending) {
       const v = validateEnvelope(p.log, ["line", p.line], ingestedAt);

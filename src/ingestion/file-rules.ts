@@ -138,7 +138,8 @@ export type LineOutcome =
   | { kind: "patient"; data: Record<string, unknown> }
   /** target: the line declaring the log's patient, or an existing patient's id. */
   | { kind: "log"; log_type: string; target: number | string }
-  | { kind: "error"; code: string; message: string; structural: boolean };
+  /** target (a skipped log's patient, when its line names one): the preview counts the patient's invalid lines. */
+  | { kind: "error"; code: string; message: string; structural: boolean; target?: number | string };
 
 const fail = (code: string, message: string): LineOutcome => ({ kind: "error", code, message, structural: !SKIPPABLE_CODES.has(code) });
 
@@ -231,7 +232,7 @@ export class FileChecker {
       // contract's line errors do (a missing payload is an empty one: withPayload).
       const where = (d: { location?: (string | number)[] }) => d.location ?? [];
       const envelope = r.code === "validation_error" ? r.details.find((d) => where(d)[0] !== "payload" || where(d).length < 2) : undefined;
-      if (envelope === undefined) return fail(r.code, r.message);
+      if (envelope === undefined) return { kind: "error", code: r.code, message: r.message, structural: !SKIPPABLE_CODES.has(r.code), ...(patientId !== undefined ? { target } : {}) };
       const code = where(envelope)[0] === "patient_id" ? "unknown_patient" : "invalid_row";
       return { kind: "error", code, message: `${(envelope.field ?? "log").replace(/^log_type$/, "event_type")} ${envelope.message}`, structural: true };
     }

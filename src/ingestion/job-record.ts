@@ -96,6 +96,8 @@ export interface JobRecord {
   patient_log_counts: Record<string, number>;
   patient_event_type_counts: Record<string, Record<string, number>>;
   patient_replay_statuses: Record<string, PatientReplayStatus>;
+  /** Internal: log lines per patient skipped at validation for their payload (the preview shows them). */
+  patient_invalid_counts: Record<string, number>;
   /** More patients than the per-patient maps describe (MAX_PATIENT_DETAILS). */
   patient_details_truncated: boolean;
   /** Internal: patients taken out of the job under review; replay and backfill pass them by. */
@@ -196,6 +198,7 @@ const LATER_FIELDS = () => ({
   backfill_patients_total: 0,
   patients_rollback_kept: 0,
   rollback_kept: [],
+  patient_invalid_counts: {},
 });
 
 /** A stored record as this build reads it: the fields an earlier build did not write take their defaults. */

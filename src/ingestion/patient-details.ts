@@ -9,28 +9,39 @@ export const MAX_PATIENT_DETAILS = 1_000;
 
 /** A log line's patient as VALIDATING knows it: the line of its patient row, or an existing patient's id. */
 export type Target = number | string;
-/** A row of the job's "type_counts" document: one patient's valid logs by (canonical) type. */
-export type TargetTypeRow = [target: Target, types: Record<string, number>];
+/** A row of the job's "type_counts" document: one patient's valid logs by (canonical) type, and its lines skipped as invalid. */
+export type TargetTypeRow = [target: Target, types: Record<string, number>, invalid?: number];
 
 /**
  * Counts the valid logs of each patient by type while VALIDATING reads the file, for the
  * first MAX_PATIENT_DETAILS patients it meets (memory stays bounded whatever the file).
  */
 export class TargetTypeCounts {
-  private readonly counts = new Map<Target, Record<string, number>>();
+  private readonly counts = new Map<Target, { types: Record<string, number>; invalid: number }>();
 
   add(target: Target, logType: string): void {
+    const c = this.of(target);
+    if (c) c.types[logType] = (c.types[logType] ?? 0) + 1;
+  }
+
+  /** A log line of the patient skipped for its own (payload) errors. */
+  addInvalid(target: Target): void {
+    const c = this.of(target);
+    if (c) c.invalid++;
+  }
+
+  private of(target: Target): { types: Record<string, number>; invalid: number } | undefined {
     let c = this.counts.get(target);
     if (c === undefined) {
-      if (this.counts.size >= MAX_PATIENT_DETAILS) return;
-      c = {};
+      if (this.counts.size >= MAX_PATIENT_DETAILS) return undefined;
+      c = { types: {}, invalid: 0 };
       this.counts.set(target, c);
     }
-    c[logType] = (c[logType] ?? 0) + 1;
+    return c;
   }
 
   rows(): TargetTypeRow[] {
-    return [...this.counts];
+    return [...this.counts].map(([t, c]) => (c.invalid > 0 ? [t, c.types, c.invalid] : [t, c.types]));
   }
 }
 
@@ -41,14 +52,18 @@ export class TargetTypeCounts {
  */
 export function settlePatientDetails(r: JobRecord, rows: readonly TargetTypeRow[], idOf: (t: Target) => string | undefined, staged: ReadonlyMap<string, number>): void {
   const byType: Record<string, Record<string, number>> = {};
-  for (const [target, types] of rows) {
+  const invalid: Record<string, number> = {};
+  for (const [target, types, skipped] of rows) {
     const id = idOf(target);
+    // A patient whose lines were all invalid staged nothing, yet the preview names it.
+    if (id !== undefined && skipped) invalid[id] = (invalid[id] ?? 0) + skipped;
     if (id === undefined || !staged.has(id)) continue;
     const into = (byType[id] ??= {});
     for (const [t, n] of Object.entries(types)) into[t] = (into[t] ?? 0) + n;
   }
   const ids = Object.keys(byType);
   r.patient_event_type_counts = byType;
+  r.patient_invalid_counts = invalid;
   r.patient_log_counts = Object.fromEntries(ids.map((id) => [id, staged.get(id)!]));
   r.patient_replay_statuses = Object.fromEntries(ids.map((id) => [id, "pending" as const]));
   r.patient_details_truncated = staged.size > ids.length;
@@ -67,5 +82,6 @@ export function markReplayed(r: JobRecord, patients: Iterable<string>, failed: R
 export function forgetPatient(r: JobRecord, patientId: string): void {
   delete r.patient_log_counts[patientId];
   delete r.patient_event_type_counts[patientId];
+  delete r.patient_invalid_counts[patientId];
   delete r.patient_replay_statuses[patientId];
 }

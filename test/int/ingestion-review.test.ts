@@ -107,6 +107,22 @@ describe("cancelling a job under review", () => {
   });
 });
 
+describe("previewing a job with invalid lines", () => {
+  it("counts per patient the lines of it that failed validation", async () => {
+    const [a, b] = [mrn(), mrn()];
+    const badPain = (ref: string) => ({ type: "log", data: { event_type: "symptom_report", patient_id: ref, timestamp: "2026-03-01T09:00:00Z", payload: { instrument: "esas_r", symptoms: [{ name: "pain", score: 99 }] } } });
+    const id = await createJob({ records: [patientRow(a), patientRow(b), vitalsRow(a, "2026-03-01T08:00:00Z", 71.5), badPain(a), badPain(b)] });
+    expect(await awaiting(id)).toMatchObject({ logs_invalid: 2 });
+    const [pa, pb] = [(await patientByMrn(a))!, (await patientByMrn(b))!];
+    const preview = (await inject("GET", `/v1/ingestion/jobs/${id}/preview`)).json<JobPreview>();
+    expect(preview.patients).toEqual([expect.objectContaining({ patient_id: pa, logs_staged: 1, logs_invalid: 1 })]);
+    // A patient whose only lines were invalid staged nothing, and can still be named.
+    const one = await inject("GET", `/v1/ingestion/jobs/${id}/preview?patient_id=${pb}`);
+    expect(one.statusCode, one.body).toBe(200);
+    expect(one.json().patients).toEqual([expect.objectContaining({ patient_id: pb, logs_staged: 0, logs_invalid: 1, modules: [] })]);
+  });
+});
+
 const withoutLogIds = (v: unknown) => JSON.parse(JSON.stringify(v).replace(/"log_id":"[^"]*"/g, '"log_id":"-"')) as unknown;
 
 describe("previewing what confirming a job would change", () => {

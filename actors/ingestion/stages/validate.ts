@@ -51,6 +51,7 @@ export const validateStage: StageFn<StageInput, { structural_errors: number }> =
         if (out.kind !== "error") continue;
         if (out.structural) structural++;
         else skipped++;
+        if (!out.structural && out.target !== undefined) typeCounts.addInvalid(out.target);
         addLineError(r, { line: lineOf(line), code: out.code, message: out.message });
       }
       lines = batch.first + batch.lines.length - 1;

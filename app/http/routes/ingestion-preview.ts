@@ -11,7 +11,7 @@ const PatientPreviewSchema = Type.Object({
   name: Nullable(Type.String(), { description: "The patient's first and last name, when it has one" }),
   logs_staged: Type.Integer({ description: "The job's staged logs for the patient" }),
   logs_duplicate: Type.Integer({ description: "Staged logs the replay would pass by: their idempotency_key is stored already, or an earlier line of the file has it" }),
-  logs_invalid: Type.Integer({ description: "Staged logs the write path would refuse" }),
+  logs_invalid: Type.Integer({ description: "The patient's log lines skipped at validation for their payload, and staged logs the write path would now refuse" }),
   modules: ModuleDiffsSchema,
 });
 
