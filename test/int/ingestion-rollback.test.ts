@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rollBackCreated } from "../../actors/ingestion/rollback.js";
+import type { StageDeps } from "../../actors/ingestion/stage-deps.js";
+import { validateEnvelope } from "../../src/logs/envelope.js";
+import { toRecord } from "../../src/logs/log-writer.js";
 import { startStack, type TestStack } from "../support/stack.js";
 
 let t: TestStack;
@@ -75,5 +79,29 @@ describe("rolling back a cancelled job", () => {
     } else {
       expect(job).toMatchObject({ patients_rolled_back: 1, patients_rollback_kept: 0 });
     }
+  });
+});
+
+describe("the rollback's fence", () => {
+  it("gives a patient back when a write admitted before the fence lands while the rollback waits", async () => {
+    const p = (await inject("POST", "/v1/patients", { first_name: "Late", last_name: "Write", timezone: "UTC" })).json();
+    // The bootstrap key's project: the only one of its organization here.
+    const project = (await inject("GET", "/v1/projects")).json().projects[0];
+    const scope = { organization_id: project.organization_id as string, project_id: project.id as string };
+    const { topology, patients, stateStore } = t.services;
+    const deps = { patients, stateStore, staging: { js: topology.js, jsm: topology.jsm, names: topology.names } } as unknown as StageDeps;
+    const rollback = rollBackCreated(deps, scope, [p.id], new AbortController().signal, 400);
+    // Fenced: a new write finds no active patient.
+    await new Promise((r) => setTimeout(r, 150));
+    const refused = (await inject("POST", "/v1/logs/batch", { logs: [painLog(p.id, "2026-03-02T08:00:00Z", 7)] })).json();
+    expect(refused).toMatchObject({ accepted: 0, errors: [{ code: "patient_not_found" }] });
+    // One that passed the patient check before the fence is published now, as the writer would.
+    const at = new Date().toISOString();
+    const v = validateEnvelope(painLog(p.id, "2026-03-02T09:00:00Z", 6), ["log"], at);
+    if (!v.ok) throw new Error(v.message);
+    await topology.js.publish(topology.names.logSubject(scope.organization_id, scope.project_id, p.id), JSON.stringify({ logs: [toRecord(v.log, scope, at, undefined)] }));
+    expect(await rollback).toEqual({ removed: 0, kept: [{ patient_id: p.id, reason: "live_logs" }], keptTotal: 1 });
+    expect(await patients.peek(scope.project_id, p.id)).toMatchObject({ status: "active", updated_at: p.created_at });
+    expect((await inject("POST", "/v1/logs/batch", { logs: [painLog(p.id, "2026-03-02T10:00:00Z", 5)] })).json().accepted).toBe(1);
   });
 });
