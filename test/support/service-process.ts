@@ -23,7 +23,10 @@ function newestSource(dir: string): number {
 export function ensureBuilt(): void {
   const built = existsSync(ENTRY) && existsSync(BUILD_INFO) ? statSync(BUILD_INFO).mtimeMs : 0;
   if (Math.max(...SOURCES.map((d) => newestSource(join(ROOT, d)))) <= built) return;
-  execFileSync("npm", ["run", "build"], { cwd: ROOT, stdio: "ignore" });
+  // Vitest sets NODE_ENV=test, which Vite would honour: the console would be built with
+  // Preact's development checks, which a user's build (npm start, npm install) never has.
+  const { NODE_ENV: _runner, ...env } = process.env;
+  execFileSync("npm", ["run", "build"], { cwd: ROOT, stdio: "ignore", env });
 }
 
 /** One JSON log line of a service process. */

@@ -25,7 +25,7 @@ export function DeadLetters() {
                   <td>{d.received_at}<br /><code>{d.subject}</code></td>
                   <td>{d.reason}</td>
                   <td>
-                    <ul>{d.errors.map((e) => <li key={`${e.index}/${e.code}`}>#{e.index} {e.code}: {e.message}</li>)}</ul>
+                    <ul>{d.errors.map((e, i) => <li key={i}>#{e.index} {e.code}: {e.message}</li>)}</ul>
                     {d.errors_total !== undefined && <p>{d.errors_total} errors in all</p>}
                   </td>
                   <td>

@@ -60,7 +60,7 @@ function Errors({ job }: { job: IngestionJob }) {
       <table aria-label="Errors by line">
         <thead><tr><th scope="col">Line</th><th scope="col">Code</th><th scope="col">Message</th></tr></thead>
         <tbody>
-          {job.error_summary.map((e) => <tr key={`${e.line}/${e.code}`}><td>{e.line}</td><td>{e.code}</td><td>{e.message}</td></tr>)}
+          {job.error_summary.map((e, i) => <tr key={i}><td>{e.line}</td><td>{e.code}</td><td>{e.message}</td></tr>)}
         </tbody>
       </table>
       {job.error_summary_truncated && <p>Only the first 1,000 errors are listed.</p>}

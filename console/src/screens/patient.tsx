@@ -26,8 +26,9 @@ function ViewDocument({ pid, type, timeZone, asOf, onShowLogs }: { pid: string; 
           <table>
             <thead><tr><th scope="col">When ({timeZone})</th><th scope="col">What</th><th scope="col">Log</th></tr></thead>
             <tbody>
-              {sources.value.items.map((e) => (
-                <tr key={`${e.log_id}/${e.kind}/${e.timestamp}`}>
+              {/* One log can give two entries alike in all but summary (a report of two symptoms). */}
+              {sources.value.items.map((e, i) => (
+                <tr key={`${e.log_id}/${e.kind}/${e.timestamp}/${i}`}>
                   <td><time dateTime={e.timestamp}>{wallClock(e.timestamp, timeZone)}</time></td>
                   <td>{e.kind}: {e.summary}</td>
                   <td>
