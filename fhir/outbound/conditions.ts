@@ -13,6 +13,16 @@ export const ASSERTED_DATE = "http://hl7.org/fhir/StructureDefinition/condition-
 /** The state's statuses are FHIR's condition-clinical codes (entered_in_error is left out of the summary). */
 const STATUS: Record<string, string> = { active: "active", resolved: "resolved", remission: "remission", inactive: "inactive" };
 
+/**
+ * When an ended condition abated: the inbound mapping keeps abatementDateTime in the
+ * condition's extensions (the catalog has no field for it). Only for an ended status, as
+ * FHIR's con-4 asks: a recurrence leaves the old date among the extensions.
+ */
+function abatementOf(c: StateCondition): string | undefined {
+  const at = c.status === "active" ? undefined : c.extensions.abatement_date;
+  return typeof at === "string" ? fhirDateTime(at) : undefined;
+}
+
 /** A condition's identity in the state: its SNOMED CT code, else its first ICD-10 code, else its name. */
 const keyOf = (c: StateCondition): string => c.snomed_code ?? c.icd10_codes?.[0] ?? normName(c.disease_type);
 
@@ -30,6 +40,7 @@ export function conditionResource(patientId: string, c: StateCondition): Mapped<
     ], c.disease_type),
     subject: patientRef(patientId),
     onsetDateTime: fhirDateTime(c.onset_date),
+    abatementDateTime: abatementOf(c),
     recordedDate: fhirDateTime(c.recorded_at),
     stage: c.stage ? [{ summary: { text: c.stage } }] : undefined,
   });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Condition } from "@medplum/fhirtypes";
 import { derived, refused } from "./derive-helpers.js";
 import { folded } from "./fold-helpers.js";
+import { conditionResource } from "../../../fhir/outbound/conditions.js";
 
 /** After the R4 specification's example of a problem-list condition (written anew). */
 const heartFailure: Condition = {
@@ -88,6 +89,10 @@ describe("Condition", () => {
     for (const order of [[resolved, back], [back, resolved]]) {
       expect(folded("condition_diagnosis", ...order.map((v) => derived(v))).conditions).toEqual([expect.objectContaining({ disease_type: "Asthma", status: "active" })]);
     }
+    // Read back: the abatement while resolved, none once it came back.
+    const out = (...versions: Condition[]) => conditionResource("p1", folded("condition_diagnosis", ...versions.map((v) => derived(v))).conditions[0]!)!.resource;
+    expect(out(resolved).abatementDateTime).toBe("2026-10-15");
+    expect(out(resolved, back).abatementDateTime).toBeUndefined();
   });
 
   it("refuses a condition without any name, saying where to put one", () => {
