@@ -4,6 +4,7 @@ import type { JobRecord } from "../../src/ingestion/job-record.js";
 import { forgetPatient } from "../../src/ingestion/patient-details.js";
 import { PatientLog } from "../../src/logs/patient-log.js";
 import { bucketOf, lastSeqOf, readBucket, readDoc, StagingWriter, type StagedLine } from "../../src/ingestion/staging.js";
+import { ROLLBACK_SETTLE_MS } from "./rollback.js";
 import { DOCS, type LiveJob, type PatientDocRow, type StageDeps } from "./stage-deps.js";
 
 /**
@@ -72,19 +73,23 @@ function takeOut(r: JobRecord, patientId: string, rows: PatientDocRow[], lines: 
 /**
  * A patient the job created has no history but what the job staged, so it is erased, as a
  * rollback erases it. Logs sent to it since the job created it are not the job's: then
- * they are kept and the patient is deleted as DELETE /v1/patients/{id} does (soft).
+ * they are kept and the patient stays deleted as DELETE /v1/patients/{id} leaves it (soft).
+ * Deleted first and erased only after the rollback's settle time (rollback.ts): from the
+ * soft delete on, writes find no active patient, and one that found it active just before
+ * lands in that time and keeps it. What remains is rollback.ts's last window: a write
+ * admitted before the soft delete and published only after the second look.
  */
 async function deleteCreatedPatient(deps: StageDeps, r: JobRecord, patientId: string): Promise<void> {
   const p = await deps.patients.get(r.project_id, patientId);
   if (!p) return;
-  const logs = await new PatientLog(deps.staging).lastSeq({ organization_id: r.organization_id, project_id: r.project_id, patient_id: patientId });
-  if (logs === 0) {
-    await deps.stateStore.erase(r.project_id, patientId);
-    await deps.patients.erase(r.project_id, patientId);
-    return;
+  if (p.status === "active") {
+    const now = new Date().toISOString();
+    await deps.patients.modify(r.project_id, patientId, (cur) => (cur.status === "active" ? { ...cur, status: "deleted", updated_at: now } : undefined));
+    await deps.patients.releaseIdentifiers(r.project_id, p.external_identifiers, patientId);
+    await new Promise((res) => setTimeout(res, deps.rollbackSettleMs ?? ROLLBACK_SETTLE_MS));
   }
-  if (p.status !== "active") return;
-  const now = new Date().toISOString();
-  await deps.patients.modify(r.project_id, patientId, (cur) => ({ ...cur, status: "deleted", updated_at: now }));
-  await deps.patients.releaseIdentifiers(r.project_id, p.external_identifiers, patientId);
+  const logs = await new PatientLog(deps.staging).lastSeq({ organization_id: r.organization_id, project_id: r.project_id, patient_id: patientId });
+  if (logs > 0) return;
+  await deps.stateStore.erase(r.project_id, patientId);
+  await deps.patients.erase(r.project_id, patientId);
 }

@@ -105,3 +105,23 @@ describe("the rollback's fence", () => {
     expect((await inject("POST", "/v1/logs/batch", { logs: [painLog(p.id, "2026-03-02T10:00:00Z", 5)] })).json().accepted).toBe(1);
   });
 });
+
+describe("taking a created patient out of a job under review", () => {
+  it("keeps it (deleted, not erased) when a write admitted before its deletion lands while the removal waits", async () => {
+    const a = mrn();
+    const id = await awaitingJob([patientRow(a), rowOf(a, "2026-03-01T08:00:00Z")]);
+    const pa = (await patientByMrn(a))!;
+    const project = (await inject("GET", "/v1/projects")).json().projects[0];
+    const scope = { organization_id: project.organization_id as string, project_id: project.id as string };
+    const removal = t.app.inject({ method: "DELETE", url: `/v1/ingestion/jobs/${id}/patients/${pa}`, headers: t.auth });
+    await new Promise((r) => setTimeout(r, 150));
+    const { topology, patients } = t.services;
+    const at = new Date().toISOString();
+    const v = validateEnvelope(painLog(pa, "2026-03-02T09:00:00Z", 6), ["log"], at);
+    if (!v.ok) throw new Error(v.message);
+    await topology.js.publish(topology.names.logSubject(scope.organization_id, scope.project_id, pa), JSON.stringify({ logs: [toRecord(v.log, scope, at, undefined)] }));
+    expect((await removal).statusCode).toBeLessThan(300);
+    // The log's patient is still on record, deleted as DELETE /v1/patients/{id} leaves one.
+    expect(await patients.peek(scope.project_id, pa)).toMatchObject({ id: pa, status: "deleted" });
+  });
+});
