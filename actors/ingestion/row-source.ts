@@ -32,6 +32,8 @@ export interface Prepared {
   /** Line errors that fail the job, and resources skipped for their own faults. */
   structural: number;
   skipped: number;
+  /** Skipped resources by the patient reference they name (none for a JSONL file). */
+  skippedFor: ReadonlyMap<string, number>;
   /** Lines of the uploaded file (0: not known before the rows are read, a JSONL file). */
   lines: number;
 }
@@ -45,7 +47,7 @@ export async function prepareRows(deps: StageDeps, job: LiveJob, signal: AbortSi
   const r = job.record;
   const s = r.source;
   s.format ??= await sniffFormat(deps.uploads, s.object, signal);
-  if (s.format !== "fhir") return { rows: itself(s.object, s.bytes), structural: 0, skipped: 0, lines: 0 };
+  if (s.format !== "fhir") return { rows: itself(s.object, s.bytes), structural: 0, skipped: 0, skippedFor: new Map(), lines: 0 };
   let structural = 0;
   const target = rowsObjectOf(r.project_id, r.job_id);
   const c = await convertFhirFile(
@@ -66,5 +68,5 @@ export async function prepareRows(deps: StageDeps, job: LiveJob, signal: AbortSi
   await writeBinaryDoc(deps.staging, r.job_id, DOCS.fhirLines, c.lineOf.toBytes());
   await job.save();
   const map = c.lineOf;
-  return { rows: { object: target, bytes: c.bytes, lineOf: (n) => map.get(n) }, structural, skipped: c.skipped, lines: c.lines };
+  return { rows: { object: target, bytes: c.bytes, lineOf: (n) => map.get(n) }, structural, skipped: c.skipped, skippedFor: c.skippedFor, lines: c.lines };
 }

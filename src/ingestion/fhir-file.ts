@@ -1,6 +1,7 @@
 import { FhirRows, looksLikeFhir, type FhirLineError } from "./fhir-rows.js";
 import { LineInts } from "./line-targets.js";
 import { LineTooLongError, lineBatches, type LineBatch } from "./lines.js";
+import { MAX_PATIENT_DETAILS } from "./patient-details.js";
 import type { UploadStore } from "./uploads.js";
 
 /** What converting a FHIR file gave: where each row came from, and the file's own size in lines. */
@@ -11,6 +12,8 @@ export interface FhirConversion {
   lines: number;
   /** Resources skipped for their own faults (unmapped, invalid): counted as invalid logs. */
   skipped: number;
+  /** Of those, how many each patient reference named (see FhirTally.skippedFor). */
+  skippedFor: Map<string, number>;
   bytes: number;
 }
 
@@ -37,6 +40,11 @@ export interface FhirTally {
   lines: number;
   /** Resources skipped for their own faults (unmapped, invalid): counted as invalid logs. */
   skipped: number;
+  /**
+   * When given, skipped resources by the patient reference they name, for the first
+   * MAX_PATIENT_DETAILS references (the job's per-patient counts go no further).
+   */
+  skippedFor?: Map<string, number>;
 }
 
 /**
@@ -67,6 +75,7 @@ export async function* fhirRowBatches(
           }
           for (const e of o.errors) onError(line, e);
           tally.skipped += o.skipped;
+          if (tally.skippedFor) countSkips(tally.skippedFor, o.skippedFor);
         });
         tally.lines = batch.first + batch.lines.length - 1;
         onProgress?.(pass, batch.bytesRead);
@@ -77,6 +86,14 @@ export async function* fhirRowBatches(
       if (!(err instanceof LineTooLongError)) throw err;
       if (pass === 2) onError(err.line, { code: "line_too_long", message: err.message, structural: true });
     }
+  }
+}
+
+function countSkips(into: Map<string, number>, refs: readonly string[]): void {
+  for (const ref of refs) {
+    const n = into.get(ref);
+    if (n !== undefined) into.set(ref, n + 1);
+    else if (into.size < MAX_PATIENT_DETAILS) into.set(ref, 1);
   }
 }
 
@@ -95,7 +112,8 @@ export async function convertFhirFile(
   onProgress: (fraction: number) => void,
 ): Promise<FhirConversion> {
   const lineOf = new LineInts();
-  const tally: FhirTally = { lines: 0, skipped: 0 };
+  const skippedFor = new Map<string, number>();
+  const tally: FhirTally = { lines: 0, skipped: 0, skippedFor };
   const encoder = new TextEncoder();
   const progress = (pass: number, bytesRead: number) => onProgress((pass - 1) / 2 + (source.bytes > 0 ? bytesRead / source.bytes : 1) / 2);
   async function* converted(): AsyncGenerator<Uint8Array> {
@@ -106,5 +124,5 @@ export async function convertFhirFile(
   // A re-run (after a restart) writes the object again from scratch.
   await uploads.delete(target);
   const written = await uploads.write(target, converted());
-  return { lineOf, lines: tally.lines, skipped: tally.skipped, bytes: written.size };
+  return { lineOf, lines: tally.lines, skipped: tally.skipped, skippedFor, bytes: written.size };
 }

@@ -29,6 +29,11 @@ export interface FhirLineRows {
   rows: string[];
   errors: FhirLineError[];
   skipped: number;
+  /**
+   * The patient reference (as the line's log rows would name it) of each skipped resource
+   * that names a patient it can be attributed to, so the job counts the skip for that patient.
+   */
+  skippedFor: string[];
 }
 
 const SERVICE_ID = /^pat_[0-9A-Za-z]{6,60}$/;
@@ -60,7 +65,7 @@ function parse(text: string): Parsed {
   return { kind: "resource", resource: v as unknown as Resource };
 }
 
-const out = (): FhirLineRows => ({ rows: [], errors: [], skipped: 0 });
+const out = (): FhirLineRows => ({ rows: [], errors: [], skipped: 0, skippedFor: [] });
 
 export class FhirRows {
   /**
@@ -180,6 +185,9 @@ export class FhirRows {
     const skip = (code: string, message: string) => {
       o.errors.push({ code, message: `${where}${message}`, structural: false });
       o.skipped++;
+      // Resolved as a mapped resource's patient would be; one naming no patient of the file stays job-level only.
+      const patient = isPatient(resource) ? this.refOf(resource) : patientOf(resource);
+      if (typeof patient === "string") o.skippedFor.push(patient);
     };
     const derived = deriveLogs(resource, { resolve }, reference);
     if (!derived.ok) return skip(derived.code, derived.message);

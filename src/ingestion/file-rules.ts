@@ -206,16 +206,36 @@ export class FileChecker {
   }
 
   private async clashCheck(data: Record<string, unknown>, ref: string, declared: number, holders: readonly Holder[]): Promise<LineOutcome> {
-    // The existing patients the declaring row is (it reuses one when an identifier of it is held).
+    if (!(await this.heldOnlyByItself(declared, holders))) {
+      return fail("ambiguous_patient", `patient_id "${ref}" matches a patient of the file and an existing patient; write it as system|value`);
+    }
+    return this.logOutcome(data, PLACEHOLDER_PATIENT_ID, declared);
+  }
+
+  /** Whether the existing holders of a bare value are all the declaring row itself (it reuses one when an identifier of it is held). */
+  private async heldOnlyByItself(declared: number, holders: readonly Holder[]): Promise<boolean> {
     const itself = new Set<string>();
     for (const e of this.index.identifiersOf(declared)) {
       const h = await this.existing.holdersOf!(e.value);
       for (const x of h) if (x.system === e.system) itself.add(x.patient_id);
     }
-    if (holders.some((h) => !itself.has(h.patient_id))) {
-      return fail("ambiguous_patient", `patient_id "${ref}" matches a patient of the file and an existing patient; write it as system|value`);
+    return holders.every((h) => itself.has(h.patient_id));
+  }
+
+  /**
+   * The patient a reference names, found as a log line's patient_id is but without
+   * counting a log: a FHIR resource skipped at conversion is counted for it. Undefined
+   * when the reference names no patient, or several.
+   */
+  async targetOf(ref: string): Promise<number | string | undefined> {
+    const declared = this.index.lookup(ref);
+    if (declared === AMBIGUOUS) return undefined;
+    if (declared !== undefined) {
+      const holders = splitRef(ref) === null ? await this.existing.holdersOf?.(ref) : undefined;
+      return holders === undefined || holders.length === 0 || (await this.heldOnlyByItself(declared, holders)) ? declared : undefined;
     }
-    return this.logOutcome(data, PLACEHOLDER_PATIENT_ID, declared);
+    const found = await this.existing.resolve(ref);
+    return found === null || found === "ambiguous" ? undefined : found;
   }
 
   private afterLookup(data: Record<string, unknown>, ref: string, found: Resolved): LineOutcome {

@@ -96,7 +96,7 @@ export interface JobRecord {
   patient_log_counts: Record<string, number>;
   patient_event_type_counts: Record<string, Record<string, number>>;
   patient_replay_statuses: Record<string, PatientReplayStatus>;
-  /** Internal: log lines per patient skipped at validation for their payload (the preview shows them). */
+  /** Internal: log lines per patient skipped at validation for their payload, and FHIR resources skipped at conversion (the preview shows them). */
   patient_invalid_counts: Record<string, number>;
   /** More patients than the per-patient maps describe (MAX_PATIENT_DETAILS). */
   patient_details_truncated: boolean;

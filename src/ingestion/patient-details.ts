@@ -24,10 +24,10 @@ export class TargetTypeCounts {
     if (c) c.types[logType] = (c.types[logType] ?? 0) + 1;
   }
 
-  /** A log line of the patient skipped for its own (payload) errors. */
-  addInvalid(target: Target): void {
+  /** `n` log lines (or FHIR resources) of the patient skipped for their own (payload) errors. */
+  addInvalid(target: Target, n = 1): void {
     const c = this.of(target);
-    if (c) c.invalid++;
+    if (c) c.invalid += n;
   }
 
   private of(target: Target): { types: Record<string, number>; invalid: number } | undefined {

@@ -122,6 +122,25 @@ describe("ingestion jobs of FHIR", () => {
     expect(await waitJob(again)).toMatchObject({ status: "completed", patients_created: 0, logs_replayed: 3, logs_duplicate: 3 });
   });
 
+  it("counts a resource skipped at conversion in its patient's preview logs_invalid, and one naming no patient only in the job's", async () => {
+    const [a, b] = [mrn(), mrn()];
+    const lines = [
+      patient("prev-a", a),
+      patient("prev-b", b),
+      condition("pa1", "Patient/prev-a", "38341003", "Hypertension"),
+      condition("pa2", "Patient/prev-a", "195967001", "Asthma", { clinicalStatus: { coding: [{ system: CLINICAL, code: "bogus" }] } }), // unmappable
+      condition("pb1", "Patient/prev-b", "44054006", "Type 2 diabetes mellitus", { onsetDateTime: undefined, recordedDate: undefined }), // no clinical date
+      { resourceType: "SupplyDelivery", id: "s1", status: "completed" }, // names no patient
+    ];
+    const id = await createJob({ format: "fhir", records: lines });
+    expect(await waitJob(id)).toMatchObject({ status: "awaiting_confirmation", logs_staged: 3, logs_invalid: 3 });
+    const [pa, pb] = [(await patientByMrn(a))!, (await patientByMrn(b))!];
+    const preview = (await inject("GET", `/v1/ingestion/jobs/${id}/preview`)).json();
+    const invalid = Object.fromEntries(preview.patients.map((p: { patient_id: string; logs_invalid: number }) => [p.patient_id, p.logs_invalid]));
+    expect(invalid).toEqual({ [pa]: 1, [pb]: 1 });
+    expect((await inject("POST", `/v1/ingestion/jobs/${id}/cancel`, {})).statusCode).toBe(200);
+  });
+
   it("takes a file of Bundles whose entries reference their Patient by urn:uuid, and cancels as a JSONL job does", async () => {
     const a = mrn();
     const b = mrn();

@@ -68,6 +68,11 @@ export const validateStage: StageFn<StageInput, { structural_errors: number }> =
     structural++;
     addLineError(r, { line: lineOf(err.line), code: "line_too_long", message: `${fhir ? "its rows: " : ""}${err.message}` });
   }
+  // Resources skipped at conversion, counted for the patient they name once the file's patients are all known.
+  for (const [ref, n] of prepared.skippedFor) {
+    const target = await checker.targetOf(ref);
+    if (target !== undefined) typeCounts.addInvalid(target, n);
+  }
   // A FHIR file's conversion errors came first: the summary is in line order, as for JSONL.
   if (fhir) r.error_summary.sort((a, b) => a.line - b.line);
   if (checker.patients === 0 && checker.logs === 0 && structural === 0 && skipped === 0) {
