@@ -252,7 +252,7 @@ export class FileChecker {
       // contract's line errors do (a missing payload is an empty one: withPayload).
       const where = (d: { location?: (string | number)[] }) => d.location ?? [];
       const envelope = r.code === "validation_error" ? r.details.find((d) => where(d)[0] !== "payload" || where(d).length < 2) : undefined;
-      if (envelope === undefined) return { kind: "error", code: r.code, message: r.message, structural: !SKIPPABLE_CODES.has(r.code), ...(patientId !== undefined ? { target } : {}) };
+      if (envelope === undefined) return { ...fail(r.code, r.message), ...(patientId !== undefined ? { target } : {}) };
       const code = where(envelope)[0] === "patient_id" ? "unknown_patient" : "invalid_row";
       return { kind: "error", code, message: `${(envelope.field ?? "log").replace(/^log_type$/, "event_type")} ${envelope.message}`, structural: true };
     }
