@@ -56,7 +56,7 @@ export function endedListings(state: PatientState): Medication[] {
 function weekSchedules(state: PatientState, meds: readonly Medication[], w: Window): WeekSchedules {
   const out = new Map<Medication, ScheduledDose[]>();
   const schedules = schedulesAt(state, w.asOf);
-  for (const m of [...meds, ...endedListings(state)]) {
+  for (const m of meds) {
     const sch = schedules.find((x) => keyOf(x) === keyOf(m));
     if (sch) out.set(m, sch.doses.filter((d) => inWeek(w, d.scheduled_time)));
   }
@@ -194,9 +194,10 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
   const events = [...(a?.adverse_events ?? [])].reverse();
   const recentAe = events.filter((e) => inWeek(w, e.timestamp));
   const olderAe = events.filter((e) => !inWeek(w, e.timestamp));
-  const weekly = weekSchedules(state, meds, w);
   // A medication taken off the list still missed the doses due while it was on it.
-  const missed = missedDoses([...meds, ...endedListings(state)], a, weekly, w);
+  const tracked = [...meds, ...endedListings(state)];
+  const weekly = weekSchedules(state, tracked, w);
+  const missed = missedDoses(tracked, a, weekly, w);
   return [
     ...block("current_medications", "Current medications", "long_term", meds.map((m) => medLine(m, w)), meds.flatMap(sourceIds),
       meds.map((m) => ({
