@@ -71,7 +71,9 @@ try {
       logs.push({
         log_type: m.log_type,
         patient_id: who[i % who.length],
-        timestamp: new Date(Date.UTC(2026, 4, 1) + (n % 86_400) * 1000).toISOString(),
+        // Event time rises with the send order, as a live feed's does: a time that wrapped
+        // round would make nearly every later log late for its patient (a replay each).
+        timestamp: new Date(Date.UTC(2026, 4, 1) + n * 1000).toISOString(),
         payload: m.payload(n),
         idempotency_key: `${run}-${n}`,
       });
