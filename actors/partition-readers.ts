@@ -14,8 +14,6 @@ export interface PartitionReadersOptions {
   pullBytes: number;
   /** Resolves when the reader has room for more messages. */
   room: () => Promise<void>;
-  /** Null when the next message may be dispatched now; else a promise of when it may. */
-  admit?: () => Promise<void> | null;
   /** Called for each message, in stream order within a partition. */
   dispatch: (m: JsMsg, partition: number) => void;
   log: { warn(obj: unknown, msg?: string): void; error(obj: unknown, msg?: string): void };
@@ -113,7 +111,6 @@ export class PartitionReaders {
     ready();
     let since = performance.now();
     for await (const m of pull) {
-      for (let wait = this.o.admit?.(); wait; wait = this.o.admit?.()) await wait;
       if (reader.stopped) break;
       this.o.dispatch(m, partition);
       // A pull's buffered messages come through microtasks, which never let the event loop

@@ -19,6 +19,7 @@ import { DeferredRenders } from "./deferred-renders.js";
 import { JetStreamDelivery } from "./jetstream-delivery.js";
 import { IdleGate } from "./idle-gate.js";
 import { InflightBudget } from "./inflight-budget.js";
+import { PatientPlaces } from "./patient-places.js";
 import type { PatientStateStore } from "../infra/redis/state-store.js";
 
 export interface StateEngineOptions {
@@ -54,16 +55,13 @@ interface Logger {
  * feeds per-patient actors (see patient-actor.ts), created on a patient's first message
  * and passivated when idle, so memory stays bounded however many patients there are.
  */
-/** Actor states with nothing to apply (see evictIdle). */
+/** Actor states with nothing to apply (see PatientPlaces). */
 const EVICTABLE: ReadonlySet<string> = new Set(["idle", "settling", "waiting", "rendering"]);
 
 export class StateEngine {
   /** The engine's durable consumer on the log stream of namespace `ns`: a log it has acknowledged is in saved state. */
   private readonly actors = new Map<string, PatientActor>();
-  /** Actors with nothing to apply, least recently become so first: what eviction takes, found without a scan. */
-  private readonly evictable = new Set<string>();
-  /** Readers waiting for the actor count to fall under maxActive (see admit). */
-  private admitWaiters: (() => void)[] = [];
+  private readonly places: PatientPlaces<PatientActorInput>;
   private readonly mailboxes = new Map<string, Mailbox>();
   private stopping = false;
   /** Patients whose actor failed: the next one replays from JetStream, not trusting order. */
@@ -77,7 +75,7 @@ export class StateEngine {
   private readonly inflight: InflightBudget;
   private readonly deferred: DeferredRenders;
   /** applied_logs counts logs folded: a replay folds the patient's whole history again. */
-  readonly stats = { delivered: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0, parked: 0, peak_active: 0 };
+  readonly stats = { delivered: 0, started: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0, parked: 0, peak_active: 0 };
   private readonly machine;
   private readonly maxActive: number;
   private readonly published: PublishedMessageReader<PatientLogMessage> | undefined;
@@ -97,6 +95,12 @@ export class StateEngine {
     private readonly options: StateEngineOptions,
   ) {
     this.maxActive = options.maxActive ?? 1_000;
+    this.places = new PatientPlaces({
+      max: this.maxActive,
+      held: () => this.actors.size,
+      start: (input) => this.startActor(input),
+      passivate: (pid) => this.actors.get(pid)?.send(PASSIVATE),
+    });
     this.published = deps.published?.reader();
     this.inflight = new InflightBudget(options.maxInflightBytes ?? 16 * 1024 * 1024);
     // Read only while what is held stays under the in-flight budget (see InflightBudget):
@@ -109,7 +113,6 @@ export class StateEngine {
       durable: (p) => ({ family: options.durablePrefix ? `${options.durablePrefix}_p${p}_` : deps.names.stateConsumers(p), filter: deps.names.logSubjectsOfPartition(p) }),
       pullBytes: options.pullBytes ?? 4 * 1024 * 1024,
       room: () => this.inflight.room(),
-      admit: () => this.admit(),
       dispatch: (m, p) => this.dispatch(m, p),
       log: deps.log,
       name: "state engine",
@@ -179,6 +182,11 @@ export class StateEngine {
   async removePartition(partition: number, settleMs = 2_000): Promise<void> {
     this.touches.remove(partition);
     await this.readers.remove(partition);
+    // Patients still waiting for a place: their deliveries go back (the next holder reads them).
+    for (const pid of this.places.drop((p) => partitionOf(p, this.deps.names.partitions) === partition)) {
+      this.mailboxes.get(pid)?.failAll();
+      this.mailboxes.delete(pid);
+    }
     const deadline = Date.now() + settleMs;
     while ((this.pending.get(partition) ?? 0) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     for (const [patientId, actor] of this.actors) {
@@ -215,7 +223,7 @@ export class StateEngine {
     this.stopping = true;
     this.touches.removeAll();
     this.inflight.release();
-    this.admitWaiters.splice(0).forEach((go) => go());
+    this.places.clear();
     await this.readers.removeAll();
     for (const a of this.actors.values()) a.stop();
     this.actors.clear();
@@ -245,8 +253,7 @@ export class StateEngine {
       this.actors.delete(patient_id);
       this.actors.set(patient_id, existing);
       existing.send(WAKE);
-    }
-    else this.startActor({ patient_id, organization_id, project_id });
+    } else if (!this.stopping) this.places.wait({ patient_id, organization_id, project_id });
   }
 
   private mailboxOf(patientId: string): Mailbox {
@@ -269,24 +276,21 @@ export class StateEngine {
 
   /** A new actor; its mailbox already holds what woke it, before it loads. */
   private startActor(input: PatientActorInput): PatientActor {
-    if (this.actors.size >= this.maxActive) this.evictIdle();
+    this.places.started(input.patient_id);
+    this.stats.started++;
+    this.places.makeRoom();
     const mailbox = this.mailboxOf(input.patient_id);
     const actor = createActor(this.machine, { input: { ...input, mailbox } satisfies PatientActorStart });
     const pid = input.patient_id;
     actor.subscribe({
       next: (snapshot) => {
         if (this.actors.get(pid) !== actor) return;
-        if (!EVICTABLE.has(snapshot.value)) this.evictable.delete(pid);
-        // Readers waiting for a place (see admit): an actor with nothing left to apply makes one.
-        else if (this.admitWaiters.length > 0 || this.actors.size > this.maxActive) queueMicrotask(() => actor.send({ type: "PASSIVATE" }));
-        else this.evictable.add(pid);
+        this.places.update(pid, EVICTABLE.has(snapshot.value), () => actor.send(PASSIVATE));
       },
       complete: () => {
         if (this.actors.get(input.patient_id) === actor) {
           this.actors.delete(input.patient_id);
-          this.evictable.delete(input.patient_id);
-          // Every waiting reader asks again (see PartitionReaders): the first takes the place.
-          if (this.actors.size < this.maxActive) this.admitWaiters.splice(0).forEach((go) => go());
+          this.places.gone(input.patient_id);
         }
         const last = actor.getSnapshot();
         if (last.value === "failed") {
@@ -299,6 +303,8 @@ export class StateEngine {
         // Deliveries that came while it was stopping get a new actor; else the mailbox goes.
         if (mailbox.size() > 0 && !this.stopping) this.startActor(input);
         else if (this.mailboxes.get(input.patient_id) === mailbox && !this.activeActor(input.patient_id)) this.mailboxes.delete(input.patient_id);
+        // Its place goes to the patient waiting longest.
+        if (!this.stopping) this.places.fill();
       },
       error: (err) => this.deps.log.error({ err, patient_id: input.patient_id }, "patient actor crashed"),
     });
@@ -307,35 +313,7 @@ export class StateEngine {
     actor.start();
     return actor;
   }
-
-  /**
-   * Null when a delivery may go to the actors now; else resolves once one may. Past
-   * maxActive with every actor busy (a flood of patients new to this process), readers
-   * wait rather than start more: each new actor loads from Redis, and thousands loading
-   * at once queue their commands past Redis's time-out, fail, and are replayed.
-   */
-  private admit(): Promise<void> | null {
-    if (this.actors.size < this.maxActive || this.stopping) return null;
-    // An idle actor passivated here may be gone at once (xstate runs the event synchronously).
-    this.evictIdle();
-    if (this.actors.size < this.maxActive) return null;
-    return new Promise((resolve) => this.admitWaiters.push(resolve));
-  }
-
-  /**
-   * Passivates a tenth of the actors with nothing to apply (idle, or only waiting to
-   * render views, rendered later from Redis), those idle longest first. When every actor
-   * is busy (a flood of new patients) none goes and the map grows past maxActive for a
-   * while: the in-flight budget, not the actor count, bounds what is held.
-   */
-  private evictIdle(): void {
-    let n = Math.max(1, Math.floor(this.maxActive / 10));
-    for (const pid of [...this.evictable]) {
-      if (n-- <= 0) break;
-      this.evictable.delete(pid);
-      this.actors.get(pid)?.send({ type: "PASSIVATE" });
-    }
-  }
 }
 
 const WAKE = { type: "WAKE" } as const;
+const PASSIVATE = { type: "PASSIVATE" } as const;

@@ -81,7 +81,7 @@ describe("the state engine working through a backlog", () => {
     expect(after).toEqual(expected);
   });
 
-  it("holds no more patient actors than its limit while a backlog of many patients waits, and fails none", async () => {
+  it("holds no more patient actors than its limit while a backlog of many patients waits, starts each patient about once, and fails none", async () => {
     const pids: string[] = [];
     const created = (await inject("POST", "/v1/patients/batch", { patients: Array.from({ length: 60 }, (_, i) => ({ first_name: `B${i}` })) })).json();
     pids.push(...created.items.map((x: { id: string }) => x.id));
@@ -95,6 +95,10 @@ describe("the state engine working through a backlog", () => {
       expect(info.num_pending + info.num_ack_pending).toBe(0);
       // Without the limit every patient of a pull gets an actor at once (each loading from Redis).
       expect(engine.stats.peak_active).toBeLessThanOrEqual(4);
+      // A patient waiting for a place gathers its three messages meanwhile and starts once
+      // with all of them (one load, one save), rather than once per message while the
+      // reader waits at each new patient.
+      expect(engine.stats.started).toBeLessThanOrEqual(60 + 15);
       expect(engine.stats.failures).toBe(0);
       expect(engine.stats.replays).toBe(0);
     });
