@@ -78,7 +78,7 @@ async function main(): Promise<void> {
   const log = processLogger(loaded.logLevel, kind);
   const config = ensureLocalAdminKey(loaded, log);
   try {
-    if (supervising) return await supervise({ worker: config.role === "all", api: config.workers }, log);
+    if (supervising) return await supervise({ worker: config.role === "all", api: config.workers, idleWorker: config.role === "all" && config.workerScheduler === "idle" }, log);
     // Loaded here, not above: the supervisor has no use for them.
     const { runApi, runWorker } = await import("./member.js");
     if (kind === "worker") return await runWorker(config, log, { supervised: cluster.isWorker });

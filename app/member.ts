@@ -3,7 +3,7 @@ import type { Config } from "../src/config.js";
 import { createServices, type Services } from "./services.js";
 import { buildApp } from "./http/app.js";
 import { reportReady, stopOn } from "./lifecycle.js";
-import { lowerOwnPriority } from "./process-priority.js";
+import { lowerOwnPriority, setIdleScheduling } from "./process-priority.js";
 import { MemberObserver } from "./observe.js";
 import { joinSiblings, type ProcessReport, type ReportKind } from "./process-reports.js";
 import { serveMetrics } from "./metrics-server.js";
@@ -56,7 +56,9 @@ export async function runWorker(config: Config, log: Logger, opts: MemberOptions
   const setClose = stopOn(log, opts.supervised ? ["SIGTERM"] : ["SIGTERM", "SIGINT"], opts.supervised ? ["SIGINT"] : []);
   if (opts.supervised) {
     const niceness = lowerOwnPriority(config.workerNiceness);
-    log.info({ niceness }, "background work runs at a lower scheduling priority than the api processes");
+    const scheduler = config.workerScheduler === "idle" && setIdleScheduling(process.pid, true) ? "idle" : "normal";
+    if (config.workerScheduler === "idle" && scheduler !== "idle") log.warn("SCHED_IDLE could not be set (is chrt from util-linux installed?): the worker runs at its niceness only");
+    log.info({ niceness, scheduler }, "background work runs at a lower scheduling priority than the api processes");
   }
   const services = await createServices(config, "worker", { log });
   const siblings = joinSiblings((kind) => reportOf(services, kind), () => services.instance.snapshot());

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 
@@ -30,4 +31,23 @@ export function lowerOwnPriority(increment: number): number {
     }
   }
   return target;
+}
+
+/**
+ * Puts every thread of process `pid` under Linux's SCHED_IDLE policy, or back under the
+ * normal one (`chrt --all-tasks`, from util-linux; threads made later inherit the policy of
+ * their creator, and each keeps its niceness). Niceness only shares the CPU out in
+ * proportion, and a niced worker still ran whenever an api process or nats-server paused for
+ * a moment, so they found a core taken when they woke; a normal thread that wakes takes the
+ * CPU from an idle-policy one at once. An idle-policy process gets almost nothing while
+ * normal ones fill the cores, so the supervisor puts a starved worker back (see
+ * starvation-guard.ts). False where the policy cannot be set (not Linux, no chrt).
+ */
+export function setIdleScheduling(pid: number, idle: boolean): boolean {
+  try {
+    execFileSync("chrt", [idle ? "--idle" : "--other", "--all-tasks", "--pid", "0", String(pid)], { stdio: "ignore", timeout: 5_000 });
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -2,11 +2,14 @@ import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "pino";
 import { CONFIG_EXIT_CODE, isReadyMessage, SHUTDOWN_GRACE_MS } from "./lifecycle.js";
 import { relayReports, restartsMetric } from "./process-reports.js";
+import { guardIdleWorker } from "./starvation-guard.js";
 
 /** What the supervisor runs: the background worker or not, and how many api processes. */
 export interface Plan {
   worker: boolean;
   api: number;
+  /** The worker runs under SCHED_IDLE (PSS_WORKER_SCHEDULER): watch it for starvation (starvation-guard.ts). */
+  idleWorker?: boolean;
 }
 
 /** Wait before restarting a child that died: doubled for each death in a row, up to the most. */
@@ -44,6 +47,8 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0,
  * - the background worker first (PSS_ROLE=worker in its environment; it lowers its own
  *   priority), then, once it owns embedded ClickHouse, the api processes (PSS_ROLE=api);
  * - a child that dies is started again after a short wait, doubled while it keeps dying;
+ * - a worker under SCHED_IDLE that cannot run goes back under the normal policy for a while
+ *   (starvation-guard.ts);
  * - it relays its children's questions to each other (app/process-reports.ts), so an api
  *   process answering /metrics or /healthz speaks for the worker too;
  * - on SIGTERM or SIGINT the api processes stop first (finishing their requests), then the
@@ -63,8 +68,10 @@ export async function supervise(plan: Plan, log: Logger): Promise<void> {
     slot.restart = null;
     const child = cluster.fork({ PSS_ROLE: slot.role });
     slot.child = child;
+    const unguard = slot.role === "worker" && plan.idleWorker && child.process.pid ? guardIdleWorker(child.process.pid, log) : () => undefined;
     slot.exited = new Promise((resolve) => {
       child.on("exit", (code, signal) => {
+        unguard();
         slot.child = null;
         resolve();
         onExit(slot, child, code, signal);

@@ -75,6 +75,12 @@ export interface Config {
    * its priority. 0 to 19. @default 10
    */
   workerNiceness: number;
+  /**
+   * The Linux scheduling policy of that worker (PSS_WORKER_SCHEDULER): "idle" (SCHED_IDLE:
+   * it runs on CPU time nothing else wants, and yields at once when an api process wakes) or
+   * "normal" (niceness alone). @default "idle"
+   */
+  workerScheduler: "idle" | "normal";
   /** Longest a state read waits for the patient's accepted logs to be applied. @default 2_000 ms */
   readWaitMs: number;
   /** Longest one Redis command may take, its time queued while Redis reconnects included. */
@@ -194,6 +200,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel)) {
     throw new ConfigError("LOG_LEVEL", `must be one of fatal, error, warn, info, debug, trace, silent`);
   }
+  const workerScheduler = env.PSS_WORKER_SCHEDULER || "idle";
+  if (workerScheduler !== "idle" && workerScheduler !== "normal") {
+    throw new ConfigError("PSS_WORKER_SCHEDULER", `must be "idle" or "normal", got "${workerScheduler}"`);
+  }
   const role = (env.PSS_ROLE || "all") as Role;
   if (!ROLES.includes(role)) {
     throw new ConfigError("PSS_ROLE", `must be one of ${ROLES.join(", ")}, got "${env.PSS_ROLE}"`);
@@ -237,6 +247,7 @@ export function loadConfig(env: Env = process.env): Config {
     leaseTtlMs: int(env, "PSS_LEASE_TTL_MS", 6_000, 1_000, 300_000),
     role,
     workerNiceness: int(env, "PSS_WORKER_NICENESS", 10, 0, 19),
+    workerScheduler,
     workers: env.PSS_WORKERS === "auto" ? availableParallelism() : int(env, "PSS_WORKERS", 1, 1, 64),
   };
 }

@@ -7,7 +7,7 @@ import { connectNats } from "../../infra/nats/connection.js";
 import { destroyTopology } from "../../infra/nats/topology.js";
 import { connectRedis, deleteKeys } from "../../infra/redis/connection.js";
 import { eventually } from "../support/stack.js";
-import { childrenOf, ensureBuilt, niceness, startServiceProcess, type LogLine, type ServiceProcess } from "../support/service-process.js";
+import { childrenOf, ensureBuilt, niceness, startServiceProcess, threadPolicies, type LogLine, type ServiceProcess } from "../support/service-process.js";
 import { parsePrometheusText, samplesOf, total, type Family } from "../support/prom-text.js";
 
 /**
@@ -154,6 +154,9 @@ describe("PSS_ROLE=all", () => {
     expect(childrenOf(svc.proc.pid!).sort()).toEqual([apiPid, workerPid].sort());
     expect(niceness(workerPid)).toBe(Math.min(19, niceness(apiPid) + 10));
     expect(niceness(apiPid)).toBe(niceness(svc.proc.pid!));
+    // Every thread of the worker under SCHED_IDLE (5), the api's under the normal policy (0).
+    expect(new Set(threadPolicies(workerPid))).toEqual(new Set([5]));
+    expect(new Set(threadPolicies(apiPid))).toEqual(new Set([0]));
 
     const patient = (await call(d, "POST", "/v1/patients", {})).json.id as string;
     await post(d, patient, 0);

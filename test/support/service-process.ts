@@ -109,6 +109,14 @@ export function niceness(pid: number): number {
   return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
 }
 
+/** The Linux scheduling policy of each of a process's threads (0 SCHED_OTHER, 5 SCHED_IDLE). */
+export function threadPolicies(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[38]);
+  });
+}
+
 /** The pids of a process's children. */
 export function childrenOf(pid: number): number[] {
   const out: number[] = [];

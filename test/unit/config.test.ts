@@ -16,6 +16,7 @@ describe("loadConfig", () => {
       workers: 1,
       role: "all",
       workerNiceness: 10,
+      workerScheduler: "idle",
       jobHeapGrowthPercent: 80,
       metricsPort: null,
     });
@@ -35,10 +36,11 @@ describe("loadConfig", () => {
       PSS_WORKERS: "2",
       PSS_ROLE: "worker",
       PSS_WORKER_NICENESS: "5",
+      PSS_WORKER_SCHEDULER: "normal",
       PSS_JOB_HEAP_GROWTH_PERCENT: "0",
       PSS_METRICS_PORT: "9464",
     });
-    expect(c).toMatchObject({ metricsPort: 9464, port: 9000, host: "0.0.0.0", clickhouseUrl: "http://ch:8123", dataDir: "/var/pss", maxBodyBytes: 2048, maxBatchLogs: 10, workers: 2, role: "worker", workerNiceness: 5, jobHeapGrowthPercent: 0 });
+    expect(c).toMatchObject({ metricsPort: 9464, port: 9000, host: "0.0.0.0", clickhouseUrl: "http://ch:8123", dataDir: "/var/pss", maxBodyBytes: 2048, maxBatchLogs: 10, workers: 2, role: "worker", workerNiceness: 5, workerScheduler: "normal", jobHeapGrowthPercent: 0 });
   });
 
   it("takes each of PSS_ROLE's values", () => {
@@ -67,6 +69,7 @@ describe("loadConfig", () => {
     ["PSS_ROLE", "engine"],
     ["PSS_ROLE", "API"],
     ["PSS_WORKER_NICENESS", "20"],
+    ["PSS_WORKER_SCHEDULER", "lowest"],
     ["PSS_METRICS_PORT", "0"],
     ["PSS_METRICS_PORT", "http"],
   ])("refuses a bad %s with a message naming it", (name, value) => {
