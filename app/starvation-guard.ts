@@ -64,9 +64,13 @@ export function guardIdleWorker(pid: number, log: Logger): () => void {
     const next = decide(state, sample);
     state = next.state;
     if (!next.change) return;
-    const ok = setIdleScheduling(pid, next.change === "restore");
-    if (next.change === "demote") log.warn({ worker_pid: pid, ...sample, policy_set: ok }, "the worker could not run under SCHED_IDLE (other processes fill the cores); it runs under the normal policy at its niceness until they calm down");
-    else log.info({ worker_pid: pid, policy_set: ok }, "the cores are calm again; the worker is back under SCHED_IDLE");
+    if (!setIdleScheduling(pid, next.change === "restore")) {
+      // No chrt, or not allowed: the worker keeps whatever policy it has, and its niceness.
+      log.warn({ worker_pid: pid }, "the worker's scheduling policy could not be changed; no longer watching it for starvation");
+      return stop();
+    }
+    if (next.change === "demote") log.warn({ worker_pid: pid, ...sample }, "the worker could not run under SCHED_IDLE (other processes fill the cores); it runs under the normal policy at its niceness until they calm down");
+    else log.info({ worker_pid: pid }, "the cores are calm again; the worker is back under SCHED_IDLE");
   }, SAMPLE_MS).unref();
   const stop = () => clearInterval(timer);
   return stop;
