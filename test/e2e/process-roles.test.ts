@@ -154,8 +154,13 @@ describe("PSS_ROLE=all", () => {
     expect(childrenOf(svc.proc.pid!).sort()).toEqual([apiPid, workerPid].sort());
     expect(niceness(workerPid)).toBe(Math.min(19, niceness(apiPid) + 10));
     expect(niceness(apiPid)).toBe(niceness(svc.proc.pid!));
-    // Every thread of the worker under SCHED_IDLE (5), the api's under the normal policy (0).
-    expect(new Set(threadPolicies(workerPid))).toEqual(new Set([5]));
+    // The worker put itself under SCHED_IDLE (5), every thread of it, unless the supervisor's
+    // guard has put it back under the normal policy (0) since, because this busy machine kept
+    // it from running (it says so); the api process runs under the normal policy.
+    expect(svc.lines.find((l) => l.role === "worker" && /lower scheduling priority/.test(String(l.msg)))).toMatchObject({ scheduler: "idle", niceness: niceness(workerPid) });
+    const demoted = (l: LogLine) => l.role === "supervisor" && /could not run under SCHED_IDLE/.test(String(l.msg));
+    const policies = new Set(threadPolicies(workerPid));
+    if (!(policies.size === 1 && policies.has(5))) await svc.line(demoted, 5_000);
     expect(new Set(threadPolicies(apiPid))).toEqual(new Set([0]));
 
     const patient = (await call(d, "POST", "/v1/patients", {})).json.id as string;
