@@ -8,34 +8,26 @@
  *   npx tsx bench/nats-message-cost.ts
  */
 import { connect } from "@nats-io/transport-node";
-import { jetstream, jetstreamManager, StorageType, RetentionPolicy, DiscardPolicy } from "@nats-io/jetstream";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { natsServerCpu } from "./support.js";
+import { freshStream, inFlight, SAMPLE_LOG } from "./jetstream-load.js";
 import { createJetStreamPublisher } from "../infra/nats/jetstream-publisher.js";
 
 const nc = await connect({ servers: "127.0.0.1:4222" });
 const jsm = await jetstreamManager(nc);
 const pub = createJetStreamPublisher(nc, { timeoutMs: 10_000 });
-void jetstream;
-const log = JSON.stringify({ id: "log_01JTESTXXXXXXXXXXXXXXXXXXX", log_type: "vitals_measurement", organization_id: "org_default", project_id: "prj_default", patient_id: "pat_01JTESTYYYYYYYYYYYYYYYYYYY", timestamp: "2026-05-01T00:00:00.000Z", ingested_at: "2026-05-01T00:00:00.000Z", idempotency_key: "abcd-123456", payload: { measurements: { heart_rate_bpm: 72, systolic_bp_mmhg: 120 }, source: "device" } });
+const log = JSON.stringify(SAMPLE_LOG);
 for (const [mode, perMsg] of [["one log a message, per-patient subject", 1], ["6 logs a message, partition subject", 6], ["100 logs a message", 100]] as const) {
   const name = `nbtest${perMsg}`;
-  await jsm.streams.delete(name).catch(() => undefined);
-  await jsm.streams.add({ name, subjects: [`nb${perMsg}.>`], storage: StorageType.File, retention: RetentionPolicy.Limits, discard: DiscardPolicy.Old, allow_direct: true, max_msg_size: 4 * 1024 * 1024 });
+  await freshStream(jsm, name, [`nb${perMsg}.>`]);
   const total = 120_000;
   const body = new TextEncoder().encode(`{"logs":[${Array.from({ length: perMsg }, () => log).join(",")}]}`);
   const messages = total / perMsg;
   const inflight = Math.max(1, Math.floor(3200 / perMsg));
-  let next = 0;
   const n0 = natsServerCpu();
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: inflight }, async () => {
-    while (next < messages) {
-      const i = next++;
-      const subject = perMsg === 1 ? `nb${perMsg}.p.${i % 16}.pat${i % 10000}` : `nb${perMsg}.p.${i % 16}`;
-      await pub.publish(subject, body);
-    }
-  }));
+  await inFlight(messages, inflight, (i) => pub.publish(perMsg === 1 ? `nb${perMsg}.p.${i % 16}.pat${i % 10000}` : `nb${perMsg}.p.${i % 16}`, body));
   const s = (performance.now() - t0) / 1000;
   const nats = natsServerCpu() - n0;
   const c = process.cpuUsage(c0);

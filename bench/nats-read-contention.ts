@@ -16,8 +16,9 @@
  *   npx tsx bench/nats-read-contention.ts
  */
 import { connect } from "@nats-io/transport-node";
-import { AckPolicy, DeliverPolicy, DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager } from "@nats-io/jetstream";
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { natsServerCpu } from "./support.js";
+import { freshStream, inFlight, SAMPLE_LOG } from "./jetstream-load.js";
 import { createJetStreamPublisher } from "../infra/nats/jetstream-publisher.js";
 
 const nc = await connect({ servers: "127.0.0.1:4222" });
@@ -26,12 +27,7 @@ const js = jetstream(nc);
 const pub = createJetStreamPublisher(nc, { timeoutMs: 10_000 });
 const PARTITIONS = 16;
 const TOTAL = 120_000;
-const body = new TextEncoder().encode(JSON.stringify({ logs: [{ id: "log_01JTESTXXXXXXXXXXXXXXXXXXX", log_type: "vitals_measurement", organization_id: "org_default", project_id: "prj_default", patient_id: "pat_01JTESTYYYYYYYYYYYYYYYYYYY", timestamp: "2026-05-01T00:00:00.000Z", ingested_at: "2026-05-01T00:00:00.000Z", idempotency_key: "abcd-123456", payload: { measurements: { heart_rate_bpm: 72, systolic_bp_mmhg: 120 }, source: "device" } }] }));
-
-async function addStream(m: JetStreamManager, name: string, subjects: string[]) {
-  await m.streams.delete(name).catch(() => undefined);
-  await m.streams.add({ name, subjects, storage: StorageType.File, retention: RetentionPolicy.Limits, discard: DiscardPolicy.Old, allow_direct: true });
-}
+const body = new TextEncoder().encode(JSON.stringify({ logs: [SAMPLE_LOG] }));
 
 /** A durable pull consumer that acknowledges everything it reads; returns a counter and a stop. */
 async function reader(stream: string, durable: string, filter?: string) {
@@ -49,12 +45,9 @@ async function reader(stream: string, durable: string, filter?: string) {
 }
 
 async function publishAll(subjectOf: (i: number) => string) {
-  let next = 0;
   const n0 = natsServerCpu();
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: 3_200 }, async () => {
-    while (next < TOTAL) await pub.publish(subjectOf(next++), body);
-  }));
+  await inFlight(TOTAL, 3_200, (i) => pub.publish(subjectOf(i), body));
   return { seconds: (performance.now() - t0) / 1000, nats: natsServerCpu() - n0 };
 }
 
@@ -63,12 +56,12 @@ const report = (mode: string, r: { seconds: number; nats: number }, read?: numbe
   console.log(JSON.stringify({ mode, logs_per_s: Math.round(TOTAL / r.seconds), nats_us_per_log: +((r.nats * 1e6) / TOTAL).toFixed(1), ...(read === undefined ? {} : { read_and_acked_when_published: read }) }));
 
 // One stream, no readers.
-await addStream(jsm, "rc_alone", ["rca.>"]);
+await freshStream(jsm, "rc_alone", ["rca.>"]);
 report("one stream, no readers", await publishAll((i) => subject("rca", i)));
 await jsm.streams.delete("rc_alone");
 
 // One stream, the engine's 16 filtered readers and the projector's one.
-await addStream(jsm, "rc_one", ["rc1.>"]);
+await freshStream(jsm, "rc_one", ["rc1.>"]);
 const one = [
   ...(await Promise.all(Array.from({ length: PARTITIONS }, (_, p) => reader("rc_one", `engine_p${p}`, `rc1.${p}.>`)))),
   await reader("rc_one", "projector"),
@@ -80,7 +73,7 @@ await jsm.streams.delete("rc_one");
 
 // A stream per partition, each read by an unfiltered engine reader and a projector reader.
 const streams = Array.from({ length: PARTITIONS }, (_, p) => `rc_p${p}`);
-for (const [p, name] of streams.entries()) await addStream(jsm, name, [`rcp.${p}.>`]);
+for (const [p, name] of streams.entries()) await freshStream(jsm, name, [`rcp.${p}.>`]);
 const per = (await Promise.all(streams.flatMap((name) => [reader(name, "engine"), reader(name, "projector")])));
 const r2 = await publishAll((i) => subject("rcp", i));
 report("a stream per partition, 2 unfiltered readers each", r2, per.reduce((s, r) => s + r.seen.n, 0));
