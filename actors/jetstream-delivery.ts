@@ -1,4 +1,5 @@
 import type { JsMsg } from "@nats-io/jetstream";
+import type { HeldDeliveries } from "./held-deliveries.js";
 import type { IdleGate } from "./idle-gate.js";
 import type { InflightBudget } from "./inflight-budget.js";
 import type { Delivery } from "./patient-actor.js";
@@ -17,10 +18,17 @@ export class JetStreamDelivery implements Delivery {
     private readonly inflight: InflightBudget,
     private readonly pending: Map<number, number>,
     private readonly partition: number,
+    private readonly held: HeldDeliveries,
   ) {
     this.seq = m.seq;
     this.redelivered = m.redelivered;
     this.bytes = m.data.length;
+    held.hold(this);
+  }
+
+  /** Still being worked on: JetStream restarts the message's ack wait (see HeldDeliveries). */
+  working(): void {
+    this.m.working();
   }
 
   ack(): void {
@@ -34,6 +42,7 @@ export class JetStreamDelivery implements Delivery {
   }
 
   private done(): void {
+    this.held.release(this);
     this.pending.set(this.partition, (this.pending.get(this.partition) ?? 1) - 1);
     this.idle.leave();
     this.inflight.give(this.bytes);

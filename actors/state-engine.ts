@@ -19,29 +19,12 @@ import { DeferredRenders } from "./deferred-renders.js";
 import { JetStreamDelivery } from "./jetstream-delivery.js";
 import { IdleGate } from "./idle-gate.js";
 import { InflightBudget } from "./inflight-budget.js";
+import { HeldDeliveries } from "./held-deliveries.js";
 import { PatientPlaces } from "./patient-places.js";
+import { engineSettings, type StateEngineOptions } from "./state-engine-options.js";
 import type { PatientStateStore } from "../infra/redis/state-store.js";
 
-export interface StateEngineOptions {
-  /** Durables named `{durablePrefix}_p{partition}_{epoch}` instead of the namespace's (a second engine beside the service's, in tests). */
-  durablePrefix?: string;
-  /** An actor with nothing to do for this long is passivated. @default 60_000 (1 min) */
-  idleMs?: number;
-  /** Views are regenerated once a patient's logs stop for this long. @default 250 ms */
-  viewDebounceMs?: number;
-  /** A patient waiting this long to render while the engine stays busy is passivated. @default 5_000 */
-  renderWaitMs?: number;
-  /** Most patients held in memory; past it the least recently fed are passivated. @default 1_000 */
-  maxActive?: number;
-  /**
-   * Bytes of delivered, not yet acknowledged messages held at most (as read from the
-   * stream; parsed, they take several times that); the consumer reads on once under it.
-   * @default 16 MiB
-   */
-  maxInflightBytes?: number;
-  /** Bytes one pull should bring (see PacedPull). @default 4 MiB */
-  pullBytes?: number;
-}
+export type { StateEngineOptions } from "./state-engine-options.js";
 
 type PatientActor = ActorRefFrom<typeof patientActorMachine>;
 
@@ -50,16 +33,17 @@ interface Logger {
   warn(obj: unknown, msg?: string): void;
 }
 
-/**
- * Turns the log stream into compiled patient state: one durable JetStream consumer
- * feeds per-patient actors (see patient-actor.ts), created on a patient's first message
- * and passivated when idle, so memory stays bounded however many patients there are.
- */
 /** Actor states with nothing to apply (see PatientPlaces). */
 const EVICTABLE: ReadonlySet<string> = new Set(["idle", "settling", "waiting", "rendering"]);
 
+/**
+ * Turns the log stream into compiled patient state: one durable JetStream consumer per
+ * partition feeds per-patient actors (see patient-actor.ts), created on a patient's first
+ * message and passivated when idle, so memory stays bounded however many patients there
+ * are. A log it has acknowledged is in saved state.
+ */
 export class StateEngine {
-  /** The engine's durable consumer on the log stream of namespace `ns`: a log it has acknowledged is in saved state. */
+  /** The patients held in memory, least recently fed first. */
   private readonly actors = new Map<string, PatientActor>();
   private readonly places: PatientPlaces<PatientActorInput>;
   private readonly mailboxes = new Map<string, Mailbox>();
@@ -73,6 +57,7 @@ export class StateEngine {
   /** Deliveries not yet applied: views render only when there are none. */
   private readonly idle = new IdleGate();
   private readonly inflight: InflightBudget;
+  private readonly held: HeldDeliveries;
   private readonly deferred: DeferredRenders;
   /** applied_logs counts logs folded: a replay folds the patient's whole history again. */
   readonly stats = { delivered: 0, started: 0, applied_logs: 0, replays: 0, failures: 0, passivated: 0, parked: 0, peak_active: 0 };
@@ -92,9 +77,10 @@ export class StateEngine {
       /** Messages this process's write path stored, as objects: what it hands over is not parsed again. */
       published?: PublishedMessages<PatientLogMessage>;
     },
-    private readonly options: StateEngineOptions,
+    given: StateEngineOptions,
   ) {
-    this.maxActive = options.maxActive ?? 1_000;
+    const options = engineSettings(given);
+    this.maxActive = options.maxActive;
     this.places = new PatientPlaces({
       max: this.maxActive,
       held: () => this.actors.size,
@@ -102,7 +88,8 @@ export class StateEngine {
       passivate: (pid) => this.actors.get(pid)?.send(PASSIVATE),
     });
     this.published = deps.published?.reader();
-    this.inflight = new InflightBudget(options.maxInflightBytes ?? 16 * 1024 * 1024);
+    this.inflight = new InflightBudget(options.maxInflightBytes);
+    this.held = new HeldDeliveries(Math.floor(options.ackWaitMs / 3));
     // Read only while what is held stays under the in-flight budget (see InflightBudget):
     // a backlog of 6,000 hundred-log messages, read whole by consume(), took 1.9 GB and
     // 2,000 patients loading at once, and outlived its ack wait.
@@ -111,7 +98,8 @@ export class StateEngine {
       jsm: deps.jsm,
       stream: deps.names.logsStream,
       durable: (p) => ({ family: options.durablePrefix ? `${options.durablePrefix}_p${p}_` : deps.names.stateConsumers(p), filter: deps.names.logSubjectsOfPartition(p) }),
-      pullBytes: options.pullBytes ?? 4 * 1024 * 1024,
+      pullBytes: options.pullBytes,
+      config: { ack_wait: options.ackWaitMs * 1_000_000 },
       room: () => this.inflight.room(),
       dispatch: (m, p) => this.dispatch(m, p),
       log: deps.log,
@@ -142,7 +130,7 @@ export class StateEngine {
         log: deps.log,
         now,
       },
-      { idleMs: options.idleMs ?? 60_000, viewDebounceMs: options.viewDebounceMs ?? 250, renderWaitMs: options.renderWaitMs ?? 5_000 },
+      { idleMs: options.idleMs, viewDebounceMs: options.viewDebounceMs, renderWaitMs: options.renderWaitMs },
     );
   }
 
@@ -223,6 +211,7 @@ export class StateEngine {
     this.stopping = true;
     this.touches.removeAll();
     this.inflight.release();
+    this.held.stop();
     this.places.clear();
     await this.readers.removeAll();
     for (const a of this.actors.values()) a.stop();
@@ -243,7 +232,7 @@ export class StateEngine {
     }
     const { organization_id, patient_id, project_id } = owner;
     this.idle.enter();
-    const delivery = new JetStreamDelivery(m, body.logs, this.idle, this.inflight, this.pending, partition);
+    const delivery = new JetStreamDelivery(m, body.logs, this.idle, this.inflight, this.pending, partition, this.held);
     this.pending.set(partition, (this.pending.get(partition) ?? 0) + 1);
     this.inflight.take(delivery.bytes);
     this.mailboxOf(patient_id).push(delivery);

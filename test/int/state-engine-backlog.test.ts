@@ -3,6 +3,7 @@ import { startStack, type TestStack } from "../support/stack.js";
 import { durablesOf } from "../../infra/nats/durable-consumer.js";
 import { partitionConsumerTotals } from "../support/partition-consumers.js";
 import { StateEngine } from "../../actors/state-engine.js";
+import type { PatientStateStore } from "../../infra/redis/state-store.js";
 
 let t: TestStack;
 beforeAll(async () => {
@@ -28,11 +29,17 @@ type Totals = Awaited<ReturnType<typeof partitionConsumerTotals>>;
  * after an outage) and works through it; `check` sees it and its consumers' totals once
  * at least `delivered` messages came and none is left, then the durables go.
  */
-async function drainWithSecondEngine(name: string, options: Omit<EngineOptions, "durablePrefix">, delivered: number, check: (engine: StateEngine, info: Totals) => void): Promise<void> {
-  const { topology, stateStore, patients } = t.services;
+async function drainWithSecondEngine(
+  name: string,
+  options: Omit<EngineOptions, "durablePrefix">,
+  delivered: number,
+  check: (engine: StateEngine, info: Totals) => void,
+  store: PatientStateStore = t.services.stateStore,
+): Promise<void> {
+  const { topology, patients } = t.services;
   const { jsm, names } = topology;
   const consumer = `${t.config.namespace}_${name}`;
-  const engine = new StateEngine({ js: topology.js, jsm, names, store: stateStore, patients, log: console }, { ...options, durablePrefix: consumer });
+  const engine = new StateEngine({ js: topology.js, jsm, names, store, patients, log: console }, { ...options, durablePrefix: consumer });
   await engine.start();
   const totals = () => partitionConsumerTotals(jsm, names, (p) => `${consumer}_p${p}_`);
   try {
@@ -102,6 +109,37 @@ describe("the state engine working through a backlog", () => {
       expect(engine.stats.failures).toBe(0);
       expect(engine.stats.replays).toBe(0);
     });
+    const after = await Promise.all(pids.map(async (pid) => (await inject("GET", `/v1/state/${pid}/event-modules/symptoms`)).json()));
+    expect(after).toEqual(expected);
+  });
+
+  it("keeps a message that waits longer than the ack wait from coming again: no redelivery, no replay", async () => {
+    const created = (await inject("POST", "/v1/patients/batch", { patients: Array.from({ length: 4 }, (_, i) => ({ first_name: `W${i}` })) })).json();
+    const pids: string[] = created.items.map((x: { id: string }) => x.id);
+    for (let b = 0; b < 2; b++) {
+      const r = (await inject("POST", "/v1/logs/batch", { logs: pids.map((pid) => symptom(pid, b)) })).json();
+      expect(r.accepted, JSON.stringify(r.errors?.slice(0, 2))).toBe(4);
+    }
+    const expected = await Promise.all(pids.map(async (pid) => (await inject("GET", `/v1/state/${pid}/event-modules/symptoms`)).json()));
+    // Redis itself, each of these patients' loads held back a second (a slow machine): with
+    // one place, the last one's messages wait some 3 s, twice the 1.5 s ack wait. (The
+    // stream also holds the earlier tests' patients: they load at once.)
+    const real = t.services.stateStore;
+    const slow: PatientStateStore = Object.create(real, {
+      load: { value: async (patientId: string) => (pids.includes(patientId) && (await new Promise((r) => setTimeout(r, 1_000))), real.load(patientId)) },
+    });
+    await drainWithSecondEngine(
+      "state_held",
+      { idleMs: 50, maxActive: 1, ackWaitMs: 1_500 },
+      8,
+      (engine, info) => {
+        expect(info.num_pending + info.num_ack_pending).toBe(0);
+        expect(info.num_redelivered).toBe(0);
+        expect(engine.stats.replays).toBe(0);
+        expect(engine.stats.failures).toBe(0);
+      },
+      slow,
+    );
     const after = await Promise.all(pids.map(async (pid) => (await inject("GET", `/v1/state/${pid}/event-modules/symptoms`)).json()));
     expect(after).toEqual(expected);
   });
