@@ -84,7 +84,7 @@ try {
     if (job.stage !== stage) {
       stage = job.stage;
       stages[stage] = now;
-      process.stdout.write(`\n${((now - t0) / 1000).toFixed(1)} s: ${stage} (RSS ${m.now} MB)\n`);
+      process.stdout.write(`\n${((now - t0) / 1000).toFixed(1)} s: ${stage} (RSS ${m.now} MB; peak so far by process ${JSON.stringify(m.peakByProcess)})\n`);
     }
     process.stdout.write(`\r${job.status} ${job.stage} ${job.progress_pct}% logs ${job.stage === "REPLAYING" ? job.logs_replayed : job.logs_processed}/${job.logs_total} eta ${job.estimated_seconds_remaining ?? "-"} s, RSS ${m.now} MB (peak ${m.peak})      `);
     if (!["queued", "validating", "inserting_patients", "inserting_logs", "replaying", "backfilling"].includes(job.status)) {
@@ -118,6 +118,7 @@ try {
         seconds: { upload: +((tUpload - t0) / 1000).toFixed(1), ...perStage, total: +elapsed.toFixed(1) },
         logs_per_second: Math.round((stageOnly ? job.logs_staged : job.logs_processed) / elapsed),
         service_peak_rss_mb: rssAtEnd.peak,
+        peak_rss_mb_by_process: rssAtEnd.peakByProcess,
         service_peak_anon_rss_mb_sampled: peakAnon,
         service_file_rss_mb_at_end: rssAtEnd.file,
         cpu_cores: { service: +(cpu / elapsed).toFixed(2), nats_server: +((natsServerCpu() - nats0) / elapsed).toFixed(2) },

@@ -38,8 +38,9 @@ function processTree(pid: number): number[] {
  * ClickHouse's library alone maps 150-250 MB of code into the worker's RSS. Summed over
  * the processes: the peak is the sum of each one's peak, so at most that at any moment.
  */
-export function rss(pid: number): { peak: number; now: number; anon: number; file: number } {
+export function rss(pid: number): { peak: number; now: number; anon: number; file: number; peakByProcess: Record<string, number> } {
   const total = { peak: 0, now: 0, anon: 0, file: 0 };
+  const peakByProcess: Record<string, number> = {};
   for (const p of processTree(pid)) {
     let s: string;
     try {
@@ -49,11 +50,13 @@ export function rss(pid: number): { peak: number; now: number; anon: number; fil
     }
     const mb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)?.[1] ?? 0) / 1024;
     total.peak += mb("VmHWM");
+    const role = p === pid ? "supervisor" : roleOf(p);
+    peakByProcess[role] = Math.round((peakByProcess[role] ?? 0) + mb("VmHWM"));
     total.now += mb("VmRSS");
     total.anon += mb("RssAnon");
     total.file += mb("RssFile");
   }
-  return { peak: Math.round(total.peak), now: Math.round(total.now), anon: Math.round(total.anon), file: Math.round(total.file) };
+  return { peak: Math.round(total.peak), now: Math.round(total.now), anon: Math.round(total.anon), file: Math.round(total.file), peakByProcess };
 }
 
 /** What `npm start` runs; the `bench:*` scripts build it (tsconfig.bench.json) first. */
