@@ -93,7 +93,7 @@ try {
   for (let i = 0; i < workers; i++) {
     const dataDir = mkdtempSync(join(tmpdir(), "pss-apply-worker-"));
     // What `npm start` runs (package.json), in the worker's role.
-    const proc = spawn(process.execPath, ["--max-semi-space-size=64", ...(process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter(Boolean), "dist/app/main.js"], {
+    const proc = spawn(process.execPath, ["--max-semi-space-size=32", ...(process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter(Boolean), "dist/app/main.js"], {
       env: { ...process.env, PSS_ROLE: "worker", PSS_NAMESPACE: namespace, PSS_ADMIN_KEY: adminKey, DATA_DIR: dataDir, LOG_LEVEL: "warn" },
       stdio: ["ignore", "pipe", "inherit"],
     });

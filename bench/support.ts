@@ -71,7 +71,7 @@ export async function startService(env: Record<string, string> = {}, connections
   const port = String(20_000 + Math.floor(Math.random() * 20_000));
   const extra = (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
   // The same flags as `npm start`.
-  const proc = spawn(process.execPath, ["--max-semi-space-size=64", ...extra, SERVICE_ENTRY], {
+  const proc = spawn(process.execPath, ["--max-semi-space-size=32", ...extra, SERVICE_ENTRY], {
     env: {
       ...process.env,
       PORT: port,

@@ -43,9 +43,9 @@ export interface ServiceProcess {
   exited: Promise<number | string>;
 }
 
-/** Starts the compiled service as `npm start` does (`node --max-semi-space-size=64 dist/app/main.js`). */
+/** Starts the compiled service as `npm start` does (`node --max-semi-space-size=32 dist/app/main.js`). */
 export function startServiceProcess(env: Record<string, string>): ServiceProcess {
-  const proc = spawn(process.execPath, ["--max-semi-space-size=64", ENTRY], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, ["--max-semi-space-size=32", ENTRY], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   const lines: LogLine[] = [];
   const other: string[] = [];
   const waiters: { match: (l: LogLine) => boolean; resolve: (l: LogLine) => void }[] = [];
