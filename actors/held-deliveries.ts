@@ -13,19 +13,24 @@ export interface Holdable {
  * `periodMs` each delivery held at least that long is told to JetStream as still in
  * progress (an ack with `+WPI`), which restarts its ack wait. The period is a third of
  * the ack wait, so a held message is renewed at least twice before it would come again.
+ *
+ * Renewal stops once a delivery has been held `maxHoldMs`: one still held then was lost
+ * on its way to an ack (a bug), and JetStream's redelivery is what recovers it.
  */
 export class HeldDeliveries {
   /** Insertion order is the order held: the sweep stops at the first one held too briefly. */
-  private readonly since = new Map<Holdable, number>();
+  private readonly since = new Map<Holdable, { first: number; last: number }>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly periodMs: number,
+    private readonly maxHoldMs: number = periodMs * 30,
     private readonly now: () => number = Date.now,
   ) {}
 
   hold(d: Holdable): void {
-    this.since.set(d, this.now());
+    const at = this.now();
+    this.since.set(d, { first: at, last: at });
     if (!this.timer) {
       this.timer = setInterval(() => this.sweep(), this.periodMs);
       this.timer.unref();
@@ -40,21 +45,24 @@ export class HeldDeliveries {
     return this.since.size;
   }
 
-  /** Renews every delivery held at least a period; returns how many it renewed. */
+  /** Renews every delivery held at least a period since its last renewal; returns how many it renewed. */
   sweep(): number {
     const now = this.now();
-    const due: Holdable[] = [];
+    const due: [Holdable, number][] = [];
     for (const [d, at] of this.since) {
-      if (now - at < this.periodMs) break;
-      due.push(d);
+      if (now - at.last < this.periodMs) break;
+      due.push([d, at.first]);
     }
-    for (const d of due) {
-      // Moved to the end: the map stays ordered by when each was last renewed.
+    let renewed = 0;
+    for (const [d, first] of due) {
       this.since.delete(d);
-      this.since.set(d, now);
+      if (now - first >= this.maxHoldMs) continue;
+      // Back at the end: the map stays ordered by when each was last renewed.
+      this.since.set(d, { first, last: now });
       d.working();
+      renewed++;
     }
-    return due.length;
+    return renewed;
   }
 
   stop(): void {

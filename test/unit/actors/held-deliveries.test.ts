@@ -10,7 +10,7 @@ const delivery = (name: string, log: string[]) => ({ working: () => log.push(nam
 describe("held deliveries kept from their ack wait", () => {
   it("renews only what was held a whole period, each once a period, and never what was released", () => {
     clock = 0;
-    held = new HeldDeliveries(20_000, () => clock);
+    held = new HeldDeliveries(20_000, 600_000, () => clock);
     const renewed: string[] = [];
     const a = delivery("a", renewed);
     const b = delivery("b", renewed);
@@ -38,7 +38,7 @@ describe("held deliveries kept from their ack wait", () => {
 
   it("keeps the sweep's order by renewal, so a delivery held later is not skipped", () => {
     clock = 0;
-    held = new HeldDeliveries(10, () => clock);
+    held = new HeldDeliveries(10, 1_000, () => clock);
     const renewed: string[] = [];
     held.hold(delivery("old", renewed));
     clock = 10;
@@ -52,6 +52,17 @@ describe("held deliveries kept from their ack wait", () => {
     clock = 25;
     expect(held.sweep()).toBe(1);
     expect(renewed).toEqual(["old", "old", "late"]);
+  });
+
+  it("gives up on a delivery held past the longest hold, so JetStream delivers it again", () => {
+    clock = 0;
+    held = new HeldDeliveries(10, 35, () => clock);
+    const renewed: string[] = [];
+    held.hold(delivery("lost", renewed));
+    for (clock = 10; clock <= 60; clock += 10) held.sweep();
+    // Renewed at 10, 20 and 30; at 40 it had been held 40 ms, past 35: dropped.
+    expect(renewed).toEqual(["lost", "lost", "lost"]);
+    expect(held.size).toBe(0);
   });
 
   it("renews on its own timer, and stops renewing once stopped", async () => {
