@@ -7,7 +7,9 @@ import type { PatientStateStore } from "../../infra/redis/state-store.js";
 
 let t: TestStack;
 beforeAll(async () => {
-  t = await startStack({ PSS_VIEW_DEBOUNCE_MS: "20" });
+  // Reads wait for the service's own engine however long a busy machine makes it (the
+  // default bound is 2 s): each case compares the state it reads with a second engine's.
+  t = await startStack({ PSS_VIEW_DEBOUNCE_MS: "20", PSS_READ_WAIT_MS: "30000" });
 });
 afterAll(async () => {
   await t?.close();
