@@ -18,7 +18,7 @@ export interface Holdable {
  * on its way to an ack (a bug), and JetStream's redelivery is what recovers it.
  */
 export class HeldDeliveries {
-  /** Insertion order is the order held: the sweep stops at the first one held too briefly. */
+  /** In order of each one's last renewal (or hold): the sweep stops at the first one not due. */
   private readonly since = new Map<Holdable, { first: number; last: number }>();
   private timer: NodeJS.Timeout | null = null;
 

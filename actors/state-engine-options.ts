@@ -18,7 +18,7 @@ export interface StateEngineOptions {
   maxInflightBytes?: number;
   /** Bytes one pull should bring (see PacedPull). @default 4 MiB */
   pullBytes?: number;
-  /** The durables' ack wait; a delivery held longer is renewed (see HeldDeliveries). @default 60_000 */
+  /** The durables' ack wait; a delivery held a third of it is reported in progress (see HeldDeliveries). @default 60_000 */
   ackWaitMs?: number;
 }
 
