@@ -90,7 +90,12 @@ export async function readPatientLogs(
   const types = q.log_types?.map((t) => resolveLogType(t) ?? t);
   const after = q.cursor ? decodeCursor(q.cursor) : undefined;
   const ids = q.log_ids && new Set(q.log_ids);
-  const rows: LogRecord[] = [];
+  // Only the page and the row after it are kept: a patient's history can be years of
+  // device readings, and a page must not hold all of them in memory to sort them.
+  const order = (a: LogRecord, b: LogRecord) => (q.order === "asc" ? 1 : -1) * cmp([a.timestamp, a.id], [b.timestamp, b.id]);
+  const keep = q.limit + 1;
+  let rows: LogRecord[] = [];
+  let matched = 0;
   for await (const l of patientLogs(deps, scope, patientId)) {
     if (q.since && l.timestamp < q.since) continue;
     if (q.until && l.timestamp > q.until) continue;
@@ -101,9 +106,11 @@ export async function readPatientLogs(
       const c = cmp([l.timestamp, l.id], after);
       if (q.order === "asc" ? c <= 0 : c >= 0) continue;
     }
+    matched++;
     rows.push(l);
+    if (rows.length >= keep * 4) rows = rows.sort(order).slice(0, keep);
   }
-  rows.sort((a, b) => (q.order === "asc" ? 1 : -1) * cmp([a.timestamp, a.id], [b.timestamp, b.id]));
+  rows.sort(order);
   const page = rows.slice(0, q.limit);
   const last = page.at(-1);
   return {
@@ -111,6 +118,6 @@ export async function readPatientLogs(
       id: l.id, type: l.log_type, timestamp: l.timestamp, ingested_at: l.ingested_at, payload: l.payload, trace: l.trace === undefined ? null : traceParts(l.trace),
       ...(q.include_metadata ? { metadata: l.metadata ?? null } : {}),
     })),
-    next_cursor: rows.length > q.limit && last ? encodeCursor([last.timestamp, last.id]) : null,
+    next_cursor: matched > q.limit && last ? encodeCursor([last.timestamp, last.id]) : null,
   };
 }

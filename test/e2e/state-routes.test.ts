@@ -111,6 +111,31 @@ describe("state reads over REST", () => {
     expect((await get(`/v1/state/${pid}/logs?cursor=garbage`)).statusCode).toBe(422);
   });
 
+  it("pages a history many times the page size, stored out of time order, each log once and in order both ways", async () => {
+    const other = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id;
+    // Stored in a shuffled time order: a page keeps only its rows and the next, so this
+    // crosses that bound many times over (limit 2 keeps 3; 37 logs).
+    const hours = Array.from({ length: 37 }, (_, i) => (i * 17) % 37);
+    const logs = hours.map((h) => ({ log_type: "user_login", patient_id: other, timestamp: `2026-08-01T${String(h % 24).padStart(2, "0")}:00:00Z`.replace("2026-08-01", h < 24 ? "2026-08-01" : "2026-08-02"), payload: {} }));
+    expect((await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs } })).json().accepted).toBe(37);
+    const sorted = logs.map((l) => new Date(l.timestamp).toISOString()).sort();
+    for (const order of ["asc", "desc"] as const) {
+      const seen: string[] = [];
+      const ids = new Set<string>();
+      let cursor: string | null = null;
+      do {
+        const page: any = (await get(`/v1/state/${other}/logs?limit=2&order=${order}${cursor ? `&cursor=${cursor}` : ""}`)).json();
+        for (const l of page.logs) {
+          seen.push(l.timestamp);
+          ids.add(l.id);
+        }
+        cursor = page.next_cursor;
+      } while (cursor);
+      expect(seen).toEqual(order === "asc" ? sorted : [...sorted].reverse());
+      expect(ids.size).toBe(37);
+    }
+  });
+
   it("takes log_types repeated or comma-separated, refuses an unknown one, and reads a bare date as UTC midnight", async () => {
     const repeated = (await get(`/v1/state/${pid}/logs?log_types=lab_results&log_types=user_login`)).json();
     expect(repeated.logs.map((l: any) => l.type).sort()).toEqual(["lab_results", "user_login"]);
