@@ -207,16 +207,24 @@ export class LogQueryService {
 /**
  * The scope a caller's project-wide query runs in: its organization and project, and a
  * patient token's own patient only. A patient token naming anyone else in `patient_ids`
- * is "not found", as on every other route it reaches, so existence does not leak.
+ * is "not found", as on every other route it reaches, so existence does not leak; so is
+ * its own patient once deleted (`authorize`: the state routes' check), whose logs stay
+ * in the project's queries for keys but no longer reach the patient's own token.
  */
-export function callerQueryScope(principal: Principal, body: unknown): CompileScope {
+export async function callerQueryScope(
+  principal: Principal,
+  body: unknown,
+  authorize: (principal: Principal, patientId: string) => Promise<unknown>,
+): Promise<CompileScope> {
   const { organization_id, project_id, patient_id } = principal;
+  if (patient_id === undefined) return { organization_id, project_id };
   const named = body !== null && typeof body === "object" ? (body as { patient_ids?: unknown }).patient_ids : undefined;
-  if (patient_id !== undefined && Array.isArray(named)) {
+  if (Array.isArray(named)) {
     const other = named.findIndex((id) => id !== patient_id);
     if (other >= 0) throw notFound("patient", String(named[other]));
   }
-  return { organization_id, project_id, ...(patient_id !== undefined ? { patient_id } : {}) };
+  await authorize(principal, patient_id);
+  return { organization_id, project_id, patient_id };
 }
 
 /** The compiled query; a body the compiler refuses is the spec's 422 with its located details. */

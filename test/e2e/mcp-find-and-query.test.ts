@@ -187,6 +187,16 @@ describe("query_logs", () => {
     expect(other.text).toContain("leave patient_ids out");
   });
 
+  it("answers a patient token whose patient was deleted with a tool error saying so", async () => {
+    const gone = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id;
+    const minted = await t.app.inject({ method: "POST", url: "/v1/auth/token", headers: t.auth, payload: { patient_id: gone } });
+    const its = await client(minted.json().access_token);
+    expect((await call("query_logs", bodies.count, its)).json).toEqual({ count: 0 });
+    expect((await t.app.inject({ method: "DELETE", url: `/v1/patients/${gone}`, headers: t.auth })).statusCode).toBe(200);
+    const r = await call("query_logs", bodies.count, its);
+    expect(r).toMatchObject({ isError: true, text: expect.stringContaining("the patient this credential is bound to has been deleted") });
+  });
+
   it("cuts a page over 20 kB short, and next_offset continues after it without losing a row", async () => {
     const symptoms = Array.from({ length: 30 }, (_, k) => ({ name: `symptom ${k} ${"x".repeat(150)}`, score: 1, scale_min: 0, scale_max: 10 }));
     const bulky = Array.from({ length: 6 }, (_, i) => ({ log_type: "symptom_report", patient_id: anaRecord, timestamp: `2026-06-0${i + 1}T08:00:00Z`, payload: { instrument: "bulk", symptoms } }));

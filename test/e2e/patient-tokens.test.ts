@@ -57,6 +57,21 @@ describe("POST /v1/auth/token (patient tokens)", () => {
     expect(own.json()).toMatchObject({ count: 0 });
   });
 
+  it("reaches nothing once its patient is deleted, the project-wide log query included", async () => {
+    const gone = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id;
+    const log = { log_type: "user_login", patient_id: gone, timestamp: "2026-03-01T10:00:00Z", payload: {} };
+    expect((await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: [log] } })).json().accepted).toBe(1);
+    const token = (await mint(t.auth, { patient_id: gone })).json().access_token;
+    const query = () => t.app.inject({ method: "POST", url: "/v1/state/logs/query", headers: bearer(token), payload: {} });
+    // Read once the copy has the log (the query waits for it), so the refusal below is the deletion's.
+    expect((await query()).json().count).toBe(1);
+    expect((await t.app.inject({ method: "DELETE", url: `/v1/patients/${gone}`, headers: t.auth })).statusCode).toBe(200);
+    const after = await query();
+    expect(after.statusCode).toBe(404);
+    expect(after.json()).toMatchObject({ error_type: "not_found_error", message: `patient ${gone} not found` });
+    expect((await t.app.inject({ method: "POST", url: "/v1/state/logs/query", headers: t.auth, payload: { count: true, patient_ids: [gone] } })).json().count).toBe(1);
+  });
+
   it("answers a key another patient's log holds as a duplicate without that log's id", async () => {
     const log = (pid: string) => ({ log_type: "user_login", patient_id: pid, timestamp: "2026-03-01T10:00:00Z", payload: {}, idempotency_key: "shared-key-1" });
     const first = (await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: [log(a)] } })).json();

@@ -37,7 +37,8 @@ export const queryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       },
     },
     async (req, reply) => {
-      const r = await s.logQuery.run(req.body, callerQueryScope(req.principal, req.body));
+      const scope = await callerQueryScope(req.principal, req.body, (p, pid) => s.stateReader.authorize(p, pid));
+      const r = await s.logQuery.run(req.body, scope);
       if (!r.current) reply.header("x-pss-stale", "true");
       return r.answer;
     },

@@ -53,7 +53,8 @@ export const queryLogs = defineProjectTool({
   args: args.queryBody,
   output,
   async run(ctx, body): Promise<CallToolResult> {
-    const r = await ctx.services.logQuery.run(body, callerQueryScope(ctx.principal, body));
+    const scope = await callerQueryScope(ctx.principal, body, (p, pid) => ctx.services.stateReader.authorize(p, pid));
+    const r = await ctx.services.logQuery.run(body, scope);
     const offset = typeof body.offset === "number" ? body.offset : 0;
     // Staleness goes in _meta, as the REST twin's x-pss-stale header.
     return { ...jsonResult(boundedPage(r.answer, offset)), ...(r.current ? {} : { _meta: { "pss/stale": true } }) };
