@@ -60,6 +60,18 @@ describe("rate limits", () => {
     for (let i = 0; i < MAX * 3; i++) expect((await list(t.auth)).statusCode).toBe(200);
   });
 
+  it("does not limit the bootstrap key's JWTs, but limits the patient tokens it mints", async () => {
+    const jwt = (await t.app.inject({ method: "POST", url: "/auth/token", payload: { api_key: t.adminKey } })).json().access_token;
+    for (let i = 0; i < MAX * 2; i++) expect((await list(bearer(jwt))).statusCode).toBe(200);
+    const pid = (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: {} })).json().id;
+    const token = (await t.app.inject({ method: "POST", url: "/v1/auth/token", headers: t.auth, payload: { patient_id: pid } })).json().access_token;
+    const read = () => t.app.inject({ method: "GET", url: `/v1/state/${pid}/stable`, headers: bearer(token) });
+    for (let i = 0; i < MAX; i++) expect((await read()).statusCode).toBe(200);
+    expect429(await read());
+    // The operator's own requests still go through.
+    expect((await list(t.auth)).statusCode).toBe(200);
+  });
+
   it("counts JWTs and patient tokens against the key they were minted from", async () => {
     const k = await key();
     const jwt = (await t.app.inject({ method: "POST", url: "/auth/token", payload: { api_key: k }, remoteAddress: "10.0.0.1" })).json().access_token;

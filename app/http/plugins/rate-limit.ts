@@ -61,6 +61,15 @@ export function rateLimited(ttlMs: number, max: number, windowMs: number, per: "
 }
 
 /**
+ * The operator's own credentials: the bootstrap key and the JWTs it signs in with (the
+ * console's). A patient token minted from it is handed to a patient or an agent, and is
+ * limited like any other.
+ */
+function isOperator(p: Principal | null): boolean {
+  return p?.key_id === BOOTSTRAP.key_id && p.kind !== "patient_token";
+}
+
+/**
  * The bucket a request counts against: its API key (JWTs and patient tokens count
  * against the key they were minted from, so minting more tokens buys nothing), or its
  * IP address when it carries no credential.
@@ -76,8 +85,8 @@ function bucketOf(req: FastifyRequest): string {
  *
  * The plugin puts its check on each route as a route-level onRequest hook, and route-level
  * hooks run after the auth plugin's: the key is known when the limit is checked. Not
- * limited: /healthz and /metrics (probes and scrapes), and the bootstrap key (PSS_ADMIN_KEY), which is the
- * operator's own credential rather than a tenant's.
+ * limited: /healthz and /metrics (probes and scrapes), and the bootstrap key (PSS_ADMIN_KEY) with
+ * its JWTs, the operator's own credentials rather than a tenant's (isOperator).
  */
 export const rateLimitPlugin = fp(
   async (app: FastifyInstance, opts: { services: Services }) => {
@@ -91,7 +100,7 @@ export const rateLimitPlugin = fp(
       store: redisStore(opts.services.redis, `${namespace}:rl:`),
       skipOnError: true,
       keyGenerator: bucketOf,
-      allowList: (req) => req.routeOptions.url === "/healthz" || req.routeOptions.url === "/metrics" || (req.principal as Principal | null)?.key_id === BOOTSTRAP.key_id,
+      allowList: (req) => req.routeOptions.url === "/healthz" || req.routeOptions.url === "/metrics" || isOperator(req.principal as Principal | null),
       errorResponseBuilder: (req, ctx) => rateLimited(ctx.ttl, ctx.max, windowMs, req.principal ? "credential" : "address"),
     });
 
