@@ -234,7 +234,7 @@ describe("MCP authentication", () => {
     for (const [method, path] of [["POST", "/register"], ["GET", "/.well-known/oauth-authorization-server"], ["GET", "/authorize"], ["POST", "/token"]] as const) {
       const r = await fetch(`${base}${path}`, { method, ...(method === "POST" ? { headers: { "content-type": "application/json" }, body: "{}" } : {}) });
       expect(r.status, path).toBe(404);
-      expect((await r.json()).message, path).toContain("not an OAuth authorization server: send an API key");
+      expect((await r.json()).message, path).toContain("not an OAuth authorization server: send an API key, or a JWT from POST /auth/token,");
     }
   });
 

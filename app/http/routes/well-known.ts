@@ -47,7 +47,7 @@ export const wellKnownRoutes: FastifyPluginAsyncTypebox<{ publicUrl: string | nu
   // that names no authorization server for its own, and try these (RFC 8414, 7591, 6749).
   // Each answers what to do instead, which such a client shows, rather than "no route".
   const noOAuth = async () => {
-    throw new AppError("not_found", "this service is not an OAuth authorization server: send an API key, or a JWT from POST /v1/auth/token, as Authorization: Bearer <credential>");
+    throw new AppError("not_found", "this service is not an OAuth authorization server: send an API key, or a JWT from POST /auth/token, as Authorization: Bearer <credential>");
   };
   const oauth = (method: "GET" | "POST", url: string, summary: string) =>
     app.route({ method, url, config: { scope: false }, schema: { summary: `${summary}: answers 404 with what to send instead (no auth)`, tags: ["health"] }, handler: noOAuth });
