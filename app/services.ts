@@ -44,7 +44,7 @@ import type { JobRunner } from "../actors/ingestion/job-runner.js";
 import { ReplayThread } from "../actors/ingestion/replay-thread.js";
 import type { StageDeps } from "../actors/ingestion/stage-deps.js";
 import { JobStore } from "../src/ingestion/job-store.js";
-import { UploadStore } from "../src/ingestion/uploads.js";
+import { UploadStore, uploadIssuerCheck } from "../src/ingestion/uploads.js";
 import { IngestionService } from "../src/ingestion/service.js";
 
 /** Everything the HTTP app and the background work need, built once and passed in (no singletons). */
@@ -232,7 +232,7 @@ export async function createServices(config: Config, role: ProcessRole = "all", 
     const ingestion = new IngestionService({ store: jobStore, uploads, runner: () => jobsWork?.current() ?? null, nc, controlSubject: async () => {
       const epoch = await jobsEpoch("jobs");
       return epoch === null ? null : controlSubject(epoch);
-    }, maxUploadBytes: config.maxUploadBytes });
+    }, maxUploadBytes: config.maxUploadBytes, admitUpload: uploadIssuerCheck({ apiKeys, projects }) });
     // An embedded copy is current only in the member that projects into it: the others ask that one.
     const localClient = clickhouse.client;
     const logQuery = new LogQueryService({

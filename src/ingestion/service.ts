@@ -7,7 +7,7 @@ import { isViewType, VIEW_TYPES } from "../../readmodels/views/index.js";
 import { newJobRecord, TERMINAL, type JobFormat, type JobRecord } from "./job-record.js";
 import { matchesStatus, type StatusFilter } from "./job-view.js";
 import type { JobStore } from "./job-store.js";
-import { UploadStore } from "./uploads.js";
+import { UploadStore, type UploadToken } from "./uploads.js";
 
 /** Most inline records one POST /v1/ingestion/jobs may carry. */
 export const MAX_INLINE_RECORDS = 50_000;
@@ -75,6 +75,8 @@ export class IngestionService {
       controlSubject: () => Promise<string | null>;
       /** Largest upload, in bytes. */
       maxUploadBytes: number;
+      /** Throws when an upload URL's issuer can no longer write: its key revoked, its project deprecated. */
+      admitUpload?: (t: UploadToken) => Promise<void>;
     },
   ) {}
 
@@ -84,7 +86,7 @@ export class IngestionService {
 
   /** Streams a PUT body into the object store under the token's key, counting bytes as they pass. */
   async receiveUpload(token: string, body: Readable): Promise<{ s3_key: string; size: number }> {
-    const spent = await this.deps.uploads.spend(token);
+    const spent = await this.deps.uploads.spend(token, this.deps.admitUpload);
     const max = this.deps.maxUploadBytes;
     let tooLarge = false;
     // Pulled: the next chunk is read from the socket only when the store asks for it.

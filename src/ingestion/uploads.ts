@@ -15,6 +15,8 @@ export interface UploadToken {
   s3_key: string;
   expires_at: string;
   used_at: string | null;
+  /** The API key whose credential asked for the URL: revoking it makes the URL unusable. */
+  key_id?: string;
 }
 
 /** How long an upload URL stays usable. @default 3_600 s (1 h) */
@@ -22,6 +24,24 @@ export const UPLOAD_URL_TTL_SECONDS = 3_600;
 
 /** Object store chunk: fewer, larger messages than the library's 128 KiB, under max_payload. */
 const CHUNK_BYTES = 256 * 1024;
+
+/**
+ * What an upload URL needs of its issuer when it is used: the URL is a credential minted
+ * from a key, so it lives no longer than the key, and it writes into no project a
+ * deprecation closed (as every other route answers 404 for one).
+ */
+export function uploadIssuerCheck(d: {
+  apiKeys: { get(id: string): Promise<{ revoked_at: string | null } | null> };
+  projects: { getActiveCached(id: string): Promise<unknown> };
+}): (t: UploadToken) => Promise<void> {
+  return async (t) => {
+    if (t.key_id !== undefined) {
+      const key = await d.apiKeys.get(t.key_id);
+      if (!key || key.revoked_at) throw new AppError("authentication", "the API key this upload URL was issued from has been revoked; ask POST /v1/ingestion/upload-url for another with a valid key");
+    }
+    if (!(await d.projects.getActiveCached(t.project_id))) throw new AppError("not_found", `project ${t.project_id} not found`);
+  };
+}
 
 /**
  * Ingestion files in the JetStream object store: one-time upload URLs, streaming writes
@@ -44,23 +64,27 @@ export class UploadStore {
     return s3Key.startsWith(`uploads/${projectId}/`);
   }
 
-  async issue(scope: { organization_id: string; project_id: string }, now = Date.now()): Promise<{ token: string; s3_key: string; expires_in: number }> {
+  async issue(scope: { organization_id: string; project_id: string; key_id?: string }, now = Date.now()): Promise<{ token: string; s3_key: string; expires_in: number }> {
     const token = randomBytes(32).toString("base64url");
     const s3_key = `uploads/${scope.project_id}/upl_${ulid(now)}.jsonl`;
     const expires_at = new Date(now + UPLOAD_URL_TTL_SECONDS * 1000).toISOString();
-    await this.deps.tokens.create(digest(token), { ...scope, s3_key, expires_at, used_at: null });
+    const { organization_id, project_id, key_id } = scope;
+    await this.deps.tokens.create(digest(token), { organization_id, project_id, s3_key, expires_at, used_at: null, ...(key_id !== undefined ? { key_id } : {}) });
     return { token, s3_key, expires_in: UPLOAD_URL_TTL_SECONDS };
   }
 
   /**
-   * Spends a token: unknown or expired → 404, already used → 409. Compare-and-set, so
-   * two concurrent PUTs to one URL give one upload and one 409.
+   * Spends a token: unknown or expired → 404, already used → 409, and whatever `admit`
+   * throws for the URL's issuer (checked before spending, so a URL refused for a reason
+   * that can pass, such as a deprecated project restored, is not used up). Compare-and-set,
+   * so two concurrent PUTs to one URL give one upload and one 409.
    */
-  async spend(token: string): Promise<UploadToken> {
+  async spend(token: string, admit: (t: UploadToken) => Promise<void> = async () => {}): Promise<UploadToken> {
     const key = digest(token);
     const cur = await this.deps.tokens.get(key);
     if (!cur || Date.parse(cur.value.expires_at) < Date.now()) throw notFound("upload URL");
     if (cur.value.used_at !== null) throw new AppError("conflict", "this upload URL was already used; ask POST /v1/ingestion/upload-url for another");
+    await admit(cur.value);
     const spent = { ...cur.value, used_at: new Date().toISOString() };
     try {
       await this.deps.tokens.update(key, spent, cur.revision);

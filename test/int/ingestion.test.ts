@@ -11,7 +11,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-const inject = (method: "GET" | "POST" | "PUT", url: string, payload?: unknown, headers: Record<string, string> = t.auth) =>
+const inject = (method: "GET" | "POST" | "PUT" | "DELETE", url: string, payload?: unknown, headers: Record<string, string> = t.auth) =>
   t.app.inject({ method, url, headers, ...(payload !== undefined ? { payload: payload as object } : {}) });
 
 let seq = 0;
@@ -272,6 +272,24 @@ describe("ingestion jobs", () => {
     const retry = await fetch(`${address}${url}`, { method: "PUT", body: JSON.stringify(patientRow(mrn())) + "\n" });
     expect(retry.status).toBe(200);
     expect((await fetch(`${address}${url}`, { method: "PUT", body: "again" })).status).toBe(409);
+  });
+
+  it("refuses an upload URL whose key was revoked or whose project was deprecated, and takes it once restored", async () => {
+    const put = (url: string, body: string) => t.app.inject({ method: "PUT", url: new URL(url).pathname, payload: body, headers: { "content-type": "application/octet-stream" } });
+    const made = (await inject("POST", "/v1/api-keys", { name: "uploader", scopes: ["sdk:historical-ingest"] })).json();
+    const byKey = (await inject("POST", "/v1/ingestion/upload-url", {}, { authorization: `Bearer ${made.key}` })).json().upload_url;
+    expect((await inject("DELETE", `/v1/api-keys/${made.id}`)).statusCode).toBe(200);
+    const revoked = await put(byKey, JSON.stringify(patientRow(mrn())) + "\n");
+    expect(revoked.statusCode).toBe(401);
+    expect(revoked.json().message).toContain("the API key this upload URL was issued from has been revoked");
+
+    const project = (await inject("POST", "/v1/projects", { name: `uploads-${seq++}` })).json();
+    const inProject = (await inject("POST", "/v1/ingestion/upload-url", {}, { ...t.auth, "x-project": project.id })).json().upload_url;
+    expect((await inject("POST", `/v1/projects/${project.id}/deprecate`, {})).statusCode).toBe(200);
+    expect((await put(inProject, "{}\n")).statusCode).toBe(404);
+    // Refused before it was spent: restored, the project takes the same URL.
+    expect((await inject("POST", `/v1/projects/${project.id}/restore`, {})).statusCode).toBe(200);
+    expect((await put(inProject, JSON.stringify(patientRow(mrn())) + "\n")).statusCode).toBe(200);
   });
 
   it("lists the project's jobs by status and hides them from other projects", async () => {
