@@ -57,7 +57,7 @@ export async function writeResource(
     source: "fhir",
     atomic: false,
     at: () => at,
-    ...(generated ? { generatedKey: (i: number) => generated[i]! } : {}),
+    ...(generated ? { generatedKey: (i: number) => generated[i]! } : { keySpace: "fhir" }),
   });
   return patientInBody({ ...answer, accepted: answer.accepted + answer.duplicates });
 }

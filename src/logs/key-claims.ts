@@ -63,10 +63,13 @@ export class KeyClaims {
     },
   ) {}
 
-  /** What a log's key is claimed as, if it has one: its idempotency key, else its log id, else a generated key. */
-  claimOf(scope: WriteScope, day: number, key?: string, logId?: string, generated?: string): KeyClaim | undefined {
+  /**
+   * What a log's key is claimed as, if it has one: its idempotency key (in `keySpace` when
+   * the write names one), else its log id, else a generated key.
+   */
+  claimOf(scope: WriteScope, day: number, key?: string, logId?: string, generated?: string, keySpace?: string): KeyClaim | undefined {
     const { ledger, logIds } = this.deps;
-    if (key !== undefined) return { ledger, space: scope.project_id, key: ledger.keyOf(key) };
+    if (key !== undefined) return { ledger, space: scope.project_id, key: ledger.keyOf(keySpace === undefined ? key : `\u0000${keySpace}:${key}`) };
     if (logId !== undefined) return { ledger: logIds, space: `${scope.project_id}.${day}`, key: logIds.keyOf(logId) };
     if (generated !== undefined) return { ledger, space: scope.project_id, key: ledger.keyOf(GENERATED_KEY_SPACE + generated) };
     return undefined;

@@ -116,6 +116,12 @@ export class LogWriter {
        * that happens to read the same never makes a feed log a duplicate, nor the reverse.
        */
       generatedKey?: (index: number) => string;
+      /**
+       * Claims the logs' own keys in a space of their own (no client key holds NUL): a FHIR
+       * resource's key K keys its logs `K:n`, and a log of POST /v1/logs/batch that
+       * happens to be keyed `K:0` must neither be taken for one of them nor hide one.
+       */
+      keySpace?: string;
     },
   ): Promise<BatchAnswer> {
     const at = opts.at;
@@ -144,7 +150,7 @@ export class LogWriter {
       const generated = idempotency_key === undefined && client_log_id === undefined ? opts.generatedKey?.(i) : undefined;
       const record = toRecord(r.log, scope, ingestedAt, idempotency_key ?? generated);
       const text = JSON.stringify(record);
-      const claim = this.claims.claimOf(scope, day, idempotency_key, client_log_id, generated);
+      const claim = this.claims.claimOf(scope, day, idempotency_key, client_log_id, generated, opts.keySpace);
       if (this.fits(text)) valid.push({ index: i, log: r.log, record, text, claim });
       else {
         const message = `log is too large to store: at most ${this.deps.maxMessageBytes - MESSAGE_WRAPPER_BYTES} bytes as stored JSON`;

@@ -63,6 +63,18 @@ describe("POST /v1/fhir/resource", () => {
     expect(second.results[0]).toEqual({ index: 0, id: first.results[0].id, status: "duplicate" });
   });
 
+  it("keeps a resource's keys apart from batch logs' keys: a batch log keyed K:0 neither hides the resource nor is hidden by it", async () => {
+    const memory = (key: string) => ({ log_type: "memory_report", patient_id: pid, timestamp: "2026-03-01T10:00:00Z", payload: { content: "unrelated" }, idempotency_key: key });
+    const batch = (key: string) => t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: [memory(key)] } });
+    expect((await batch("ehr-k-1:0")).json().accepted).toBe(1);
+    const r = (await post("/v1/fhir/resource", { patient_id: pid, resource: condition("c-k", "37796009", "Migraine"), idempotency_key: "ehr-k-1" })).json();
+    expect(r).toMatchObject({ accepted: 1, duplicates: 0, results: [{ status: "accepted" }] });
+    expect(JSON.stringify(await conditions(pid))).toContain("Migraine");
+    // The other way round: the resource's key first, then a batch log keyed like its log.
+    expect((await post("/v1/fhir/resource", { patient_id: pid, resource: condition("c-k2", "49436004", "Atrial fibrillation"), idempotency_key: "ehr-k-2" })).json().duplicates).toBe(0);
+    expect((await batch("ehr-k-2:0")).json()).toMatchObject({ accepted: 1, duplicates: 0 });
+  });
+
   it("answers 422 without a resourceType", async () => {
     const r = await post("/v1/fhir/resource", { patient_id: pid, resource: { id: "x" } });
     expect(r.statusCode).toBe(422);
