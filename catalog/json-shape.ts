@@ -154,3 +154,32 @@ export function jsonLengthUpTo(v: unknown, limit: number): number | undefined {
   }
   return total;
 }
+
+/**
+ * A number literal JSON.parse reads as Infinity: an exponent of three digits or more, or
+ * 300 digits in a row. A cheap test of the text (it may match inside a string, which the
+ * walk of the parsed value then clears), so ordinary texts are never walked.
+ */
+const MAYBE_OVERFLOWING = /\d[eE]\+?\d{3}|\d{300}/;
+
+/** What to tell a sender of such a number. */
+export const OVERFLOWING_NUMBER = "a number too large to represent (it would read as infinity): send a finite number";
+
+/**
+ * Where `value`, parsed from the JSON text `text`, holds a number too large for a double
+ * (`1e400` parses as Infinity, which JSON.stringify turns into null), or undefined.
+ */
+export function overflowingNumberPath(text: string, value: unknown): (string | number)[] | undefined {
+  return MAYBE_OVERFLOWING.test(text) ? nonFinitePath(value, []) : undefined;
+}
+
+function nonFinitePath(v: unknown, at: (string | number)[]): (string | number)[] | undefined {
+  if (typeof v === "number") return Number.isFinite(v) ? undefined : at;
+  if (v === null || typeof v !== "object") return undefined;
+  const entries: [string | number, unknown][] = Array.isArray(v) ? v.map((x, i) => [i, x]) : Object.entries(v);
+  for (const [k, x] of entries) {
+    const found = nonFinitePath(x, [...at, k]);
+    if (found) return found;
+  }
+  return undefined;
+}

@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Services } from "../services.js";
 import { installErrorHandler } from "./error-handler.js";
 import { errorBody } from "../../src/errors.js";
-import { bodyShapeError } from "./body-limits.js";
+import { bodyShapeError, overflowingNumberError } from "./body-limits.js";
 import { authPlugin } from "./plugins/auth.js";
 import { ErrorBodySchema } from "./schemas.js";
 import { createValidatorCompiler } from "./validators.js";
@@ -90,7 +90,14 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     else {
       const refused = bodyShapeError(body as string);
       if (refused) done(refused, undefined);
-      else void parseJson(req, body as string, done);
+      else {
+        void parseJson(req, body as string, (err, value) => {
+          if (err) return done(err, undefined);
+          const overflow = overflowingNumberError(body as string, value);
+          if (overflow) done(overflow, undefined);
+          else done(null, value);
+        });
+      }
     }
   });
   // Fastify reads text/plain as a string by default, which a route's schema then refused

@@ -1,5 +1,5 @@
 import { AppError, fieldIssue } from "../../src/errors.js";
-import { textOverLimits } from "../../catalog/json-shape.js";
+import { OVERFLOWING_NUMBER, overflowingNumberPath, textOverLimits } from "../../catalog/json-shape.js";
 
 /**
  * Most levels of objects and arrays a JSON request body may nest. Well above what the
@@ -28,4 +28,15 @@ export function bodyShapeError(text: string): AppError | undefined {
     : `an object of the JSON body has more than ${MAX_BODY_OBJECT_MEMBERS} members; send at most ${MAX_BODY_OBJECT_MEMBERS} (a list is an array)`;
   const type = over === "depth" ? "too_deep" : "too_many_members";
   return new AppError("validation", `request validation failed: ${message}`, [{ ...fieldIssue(["body"], message), type }]);
+}
+
+/**
+ * The 422 for a body holding a number too large for a double (`1e400`): JSON.parse reads
+ * it as Infinity, which JSON.stringify would then store as null. Located at its field.
+ */
+export function overflowingNumberError(text: string, value: unknown): AppError | undefined {
+  const path = overflowingNumberPath(text, value);
+  if (path === undefined) return undefined;
+  const message = `is ${OVERFLOWING_NUMBER}`;
+  return new AppError("validation", `request validation failed: ${["body", ...path].join(".")} ${message}`, [fieldIssue(["body", ...path], message)]);
 }

@@ -4,6 +4,7 @@ import { PatientCreateSchema } from "../control/patient-schemas.js";
 import { patientFieldProblem, uniqueIdentifiers } from "../control/patient-records.js";
 import type { ExternalIdentifier } from "../control/patients.js";
 import { isObject, validateEnvelope, type EnvelopeResult } from "../logs/envelope.js";
+import { OVERFLOWING_NUMBER, overflowingNumberPath } from "../../catalog/json-shape.js";
 
 /**
  * The rules of a historical JSONL file, shared by the job's VALIDATING stage and the
@@ -33,6 +34,8 @@ export function parseLine(text: string): ParsedLine {
   } catch (err) {
     return { kind: "error", code: "invalid_json", message: `not valid JSON: ${(err as Error).message}` };
   }
+  const overflow = overflowingNumberPath(text, row);
+  if (overflow) return { kind: "error", code: "invalid_json", message: `${overflow.join(".")} is ${OVERFLOWING_NUMBER}` };
   if (!isObject(row) || !isObject(row.data)) return { kind: "error", code: "invalid_row", message: 'a row must be an object {"type","data"} with data an object' };
   if (row.type === "patient") return { kind: "patient", data: row.data };
   if (row.type === "log") return { kind: "log", data: row.data };

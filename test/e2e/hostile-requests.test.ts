@@ -168,6 +168,23 @@ describe("JSON bodies", () => {
     expect(anonymous.json().message).toContain(`more than ${MAX_BODY_DEPTH} levels`);
   });
 
+  it("holding a number too large for a double (1e400) are refused with 422 at its field, storing nothing; such text in a string is fine", async () => {
+    const log = (extra: string) => `{"logs":[{"log_type":"memory_report","patient_id":"${pid}","timestamp":"2026-11-12T10:00:00Z","payload":{"content":"x"${extra}}}]}`;
+    const send = (url: string, payload: string) => t.app.inject({ method: "POST", url, headers: { ...t.auth, "content-type": "application/json" }, payload });
+    const before = (await t.app.inject({ url: `/v1/state/${pid}/logs?log_types=memory_report&limit=500`, headers: t.auth })).json().count;
+    for (const n of ["1e400", "-1E+999", "9".repeat(400)]) {
+      const r = await send("/v1/logs/batch", log(`,"extensions":{"x":${n}}`));
+      expect(r.statusCode, n).toBe(422);
+      expect(r.json()).toMatchObject({ error_type: "validation_error", details: [{ location: ["body", "logs", 0, "payload", "extensions", "x"], message: expect.stringContaining("send a finite number") }] });
+    }
+    const patient = await send("/v1/patients", '{"first_name":"Inf","metadata":{"x":1e400}}');
+    expect(patient.statusCode).toBe(422);
+    expect(patient.json().details[0].location).toEqual(["body", "metadata", "x"]);
+    // Within range, or only text that looks like one: stored.
+    expect((await send("/v1/logs/batch", log(`,"extensions":{"x":1e300,"y":"1e400 ${"9".repeat(300)}"}`))).json().accepted).toBe(1);
+    expect((await t.app.inject({ url: `/v1/state/${pid}/logs?log_types=memory_report&limit=500`, headers: t.auth })).json().count).toBe(before + 1);
+  });
+
   it("sent as text/plain are refused with 415 on every route that takes JSON, as XML is", async () => {
     const doc = (await t.app.inject({ url: "/openapi.json", headers: t.auth })).json();
     const routes = Object.entries<Record<string, unknown>>(doc.paths).flatMap(([path, ops]) =>

@@ -74,6 +74,7 @@ describe("validateJsonlFile (pss validate)", () => {
         log("A1", 42), // 7: payload
         { type: "log", data: { ...log("A1").data, event_type: "teleportation" } }, // 8
         log("someone-else"), // 9
+        JSON.stringify(log("A1")).replace('"score":3', '"score":1e400'), // 10: would read as infinity
       ]),
     );
     expect(r.valid).toBe(false);
@@ -86,10 +87,12 @@ describe("validateJsonlFile (pss validate)", () => {
       [7, "validation_error"],
       [8, "unknown_log_type"],
       [9, "unknown_patient"],
+      [10, "invalid_json"],
     ]);
+    expect(r.errors[8]!.message).toBe("data.payload.symptoms.0.score is a number too large to represent (it would read as infinity): send a finite number");
     expect(r.errors[3]!.message).toMatch(/timezone/);
     expect(r.errors[5]!.message).toMatch(/symptoms\.0\.score/);
-    expect(r.structural_errors).toBe(6);
+    expect(r.structural_errors).toBe(7);
   });
 
   it("asks for system|value when a bare value names two declared patients", async () => {
