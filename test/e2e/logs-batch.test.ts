@@ -78,6 +78,14 @@ describe("POST /v1/logs/batch", () => {
     expect((await storedLogs()).length).toBe(before);
   });
 
+  it("refuses a body field it does not know (a misspelt atomic) with 422 naming it, writing nothing", async () => {
+    const before = (await storedLogs()).length;
+    const r = await batch({ atomc: true, logs: [symptom(3), symptom(-1)] });
+    expect(r.statusCode).toBe(422);
+    expect(r.json().details[0]).toMatchObject({ location: ["body", "atomc"], message: "is not an allowed field" });
+    expect((await storedLogs()).length).toBe(before);
+  });
+
   it("fails a log for an unknown patient with code patient_not_found", async () => {
     const r = await batch({ logs: [{ ...symptom(1), patient_id: "pat_00000000000000000000000000" }] });
     expect(r.json().errors[0]).toMatchObject({ index: 0, code: "patient_not_found" });

@@ -26,6 +26,9 @@ const ViewTypesBody = Type.Object({
   summary_types: Type.Optional(ViewTypes),
   view_types: Type.Optional(ViewTypes),
   initialize_missing_templates: Type.Optional(Type.Boolean({ description: "Accepted for the hosted product's SDK: no patient lacks a view slot here, so it changes nothing" })),
+}, {
+  // Closed: confirming cannot be undone, and a misspelt summary_types would confirm with every view type.
+  additionalProperties: false,
 });
 const checkViewTypesBody = TypeCompiler.Compile(ViewTypesBody);
 

@@ -116,6 +116,15 @@ describe("the review: PATCH, remove a patient, confirm", () => {
     expect((await pollUntil(id, ["completed", "completed_with_errors", "failed"])).status).toBe("completed");
   });
 
+  it("refuses a confirm body field it does not know (confirming cannot be undone), leaving the job at review", async () => {
+    const { id } = await atReview();
+    const r = await sdk.post(`/v1/ingestion/jobs/${id}/confirm`, { sumary_types: ["symptom_snapshot"] });
+    expect(r.statusCode).toBe(422);
+    expect(r.json().message).toContain("sumary_types is not an allowed field");
+    expect((await job(id)).status).toBe("awaiting_confirmation");
+    expect((await sdk.post(`/v1/ingestion/jobs/${id}/cancel`)).statusCode).toBe(200);
+  });
+
   it("cancels twice with no body, and the SDK's 409 recovery after a confirm finds a cancelled job past the gate", async () => {
     const { id } = await atReview();
     const once = await sdk.post(`/v1/ingestion/jobs/${id}/cancel`);

@@ -70,6 +70,9 @@ export const logBatchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
             maxItems: s.config.maxBatchLogs,
           }),
           atomic: Type.Optional(Type.Boolean({ default: false, description: "true: any invalid log rejects the whole batch (422) and nothing is written" })),
+        }, {
+          // Closed: a misspelt `atomic` would otherwise store the valid logs of a batch meant to be all or nothing.
+          additionalProperties: false,
         }),
         response: responses({ 200: BatchAnswerSchema }),
       },
