@@ -9,7 +9,9 @@ import type { WriteScope } from "../logs/log-writer.js";
 export type PatientMatch =
   | { kind: "found"; patientId: string }
   | { kind: "create"; identifiers: ExternalIdentifier[] }
-  | { kind: "missing"; message: string; path: (string | number)[] };
+  | { kind: "missing"; message: string; path: (string | number)[] }
+  /** Its identifiers belong to two different patients: reusing either would put its data on the wrong one. */
+  | { kind: "ambiguous"; message: string; path: (string | number)[] };
 
 /** The identifiers the service can key a patient by: both system and value, within its bounds. */
 export function identifiersOf(p: FhirPatient): ExternalIdentifier[] {
@@ -31,10 +33,18 @@ export async function matchPatient(patients: PatientStore, scope: WriteScope, p:
   const allowed = (id: string) => scope.only_patient_id === undefined || scope.only_patient_id === id;
   if (p.id && allowed(p.id) && (await patients.getActive(project, p.id))) return { kind: "found", patientId: p.id };
   const identifiers = identifiersOf(p);
+  const holders = new Map<string, string>();
   for (const e of identifiers) {
     const found = await patients.findByExternalId(project, e);
-    if (found && allowed(found.id)) return { kind: "found", patientId: found.id };
+    if (found && allowed(found.id) && !holders.has(found.id)) holders.set(found.id, `${e.system}|${e.value}`);
   }
+  if (holders.size > 1) {
+    const who = [...holders].map(([id, identifier]) => `${identifier} is ${id}'s`).join(", ");
+    const message = `the Patient's identifiers belong to different patients (${who}): reusing either would put its data on the wrong patient; send each patient's own identifiers`;
+    return { kind: "ambiguous", path: ["identifier"], message };
+  }
+  const [holder] = holders.keys();
+  if (holder !== undefined) return { kind: "found", patientId: holder };
   const named = identifiers.map((e) => `${e.system}|${e.value}`).join(", ");
   if (!mayCreate || scope.only_patient_id !== undefined) {
     const how = scope.only_patient_id !== undefined ? "a patient token writes only for its own patient" : "create it first (POST /v1/patients) or send create_patients=true";

@@ -3,7 +3,7 @@ import type { BatchAnswer } from "../logs/log-writer.js";
 
 /** Why an entry was not stored, located in the entry's resource. */
 export interface EntryFailure {
-  status: "400 Bad Request" | "404 Not Found" | "422 Unprocessable Entity" | "503 Service Unavailable";
+  status: "400 Bad Request" | "404 Not Found" | "409 Conflict" | "422 Unprocessable Entity" | "503 Service Unavailable";
   code: string;
   message: string;
   path: (string | number)[];
@@ -19,7 +19,7 @@ export function expressionOf(i: number, path: (string | number)[]): string {
 export function failedEntry(i: number, f: EntryFailure): BundleEntry {
   const issue: OperationOutcomeIssue = {
     severity: "error",
-    code: f.status.startsWith("404") ? "not-found" : f.status.startsWith("503") ? "transient" : f.code === "fhir_invalid" ? "structure" : "not-supported",
+    code: f.status.startsWith("404") ? "not-found" : f.status.startsWith("409") ? "conflict" : f.status.startsWith("503") ? "transient" : f.code === "fhir_invalid" ? "structure" : "not-supported",
     details: { text: f.message },
     diagnostics: f.code,
     expression: [expressionOf(i, f.path)],

@@ -131,9 +131,9 @@ async function planEntry(
     }
   }
   const missing = patient.kind === "entry" ? matches.get(patient.entry) : patient;
-  if (missing?.kind === "missing") {
+  if (missing?.kind === "missing" || missing?.kind === "ambiguous") {
     const message = patient.kind === "entry" && patient.entry !== i ? `its patient (entry ${patient.entry}): ${missing.message}` : missing.message;
-    return { kind: "failed", failure: { status: "404 Not Found", code: "patient_not_found", message, path: patient.kind === "entry" && patient.entry === i ? missing.path : [] } };
+    return { kind: "failed", failure: { ...unusable(missing), message, path: patient.kind === "entry" && patient.entry === i ? missing.path : [] } };
   }
   const derived = deriveLogs(resource, { resolve: index.resolverFor(i) }, e.fullUrl ?? `urn:pss:entry:${i}`);
   if (!derived.ok) {
@@ -143,6 +143,11 @@ async function planEntry(
   const problem = catalogProblems(resourceLogs(derived.logs, PLACEHOLDER_PATIENT, resource, "check").raw, []);
   if (problem) return { kind: "failed", failure: { status: "422 Unprocessable Entity", code: "fhir_unmappable", message: `${resource.resourceType} ${problem.message}`, path: [] } };
   return { kind: "mapped", resource, patient, logs: derived.logs };
+}
+
+/** The status and code of an entry whose patient cannot be used (POST /v1/patients answers 409 for identifiers of two patients). */
+function unusable(m: { kind: "missing" | "ambiguous" }): Pick<EntryFailure, "status" | "code"> {
+  return m.kind === "ambiguous" ? { status: "409 Conflict", code: "ambiguous_patient" } : { status: "404 Not Found", code: "patient_not_found" };
 }
 
 /**
@@ -162,7 +167,7 @@ async function createPatients(
     [...needed].map(async (j) => {
       const m = matches.get(j)!;
       if (m.kind === "found") resolved.set(j, m.patientId);
-      else if (m.kind === "missing") resolved.set(j, { status: "404 Not Found", code: "patient_not_found", message: m.message, path: m.path });
+      else if (m.kind === "missing" || m.kind === "ambiguous") resolved.set(j, { ...unusable(m), message: m.message, path: m.path });
       else resolved.set(j, await createPatient(patients, scope, entries[j]!.resource as FhirPatient, m.identifiers));
     }),
   );
@@ -175,7 +180,7 @@ async function createPatients(
       return { ...r, message: `its patient (entry ${p.patient.entry}): ${r.message}` };
     }
     if (p.patient.kind === "found") return p.patient.patientId;
-    if (p.patient.kind === "missing") return { status: "404 Not Found", code: "patient_not_found", message: p.patient.message, path: p.patient.path };
+    if (p.patient.kind === "missing" || p.patient.kind === "ambiguous") return { ...unusable(p.patient), message: p.patient.message, path: p.patient.path };
     throw new Error("a create match is always reached through its Patient entry");
   };
 }

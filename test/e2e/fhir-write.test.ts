@@ -196,6 +196,26 @@ describe("POST /v1/fhir", () => {
     expect(audited.map((e) => e.status)).toEqual([200, 200]);
   });
 
+  it("refuses a Patient whose identifiers belong to two patients (409 ambiguous_patient), and every entry for it, writing to neither", async () => {
+    const SYS = "urn:oid:1.2.36.146.595.217.0.1";
+    const holder = async (value: string) => (await t.app.inject({ method: "POST", url: "/v1/patients", headers: t.auth, payload: { first_name: value, external_identifiers: [{ system: SYS, value }] } })).json().id;
+    const [one, two] = [await holder("MRN-A1"), await holder("MRN-A2")];
+    const both = (type: string): Bundle => ({ resourceType: "Bundle", type: type as Bundle["type"], entry: [
+      { fullUrl: ref.reference, resource: { resourceType: "Patient", identifier: [{ system: SYS, value: "MRN-A1" }, { system: SYS, value: "MRN-A2" }], name: [{ family: "Ambiguous" }] } },
+      { resource: condition("amb-c1", "38341003", "Ambiguous hypertension", { subject: ref }) },
+    ] });
+    const r = (await post("/v1/fhir?create_patients=true", both("batch"))).json();
+    expect(r.entry.map((e: any) => e.response.status)).toEqual(["409 Conflict", "409 Conflict"]);
+    expect(r.entry[0].response.outcome.issue[0]).toMatchObject({ code: "conflict", diagnostics: "ambiguous_patient", details: { text: expect.stringContaining(`MRN-A1 is ${one}'s`) } });
+    expect(r.entry[1].response.outcome.issue[0].details.text).toMatch(/^its patient \(entry 0\): /);
+    const transaction = await post("/v1/fhir?create_patients=true", both("transaction"));
+    expect(transaction.statusCode).toBe(422);
+    for (const who of [one, two]) {
+      expect(String(JSON.stringify(await conditions(who)))).not.toContain("Ambiguous hypertension");
+      expect((await t.app.inject({ method: "GET", url: `/v1/patients/${who}`, headers: t.auth })).json().external_identifiers).toHaveLength(1);
+    }
+  });
+
   it("answers a batch entry whose clinical status is outside the R4 codes 422, at the code", async () => {
     const b: Bundle = { resourceType: "Bundle", type: "batch", entry: [
       { resource: condition("bb-1", "195967001", "Batch asthma", { subject: { reference: `Patient/${pid}` }, clinicalStatus: { coding: [{ system: CLINICAL, code: "bogus" }] } }) },
