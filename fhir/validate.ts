@@ -65,11 +65,15 @@ function isRealDate(m: RegExpExecArray): boolean {
   return m[4] === undefined || (Number(m[5]) < 24 && Number(m[6]) < 60 && (m[8] === undefined || Number(m[8]) < 60));
 }
 
-/** Dates whose pattern is right but whose day or time does not exist (2025-02-30), located. */
+/** A dateTime with a time and no zone, which R4 forbids ("if hours and minutes are specified, a time zone SHALL be populated") and the definitions let through. */
+const ZONELESS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+
+/** Dates whose pattern is right but whose day or time does not exist (2025-02-30), or a time without its zone, located. */
 function impossibleDates(v: unknown, path: (string | number)[], out: MapIssue[]): void {
   if (typeof v === "string") {
     const m = DATE_LIKE.exec(v);
     if (m && !isRealDate(m)) out.push({ path, message: `is not a real date or time: ${v}` });
+    else if (!m && ZONELESS.test(v)) out.push({ path, message: `has a time but no time zone: ${v}; FHIR requires one with a time (add Z or an offset such as +01:00), or send the date alone` });
   } else if (Array.isArray(v)) v.forEach((x, i) => impossibleDates(x, [...path, i], out));
   else if (typeof v === "object" && v !== null) for (const [k, x] of Object.entries(v)) impossibleDates(x, [...path, k], out);
 }

@@ -119,4 +119,14 @@ describe("dates", () => {
     expect(refused({ ...heartFailure, recordedDate: "2025-04-31T10:00:00Z" }).issues[0]!.path).toEqual(["recordedDate"]);
     expect(derived({ ...heartFailure, onsetDateTime: "2024-02-29" })[0]!.payload.onset_date).toBe("2024-02-29");
   });
+
+  it("refuses a dateTime with a time and no zone, which R4 forbids and the definitions let through, at its element", () => {
+    for (const v of ["2026-11-01T10:00:00", "2026-11-01T10:00:00.123"]) {
+      const issues = refused({ ...heartFailure, onsetDateTime: v }).issues;
+      expect(issues).toEqual([{ path: ["onsetDateTime"], message: expect.stringContaining(`has a time but no time zone: ${v}`) }]);
+    }
+    // Without seconds too (the definitions' own pattern refuses that one).
+    expect(refused({ ...heartFailure, onsetDateTime: "2026-11-01T10:00" }).issues[0]!.path).toEqual(["onsetDateTime"]);
+    expect(derived({ ...heartFailure, onsetDateTime: "2026-11-01T10:00:00+01:00" })).toHaveLength(1);
+  });
 });

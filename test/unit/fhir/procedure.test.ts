@@ -74,9 +74,9 @@ describe("Procedure", () => {
     expect(refused({ ...undated, performedString: "as a teenager" })).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["performedString"] }] });
   });
 
-  it("refuses a performed time without its zone, which the validator lets through, rather than file it under another day", () => {
+  it("refuses a performed time without its zone as invalid FHIR (R4 requires one with a time), rather than file it under another day", () => {
     const { performedPeriod: _p, ...undated } = cholecystectomy;
-    expect(refused({ ...undated, performedDateTime: "2025-04-12T08:05:00" })).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["performedDateTime"] }] });
+    expect(refused({ ...undated, performedDateTime: "2025-04-12T08:05:00" })).toMatchObject({ code: "fhir_invalid", issues: [{ path: ["performedDateTime"] }] });
   });
 
   it("refuses a status R4 does not have (terminology is not validated) as unmappable, and invalid FHIR at its element", () => {
