@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Services } from "../services.js";
 import { installErrorHandler } from "./error-handler.js";
 import { errorBody } from "../../src/errors.js";
-import { bodyShapeError, overflowingNumberError } from "./body-limits.js";
+import { bodyShapeError, jsonBodyText, overflowingNumberError } from "./body-limits.js";
 import { authPlugin } from "./plugins/auth.js";
 import { ErrorBodySchema } from "./schemas.js";
 import { createValidatorCompiler } from "./validators.js";
@@ -85,20 +85,18 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   // A body past the shape limits (depth, members of an object) is refused before parsing.
   const parseJson = app.getDefaultJsonParser(POISONING, POISONING);
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser(["application/json", "application/fhir+json"], { parseAs: "string" }, (req, body, done) => {
-    if (body === "") done(null, undefined);
-    else {
-      const refused = bodyShapeError(body as string);
-      if (refused) done(refused, undefined);
-      else {
-        void parseJson(req, body as string, (err, value) => {
-          if (err) return done(err, undefined);
-          const overflow = overflowingNumberError(body as string, value);
-          if (overflow) done(overflow, undefined);
-          else done(null, value);
-        });
-      }
-    }
+  app.addContentTypeParser(["application/json", "application/fhir+json"], { parseAs: "buffer" }, (req, raw, done) => {
+    const text = jsonBodyText(req.headers["content-type"], raw as Buffer);
+    if (typeof text !== "string") return done(text, undefined);
+    if (text === "") return done(null, undefined);
+    const refused = bodyShapeError(text);
+    if (refused) return done(refused, undefined);
+    void parseJson(req, text, (err, value) => {
+      if (err) return done(err, undefined);
+      const overflow = overflowingNumberError(text, value);
+      if (overflow) done(overflow, undefined);
+      else done(null, value);
+    });
   });
   // Fastify reads text/plain as a string by default, which a route's schema then refused
   // as a wrong body (422); no route takes text, so it is a 415 like any other type.

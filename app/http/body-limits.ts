@@ -40,3 +40,22 @@ export function overflowingNumberError(text: string, value: unknown): AppError |
   const message = `is ${OVERFLOWING_NUMBER}`;
   return new AppError("validation", `request validation failed: ${["body", ...path].join(".")} ${message}`, [fieldIssue(["body", ...path], message)]);
 }
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A JSON body's text, or why it has none: JSON travels as UTF-8 (RFC 8259), so a body
+ * declaring another charset is 415, and bytes that are not UTF-8 are 400 rather than
+ * stored with U+FFFD in place of what the sender meant. A leading BOM is dropped.
+ */
+export function jsonBodyText(contentType: string | undefined, body: Buffer): string | AppError {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? "")?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
+    return new AppError("unsupported_media_type", `JSON bodies are UTF-8, and this one says charset=${charset}: send it encoded as UTF-8, with charset=utf-8 or no charset`);
+  }
+  try {
+    return utf8.decode(body);
+  } catch {
+    return new AppError("bad_request", "the body is not valid UTF-8: JSON is sent as UTF-8 (RFC 8259); encode the text as UTF-8");
+  }
+}

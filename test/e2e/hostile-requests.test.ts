@@ -185,6 +185,22 @@ describe("JSON bodies", () => {
     expect((await t.app.inject({ url: `/v1/state/${pid}/logs?log_types=memory_report&limit=500`, headers: t.auth })).json().count).toBe(before + 1);
   });
 
+  it("that are not UTF-8 are refused (400), another charset is 415, and UTF-8 with or without a BOM is stored as sent", async () => {
+    const body = (content: string) => `{"logs":[{"log_type":"memory_report","patient_id":"${pid}","timestamp":"2026-11-13T10:00:00Z","payload":{"content":"${content}"}}]}`;
+    const send = (payload: Buffer, type = "application/json") => t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: { ...t.auth, "content-type": type }, payload });
+    const latin1 = Buffer.from(body("caf\u00e9"), "latin1");
+    const bad = await send(latin1);
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ error_type: "bad_request_error", message: expect.stringContaining("not valid UTF-8") });
+    const declared = await send(latin1, "application/json; charset=iso-8859-1");
+    expect(declared.statusCode).toBe(415);
+    expect(declared.json().message).toContain("charset=iso-8859-1");
+    const ok = await send(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(body("caf\u00e9 \u2603"), "utf8")]), "application/json; charset=UTF-8");
+    expect(ok.json().accepted).toBe(1);
+    const logs = (await t.app.inject({ url: `/v1/state/${pid}/logs?log_types=memory_report&limit=500`, headers: t.auth })).json().logs;
+    expect(logs.map((l: any) => l.payload.content)).toContain("caf\u00e9 \u2603");
+  });
+
   it("sent as text/plain are refused with 415 on every route that takes JSON, as XML is", async () => {
     const doc = (await t.app.inject({ url: "/openapi.json", headers: t.auth })).json();
     const routes = Object.entries<Record<string, unknown>>(doc.paths).flatMap(([path, ops]) =>
