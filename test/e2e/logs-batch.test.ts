@@ -111,6 +111,13 @@ describe("POST /v1/logs/batch", () => {
     ]);
   });
 
+  it("stores the first valid log of a repeated key: an invalid one before it claims nothing", async () => {
+    const r = (await batch({ logs: [symptom(-1, { idempotency_key: "k-invalid-first" }), symptom(4, { idempotency_key: "k-invalid-first" }), symptom(5, { idempotency_key: "k-invalid-first" })] })).json();
+    expect(r).toMatchObject({ accepted: 1, duplicates: 1, failed: 1 });
+    expect(r.results.map((x: any) => x.status)).toEqual(["failed", "accepted", "duplicate"]);
+    expect(r.results[2].id).toBe(r.results[1].id);
+  });
+
   it("fails a repeated key's twin with its first log when that one could not be stored, and frees the key", async () => {
     const s = t.services;
     const down = { publish: async () => { throw new Error("stream unavailable"); } } as unknown as JetStreamPublisher;
