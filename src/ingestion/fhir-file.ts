@@ -1,6 +1,6 @@
 import { FhirRows, looksLikeFhir, type FhirLineError } from "./fhir-rows.js";
 import { LineInts } from "./line-targets.js";
-import { LineTooLongError, lineBatches, type LineBatch } from "./lines.js";
+import { LineTooLongError, lineBatches, tooLongMessage, type LineBatch } from "./lines.js";
 import { MAX_PATIENT_DETAILS } from "./patient-details.js";
 import type { UploadStore } from "./uploads.js";
 
@@ -68,6 +68,10 @@ export async function* fhirRowBatches(
         const lines: string[] = [];
         batch.lines.forEach((t, i) => {
           const line = batch.first + i;
+          if (batch.tooLong?.includes(line)) {
+            if (pass === 2) onError(line, { code: "line_too_long", message: tooLongMessage(line), structural: true });
+            return;
+          }
           const o = pass === 1 ? maker.patientRows(t) : maker.logRows(t, line);
           for (const r of o.rows) {
             lineOf.set(++rows, line);
@@ -82,7 +86,7 @@ export async function* fhirRowBatches(
         if (lines.length > 0) yield { first, lines, bytesRead: batch.bytesRead };
       }
     } catch (err) {
-      // As in a JSONL file, a line too long ends the reading; reported once, by pass 2.
+      // From a reader that stops at a line too long; reported once, by pass 2.
       if (!(err instanceof LineTooLongError)) throw err;
       if (pass === 2) onError(err.line, { code: "line_too_long", message: err.message, structural: true });
     }
@@ -117,7 +121,7 @@ export async function convertFhirFile(
   const encoder = new TextEncoder();
   const progress = (pass: number, bytesRead: number) => onProgress((pass - 1) / 2 + (source.bytes > 0 ? bytesRead / source.bytes : 1) / 2);
   async function* converted(): AsyncGenerator<Uint8Array> {
-    for await (const b of fhirRowBatches(() => lineBatches(uploads.read(source.object, signal)), lineOf, tally, onError, progress)) {
+    for await (const b of fhirRowBatches(() => lineBatches(uploads.read(source.object, signal), true), lineOf, tally, onError, progress)) {
       yield encoder.encode(`${b.lines.join("\n")}\n`);
     }
   }

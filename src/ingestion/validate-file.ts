@@ -3,7 +3,7 @@ import { FileChecker } from "./file-rules.js";
 import { fhirRowBatches, type FhirTally } from "./fhir-file.js";
 import { looksLikeFhir } from "./fhir-rows.js";
 import { LineInts } from "./line-targets.js";
-import { LineTooLongError, lineBatches } from "./lines.js";
+import { LineTooLongError, lineBatches, tooLongMessage } from "./lines.js";
 import { MAX_LINE_ERRORS, type LineError } from "./job-record.js";
 
 export interface FileValidation {
@@ -35,7 +35,7 @@ export async function validateJsonlFile(path: string): Promise<FileValidation> {
   return validateFile(path, "jsonl");
 }
 
-const read = (path: string) => lineBatches(createReadStream(path, { highWaterMark: 256 * 1024 }));
+const read = (path: string, goOn = false) => lineBatches(createReadStream(path, { highWaterMark: 256 * 1024 }), goOn);
 
 /** "fhir" when the file's first non-blank line is a FHIR resource (as a job sniffs it), else "jsonl". */
 export async function formatOf(path: string): Promise<"fhir" | "jsonl"> {
@@ -69,11 +69,15 @@ export async function validateFile(path: string, format?: "fhir" | "jsonl"): Pro
   const tally: FhirTally = { lines: 0, skipped: 0 };
   // A FHIR file is checked as the rows a job converts it to; errors name its own lines.
   const at = (row: number) => (fhir ? lineOf.get(row) : row);
-  const batches = fhir ? fhirRowBatches(() => read(path), lineOf, tally, (line, e) => record({ line, code: e.code, message: e.message }, e.structural)) : read(path);
+  const batches = fhir ? fhirRowBatches(() => read(path, true), lineOf, tally, (line, e) => record({ line, code: e.code, message: e.message }, e.structural)) : read(path, true);
   try {
     for await (const batch of batches) {
       for (let i = 0; i < batch.lines.length; i++) {
         const line = at(batch.first + i);
+        if (batch.tooLong?.includes(batch.first + i)) {
+          record({ line, code: "line_too_long", message: tooLongMessage(line) }, true);
+          continue;
+        }
         const r = checker.check(batch.lines[i]!, batch.first + i);
         const out = r instanceof Promise ? await r : r;
         if (out.kind === "error") {

@@ -162,6 +162,25 @@ describe("ingestion jobs", () => {
     expect(await patientByMrn(a)).toBeNull();
   });
 
+  it("fails in VALIDATING past a line too long with the bad lines after it too, counting every line", async () => {
+    const a = mrn();
+    const id = await createJob({
+      records: [
+        patientRow(a),
+        { type: "log", data: { event_type: "memory_report", patient_id: a, timestamp: "2026-03-01T10:00:00Z", payload: { content: "m".repeat(600 * 1024) } } },
+        "not an object",
+        patientRow(mrn(), { timezone: "Mars/Olympus" }),
+      ],
+    });
+    const done = await waitJob(id);
+    expect(done).toMatchObject({ status: "failed", stage: "VALIDATING", lines_total: 4 });
+    expect(done.error_summary.map((e: { line: number; code: string }) => [e.line, e.code])).toEqual([
+      [2, "line_too_long"],
+      [3, "invalid_row"],
+      [4, "invalid_patient"],
+    ]);
+  });
+
   it("refuses a bare identifier value that names both a patient of the file and an existing patient", async () => {
     const shared = mrn();
     expect((await inject("POST", "/v1/patients", { external_identifiers: [{ system: "mrn", value: shared }] })).statusCode).toBe(201);

@@ -134,6 +134,33 @@ describe("lineBatches", () => {
   it("refuses a line longer than the limit", async () => {
     await expect(collect(["x".repeat(MAX_LINE_BYTES + 1)])).rejects.toThrow(/line 1 is longer/);
   });
+
+  it("goes on past lines longer than the limit when asked, naming each, whole in a chunk or across many", async () => {
+    const long = "x".repeat(MAX_LINE_BYTES + 1);
+    const read = async (chunks: string[]) => {
+      const lines: [number, string][] = [];
+      const tooLong: number[] = [];
+      for await (const b of lineBatches((async function* () {
+        yield* chunks.map((c) => new TextEncoder().encode(c));
+      })(), true)) {
+        b.lines.forEach((l, i) => lines.push([b.first + i, l]));
+        tooLong.push(...(b.tooLong ?? []));
+      }
+      return { lines, tooLong };
+    };
+    // Line 2 whole in a chunk; line 4 spread over three chunks (never held whole); line 6 unfinished at the end.
+    const r = await read([`a\n${long}\nb\n${long.slice(0, 100)}`, long, `${long.slice(0, 10)}\nc\n`, `d\n${long}`]);
+    expect(r.tooLong).toEqual([2, 4, 7]);
+    expect(r.lines).toEqual([[1, "a"], [2, ""], [3, "b"], [4, ""], [5, "c"], [6, "d"], [7, ""]]);
+  });
+});
+
+describe("validateJsonlFile past a line too long", () => {
+  it("reports every bad line after it too, and counts every line", async () => {
+    const r = await validateJsonlFile(fileOf([patient("L1"), JSON.stringify(log("L1")).replace('"pain"', `"${"p".repeat(MAX_LINE_BYTES)}"`), { type: "log", data: { ...log("L1").data, payload: "notobj" } }, patient("L2", { first_name: 5 })]));
+    expect(r.errors.map((e) => [e.line, e.code])).toEqual([[2, "line_too_long"], [3, "invalid_row"], [4, "invalid_patient"]]);
+    expect(r.lines).toBe(4);
+  });
 });
 
 describe("derivedPatientId", () => {

@@ -1,6 +1,6 @@
 import { FileChecker } from "../../../src/ingestion/file-rules.js";
 import { addLineError } from "../../../src/ingestion/job-record.js";
-import { LineTooLongError, lineBatches } from "../../../src/ingestion/lines.js";
+import { LineTooLongError, lineBatches, tooLongMessage } from "../../../src/ingestion/lines.js";
 import { LineTargets } from "../../../src/ingestion/line-targets.js";
 import { ExistingPatientResolver } from "../../../src/ingestion/patient-refs.js";
 import { TargetTypeCounts } from "../../../src/ingestion/patient-details.js";
@@ -36,9 +36,14 @@ export const validateStage: StageFn<StageInput, { structural_errors: number }> =
   let skipped = prepared.skipped;
   let lines = 0;
   try {
-    for await (const batch of lineBatches(deps.uploads.read(prepared.rows.object, signal))) {
+    for await (const batch of lineBatches(deps.uploads.read(prepared.rows.object, signal), true)) {
       for (let i = 0; i < batch.lines.length; i++) {
         const line = batch.first + i;
+        if (batch.tooLong?.includes(line)) {
+          structural++;
+          addLineError(r, { line: lineOf(line), code: "line_too_long", message: `${fhir ? "its rows: " : ""}${tooLongMessage(line)}` });
+          continue;
+        }
         const res = checker.check(batch.lines[i]!, line);
         const out = res instanceof Promise ? await res : res;
         if (out.kind === "log") {
