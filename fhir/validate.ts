@@ -20,6 +20,20 @@ function ensureIndexed(): void {
 /** Elements that name the patient: the service routes by its own patient id, so a resource may leave them out. */
 const PATIENT_ELEMENTS = new Set(["subject", "patient", "beneficiary"]);
 
+/**
+ * Required elements a resource may leave out all the same, by resource type: a CarePlan
+ * activity's `detail.status` (1..1 in R4), which the hosted product's SDK example sends
+ * without; such an activity takes its plan's status (fhir/inbound/care-plan.ts).
+ */
+const MAY_OMIT: Record<string, RegExp> = { CarePlan: /^activity\.\d+\.detail\.status$/ };
+
+/** Whether an issue is only a missing element the service does without (above). */
+function omissible(resource: Resource, i: MapIssue): boolean {
+  if (!/missing required/i.test(i.message)) return false;
+  if (i.path.length === 1 && PATIENT_ELEMENTS.has(String(i.path[0]))) return true;
+  return MAY_OMIT[resource.resourceType]?.test(i.path.join(".")) ?? false;
+}
+
 /** `Condition.code.coding[0]` → ["code","coding",0] (the resource type dropped). */
 export function pathOf(expression: string): (string | number)[] {
   const parts = expression.split(".").slice(1);
@@ -95,7 +109,7 @@ export function validateFhir(resource: Resource): MapIssue[] {
     const issues = (err.outcome.issue ?? [])
       .filter((i) => i.severity === "error" || i.severity === "fatal")
       .map((i) => issueOf(resource, i))
-      .filter((i) => !(i.path.length === 1 && PATIENT_ELEMENTS.has(String(i.path[0])) && /missing required/i.test(i.message)));
+      .filter((i) => !omissible(resource, i));
     const flagged = new Set(issues.map((i) => i.path.join(".")));
     return issues.concat(dates.filter((d) => !flagged.has(d.path.join("."))));
   }

@@ -20,7 +20,6 @@ const STATUS: Record<string, string> = {
  */
 export const mapAppointment: Mapper<Appointment> = (a, ctx) => {
   const key = resourceKey(a);
-  if (!key) return unmappable(["id"], "is required: the appointment's id is its identity, so a later version (rescheduled, cancelled) updates it");
   const status = STATUS[a.status];
   if (!status) return unmappable(["status"], `${a.status} is not an appointment status of R4 (proposed, booked, arrived, fulfilled, cancelled, ...)`);
   const payload: Record<string, unknown> = { encounter_id: `Appointment/${key}`, status };

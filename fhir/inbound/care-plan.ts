@@ -93,7 +93,6 @@ function phaseOf(plan: CarePlan): DerivedLog | undefined {
  */
 export const mapCarePlan: Mapper<CarePlan> = (plan, ctx) => {
   const planKey = resourceKey(plan);
-  if (!planKey && plan.activity?.length) return unmappable(["id"], "is required: plan items are identified by the plan's id (or an identifier) and the activity");
   const planStatus = checkCode(plan.status, CARE_PLAN_STATUS, ["status"]);
   if (!planStatus.ok) return { ok: false, issues: [planStatus.issue] };
   const logs: DerivedLog[] = [];
@@ -103,7 +102,7 @@ export const mapCarePlan: Mapper<CarePlan> = (plan, ctx) => {
     if (a.detail?.status === "unknown" && plan.status !== "entered-in-error") {
       return unmappable(["activity", i, "detail", "status"], "unknown has no counterpart in the catalog: send the activity's status (not-started, scheduled, in-progress, ...)");
     }
-    const item = itemOf(plan, planKey!, a, i, ctx);
+    const item = itemOf(plan, planKey, a, i, ctx);
     if (!item) return unmappable(["activity", i], "needs detail.description, detail.code or a reference with a display saying what is planned");
     logs.push(item);
   }

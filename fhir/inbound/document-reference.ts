@@ -45,7 +45,6 @@ function inlineText(d: DocumentReference): Inline {
  */
 export const mapDocumentReference: Mapper<DocumentReference> = (d, ctx) => {
   const key = resourceKey(d);
-  if (!key) return unmappable(["id"], "is required: the document's id is its identity");
   const status = checkCode(d.status, DOCUMENT_REFERENCE_STATUS, ["status"]);
   if (!status.ok) return { ok: false, issues: [status.issue] };
   const loinc = codingIn(d.type, SYSTEMS.loinc)?.code;

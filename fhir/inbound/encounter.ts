@@ -34,7 +34,6 @@ export function windowOf(start: string | undefined, end: string | undefined): Re
 /** Encounter → care_encounter, identified by the encounter's id (what a note's encounter_id points to). */
 export const mapEncounter: Mapper<Encounter> = (e, ctx) => {
   const encounter_id = resourceKey(e);
-  if (!encounter_id) return unmappable(["id"], "is required: the encounter's id is its identity, which notes and plan items refer to");
   const status = STATUS[e.status];
   if (!status) return unmappable(["status"], `${e.status} has no counterpart in the catalog: send the encounter's status (planned, in-progress, finished, ...)`);
   const payload: Record<string, unknown> = { encounter_id, status, encounter_class: CLASS[e.class.code ?? ""] ?? "other" };

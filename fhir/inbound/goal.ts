@@ -31,7 +31,6 @@ function expressedBy(r: Reference | undefined): string | undefined {
  */
 export const mapGoal: Mapper<Goal> = (g) => {
   const goal_id = resourceKey(g);
-  if (!goal_id) return unmappable(["id"], "is required: the goal's id (or an identifier) is its identity, which later versions and plan items refer to");
   const description = conceptText(g.description);
   if (!description) return unmappable(["description"], "needs text or a coding with a display saying what the goal is");
   const lifecycle_status = LIFECYCLE[g.lifecycleStatus];

@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
 import type { CodeableConcept, Coding, HumanName, Period, Quantity, Reference } from "@medplum/fhirtypes";
 import type { Resource } from "../types.js";
+import { canonicalJson } from "../../readmodels/state-diff.js";
 
 /** Code systems by the names the catalog's payloads use. */
 export const SYSTEMS = {
@@ -131,11 +133,14 @@ export function humanName(names: HumanName[] | undefined): string | undefined {
 
 /**
  * A resource's identity at its source, for the catalog's id fields: its id, else its first
- * identifier's value (a Bundle entry may carry only a business identifier).
+ * identifier's value (a Bundle entry may carry only a business identifier), else its
+ * content (`content-<digest>`, as the hosted product dedupes a resource sent without
+ * one): the same resource sent again is the same item, though a later version of it,
+ * having other content, cannot update it.
  */
-export function resourceKey(resource: Resource): string | undefined {
+export function resourceKey(resource: Resource): string {
   const identifiers = (resource as { identifier?: { value?: string }[] }).identifier;
-  return resource.id ?? identifiers?.find((i) => i.value?.trim())?.value;
+  return resource.id ?? identifiers?.find((i) => i.value?.trim())?.value ?? `content-${createHash("sha256").update(canonicalJson(resource)).digest("hex").slice(0, 32)}`;
 }
 
 /** A label as the catalog's client-defined values spell them: "Pathology report" → pathology_report. */

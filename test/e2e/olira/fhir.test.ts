@@ -61,6 +61,25 @@ describe("log_fhir", () => {
     expect(stable).toContain("Tamoxifen");
   });
 
+  it("takes example 14's CarePlan (an activity without a status) and resources sent without an id, so the SDK does not raise", async () => {
+    const plan = {
+      resourceType: "CarePlan", id: "plan-retry-demo", status: "active", intent: "plan", subject: { reference: `Patient/${pid}` },
+      category: [{ coding: [{ system: "http://hl7.org/fhir/us/core/CodeSystem/careplan-category", code: "assess-plan" }] }],
+      activity: [{ detail: { description: "Follow-up oncology visit in 4 weeks" } }],
+    };
+    const { id: _a, ...anonymousAppointment } = { ...appointment, start: "2026-04-10T14:00:00Z", end: "2026-04-10T14:30:00Z" };
+    const { id: _p, ...anonymousPlan } = { ...carePlan, title: "Plan without an id" };
+    for (const resource of [plan, anonymousAppointment, anonymousPlan]) {
+      const body = { patient_id: pid, resource, idempotency_key: `no-id-${resource.resourceType}-${Object.keys(resource).length}` };
+      const r = await sdk.post("/v1/fhir/resource", body);
+      expect(r.statusCode, r.body).toBe(200);
+      expect(r.json(), r.body).toMatchObject({ failed: 0 });
+      expect(r.json().accepted).toBeGreaterThanOrEqual(1);
+      // Sent again: the same items, nothing new.
+      expect((await sdk.post("/v1/fhir/resource", body)).json()).toMatchObject({ failed: 0, duplicates: r.json().accepted });
+    }
+  });
+
   it("answers a retry with the same idempotency_key with accepted >= 1, so the SDK does not raise", async () => {
     const body = { patient_id: pid, resource: { ...condition, id: "keyed" }, idempotency_key: "epic-cond-keyed" };
     const first = (await sdk.post("/v1/fhir/resource", body)).json();

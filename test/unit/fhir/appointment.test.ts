@@ -48,9 +48,12 @@ describe("Appointment", () => {
     expect(doc.encounters).toEqual([expect.objectContaining({ key: "Appointment/appt-ct-review", status: "cancelled", encounter_type: "Follow-up" })]);
   });
 
-  it("refuses an appointment with neither id nor identifier, at id", () => {
+  it("identifies an appointment with neither id nor identifier by its content: the same one sent again is the same item", () => {
     const { id: _id, ...anonymous } = review;
-    expect(refused(anonymous)).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["id"] }] });
+    const id = derived(anonymous)[0]!.payload.encounter_id as string;
+    expect(id).toMatch(/^Appointment\/content-[0-9a-f]{32}$/);
+    expect(derived({ ...anonymous })[0]!.payload.encounter_id).toBe(id);
+    expect(derived({ ...anonymous, status: "cancelled" })[0]!.payload.encounter_id).not.toBe(id);
   });
 
   it("refuses invalid FHIR (an appointment with no participant) with the element's path", () => {

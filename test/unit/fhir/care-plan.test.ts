@@ -103,6 +103,18 @@ describe("CarePlan", () => {
     expect(refused(bogus)).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["activity", 0, "detail", "status"], message: expect.stringMatching(/not-started, scheduled/) }] });
   });
 
+  it("takes an activity without the status R4 requires (the hosted SDK's own example sends none) with its plan's", () => {
+    // examples/14_idempotent_retries.py of the Olira SDK.
+    const example: CarePlan = {
+      resourceType: "CarePlan", id: "plan-retry-demo", status: "active", intent: "plan", subject: { reference: "Patient/p" },
+      category: [{ coding: [{ system: "http://hl7.org/fhir/us/core/CodeSystem/careplan-category", code: "assess-plan" }] }],
+      activity: [{ detail: { description: "Follow-up oncology visit in 4 weeks" } as never }],
+    };
+    expect(items(derived(example))).toEqual([expect.objectContaining({ description: "Follow-up oncology visit in 4 weeks", status: "not_started" })]);
+    // Another required element left out is still invalid.
+    expect(refused({ ...example, intent: undefined as never })).toMatchObject({ code: "fhir_invalid", issues: [{ path: ["intent"] }] });
+  });
+
   it("refuses invalid FHIR (an activity with both a reference and a detail, cpl-3) with its path", () => {
     const both = { ...surveillance, activity: [{ ...surveillance.activity![0]!, reference: { reference: "ServiceRequest/sr-mammo" } }] };
     expect(refused(both, mammogram)).toMatchObject({ code: "fhir_invalid" });

@@ -68,9 +68,9 @@ describe("Goal", () => {
     expect(folded("clinical_context", derived(weight), wrong).goals).toEqual([]);
   });
 
-  it("refuses a goal with neither id nor identifier, at id", () => {
+  it("identifies a goal by its identifier without an id, and by its content with neither", () => {
     const { id: _id, ...anonymous } = hba1c;
-    expect(refused(anonymous)).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["id"] }] });
+    expect(derived(anonymous)[0]!.payload.goal_id).toMatch(/^content-[0-9a-f]{32}$/);
     expect(derived({ ...anonymous, identifier: [{ system: "urn:ehr:goals", value: "G-5521" }] })[0]!.payload.goal_id).toBe("G-5521");
   });
 
