@@ -2,7 +2,7 @@ import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { TopologyNames } from "../../infra/nats/topology.js";
 import { traceParts, traceText, type LogRecord } from "../../readmodels/log-record.js";
 import { PatientLog } from "../logs/patient-log.js";
-import { AppError } from "../errors.js";
+import { AppError, fieldIssue } from "../errors.js";
 import { resolveLogType } from "../../catalog/index.js";
 
 export interface LogQuery {
@@ -87,6 +87,11 @@ export async function readPatientLogs(
   patientId: string,
   q: LogQuery,
 ): Promise<{ logs: LogRow[]; next_cursor: string | null }> {
+  if (q.since !== undefined && q.until !== undefined && q.since > q.until) {
+    // As /changes and /diff answer it: an empty page would hide the swapped bounds.
+    const message = `since ${q.since} is after until ${q.until}: since is the start of the window; swap them`;
+    throw new AppError("validation", message, [fieldIssue(["query", "since"], message, q.since)]);
+  }
   const types = q.log_types?.map((t) => resolveLogType(t) ?? t);
   const after = q.cursor ? decodeCursor(q.cursor) : undefined;
   const ids = q.log_ids && new Set(q.log_ids);

@@ -109,6 +109,9 @@ describe("state reads over REST", () => {
     const since = (await get(`/v1/state/${pid}/logs?since=2026-07-02T08:00:00Z&until=2026-07-02T23:00:00Z`)).json();
     expect(since.logs.map((l: any) => l.type)).toEqual(["user_login"]);
     expect((await get(`/v1/state/${pid}/logs?cursor=garbage`)).statusCode).toBe(422);
+    const swapped = await get(`/v1/state/${pid}/logs?since=2026-07-03&until=2026-07-01`);
+    expect(swapped.statusCode).toBe(422);
+    expect(swapped.json().details[0]).toMatchObject({ location: ["query", "since"], message: expect.stringContaining("swap them") });
   });
 
   it("pages a history many times the page size, stored out of time order, each log once and in order both ways", async () => {
