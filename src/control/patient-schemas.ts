@@ -1,5 +1,7 @@
 import { Type, type TSchema } from "@sinclair/typebox";
 import { Nullable, OpenObject } from "../../catalog/schemas/common.js";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { toIssues } from "../../catalog/errors.js";
 
 const identifierParts = {
   system: Type.String({ minLength: 1, maxLength: 200, description: "Issuing system, e.g. an MRN namespace URI" }),
@@ -125,3 +127,17 @@ export const IdentifiersAnswer = Type.Object({
   skipped_identifiers: Type.Array(IdentifierMatcherSchema, { description: "The identifiers (add) or matchers (remove) counted in skipped" }),
   external_identifiers: Type.Array(ExternalIdentifierOutSchema),
 });
+
+const checkPatientCreate = TypeCompiler.Compile(PatientCreateSchema);
+
+/**
+ * What is wrong with a patient as POST /v1/patients/batch and ingestion rows take one, in
+ * the catalog's words ("first_name must be string or null"), or null when it fits the schema.
+ */
+export function patientSchemaProblem(raw: unknown): { path: (string | number)[]; reason: string; message: string; value: unknown } | null {
+  if (checkPatientCreate.Check(raw)) return null;
+  const [first] = toIssues(checkPatientCreate.Errors(raw), raw);
+  const path = first?.path ?? [];
+  const reason = first?.message ?? "is invalid";
+  return { path, reason, message: `${path.join(".") || "patient"}: ${reason}`, value: first ? first.value : raw };
+}

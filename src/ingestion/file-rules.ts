@@ -1,6 +1,5 @@
-import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Static } from "@sinclair/typebox";
-import { PatientCreateSchema } from "../control/patient-schemas.js";
+import { PatientCreateSchema, patientSchemaProblem } from "../control/patient-schemas.js";
 import { patientFieldProblem, uniqueIdentifiers } from "../control/patient-records.js";
 import type { ExternalIdentifier } from "../control/patients.js";
 import { isObject, validateEnvelope, type EnvelopeResult } from "../logs/envelope.js";
@@ -42,16 +41,11 @@ export function parseLine(text: string): ParsedLine {
   return { kind: "error", code: "unknown_row_type", message: `unknown row type ${JSON.stringify(row.type)}: use "patient" or "log"` };
 }
 
-const checkPatientSchema = TypeCompiler.Compile(PatientCreateSchema);
-
 /** A patient row checked as POST /v1/patients checks a body. */
 export function checkPatient(data: Record<string, unknown>): { ok: true; input: PatientInput; identifiers: ExternalIdentifier[] } | { ok: false; message: string } {
-  if (!checkPatientSchema.Check(data)) {
-    const first = checkPatientSchema.Errors(data).First();
-    const field = first?.path ? first.path.slice(1).replace(/\//g, ".") : "patient";
-    return { ok: false, message: `${field}: ${first?.message ?? "is invalid"}` };
-  }
-  const input = data;
+  const wrong = patientSchemaProblem(data);
+  if (wrong) return { ok: false, message: wrong.message };
+  const input = data as PatientInput;
   const problem = patientFieldProblem(input);
   if (problem) return { ok: false, message: `${problem.field}: ${problem.message}` };
   return { ok: true, input, identifiers: uniqueIdentifiers(input.external_identifiers ?? []) };

@@ -1,15 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Type } from "@sinclair/typebox";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { Type, type Static } from "@sinclair/typebox";
 import { AppError, fieldIssue, notFound } from "../../../../src/errors.js";
 import { assertPatientFields, canonicalTimeZone, matchesIdentifier, newPatient, publicPatient, uniqueIdentifiers } from "../../../../src/control/patient-records.js";
 import type { Patient } from "../../../../src/control/patients.js";
 import type { Services } from "../../../services.js";
 import { responses } from "../../schemas.js";
-import { PatientCreateSchema, PatientIdParams, PatientSchema, PatientUpdateSchema, UPDATABLE_FIELDS } from "../../../../src/control/patient-schemas.js";
+import { PatientCreateSchema, PatientIdParams, PatientSchema, PatientUpdateSchema, UPDATABLE_FIELDS, patientSchemaProblem } from "../../../../src/control/patient-schemas.js";
 import { patientMaintenanceRoutes } from "./maintenance.js";
 
-const checkPatientCreate = TypeCompiler.Compile(PatientCreateSchema);
 
 /** What PUT does not change: a client may send back what it read, so these pass when unchanged. */
 const READ_ONLY_FIELDS = [
@@ -185,12 +183,9 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
   app.register(patientMaintenanceRoutes, { services: s, load });
 
   function parsePatientInput(raw: unknown, index: number) {
-    if (!checkPatientCreate.Check(raw)) {
-      const first = checkPatientCreate.Errors(raw).First();
-      const where = first ? `${first.path || "patient"}: ${first.message}` : "invalid patient";
-      throw new AppError("validation", `patients[${index}] ${where}`);
-    }
-    const input = raw;
+    const problem = patientSchemaProblem(raw);
+    if (problem) throw new AppError("validation", `patients[${index}].${problem.message}`, [fieldIssue(["body", "patients", index, ...problem.path], problem.reason, problem.value)]);
+    const input = raw as Static<typeof PatientCreateSchema>;
     assertPatientFields(input, ["body", "patients", index]);
     return { ...input, external_identifiers: uniqueIdentifiers(input.external_identifiers ?? []) };
   }
