@@ -702,17 +702,17 @@ export interface paths {
                         /** @description Free text, e.g. IIIA */
                         disease_stage?: string | null;
                         /** @description IANA zone name; default UTC */
-                        timezone?: string;
+                        timezone?: string | null;
                         metadata?: {
                             [key: string]: unknown;
-                        };
+                        } | null;
                         external_identifiers?: {
                             /** @description Issuing system, e.g. an MRN namespace URI */
                             system: string;
                             value: string;
                             /** @description The integration instance the identifier came from; stored and echoed as given */
                             integration_id?: string | null;
-                        }[];
+                        }[] | null;
                     };
                 };
             };

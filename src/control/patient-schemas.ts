@@ -61,9 +61,12 @@ const editable = {
   metadata: Type.Optional(fields.metadata),
 };
 
+/** On create, null is "not known" for every field: the zone is then UTC, the rest empty. */
 export const PatientCreateSchema = Type.Object({
   ...editable,
-  external_identifiers: Type.Optional(Type.Array(ExternalIdentifierSchema, { maxItems: 50 })),
+  timezone: Type.Optional(Nullable(fields.timezone)),
+  metadata: Type.Optional(Nullable(fields.metadata)),
+  external_identifiers: Type.Optional(Nullable(Type.Array(ExternalIdentifierSchema, { maxItems: 50 }))),
 });
 
 /** The fields PUT sets to what it is sent (a partial update: only the fields sent change). */

@@ -36,6 +36,12 @@ describe("patients", () => {
     expect((await get(`/v1/patients/${p.id}`)).json()).toEqual(p);
   });
 
+  it("reads null as not known on create for every field, the zone, metadata and identifiers included", async () => {
+    const r = await post("/v1/patients", { first_name: "Nulls", timezone: null, metadata: null, external_identifiers: null, sex: null });
+    expect(r.statusCode, r.body).toBe(201);
+    expect(r.json()).toMatchObject({ timezone: "UTC", metadata: {}, external_identifiers: [], sex: null });
+  });
+
   it("rejects an unknown timezone with 422 naming the field", async () => {
     const r = await post("/v1/patients", { timezone: "Mars/Olympus" });
     expect(r.statusCode).toBe(422);
