@@ -125,7 +125,11 @@ export function installErrorHandler(app: FastifyInstance, publicUrl: string | nu
     const code = fastifyCode(err);
     if (code !== undefined) {
       const { status, error_type } = ERROR_CATALOGUE[code];
-      const message = code === "bad_request" && err.code?.startsWith("FST_ERR_CTP") ? `malformed JSON body: ${err.message}` : err.message;
+      const message = code === "bad_request" && err.code?.startsWith("FST_ERR_CTP")
+        ? `malformed JSON body: ${err.message}`
+        : code === "unsupported_media_type"
+          ? `unsupported content type ${JSON.stringify(req.headers["content-type"] ?? "(none)")}: send the body as application/json (application/fhir+json also on the FHIR routes; a file upload takes any type)`
+          : err.message;
       return reply.status(status).send(errorBody(status, error_type, message, [{ type: code, message }]));
     }
     const down = backendUnavailable(err);

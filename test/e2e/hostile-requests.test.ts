@@ -211,6 +211,8 @@ describe("JSON bodies", () => {
         const r = await t.app.inject({ method: method as "POST", url, headers: { ...t.auth, "content-type": type }, payload: "hello" });
         expect(r.statusCode, `${method} ${url} ${type}`).toBe(415);
         expect(r.json(), `${method} ${url} ${type}`).toMatchObject({ error: true, status_code: 415, error_type: "bad_request_error" });
+        // The message says what to send (MCP's transport answers with its own).
+        if (url !== "/mcp") expect(r.json().message, `${method} ${url} ${type}`).toContain("send the body as application/json");
       }
     }
   });
