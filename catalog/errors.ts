@@ -4,7 +4,7 @@
  * Runs only when a payload has already failed, so clarity beats speed here, but the work
  * stays bounded by the issues reported (MAX_ISSUES): errors are read lazily.
  */
-import { Kind, type TSchema } from "@sinclair/typebox";
+import { Kind, OptionalKind, type TSchema } from "@sinclair/typebox";
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
 import { echoField, echoValue } from "./validation-item.js";
 import type { PayloadIssue } from "./issues.js";
@@ -55,6 +55,14 @@ function describeRange(schema: TSchema): string {
   return schema.maximum !== undefined ? `must be at most ${hi}` : `must be less than ${hi}`;
 }
 
+/** What to do instead of sending null: an optional field's schema carries TypeBox's Optional mark. */
+function nullHint(s: TSchema, listItem: boolean): string {
+  if (listItem) return "; a list holds no null items: leave the item out of the list";
+  return (s as { [OptionalKind]?: string })[OptionalKind] === "Optional"
+    ? "; omit the field when the value is unknown instead of sending null"
+    : "; it is required, so send its value (null is not one)";
+}
+
 function messageFor(e: ValueError): string {
   const isField = e.path !== "";
   const s = e.schema;
@@ -67,8 +75,9 @@ function messageFor(e: ValueError): string {
       return `must be ${JSON.stringify(s.const)}`;
     case ValueErrorType.Number: case ValueErrorType.Integer: case ValueErrorType.String: case ValueErrorType.Boolean:
     case ValueErrorType.Object: case ValueErrorType.Array: case ValueErrorType.Null:
-      // A typed field sent as null is the usual "unknown" placeholder; say how to express unknown.
-      return `must be ${kindName(s)}${isField && e.value === null ? "; omit the field when the value is unknown instead of sending null" : ""}`;
+      // A typed field sent as null is the usual "unknown" placeholder: say how to express
+      // unknown where the field may be left out, and that it may not where it is required.
+      return `must be ${kindName(s)}${isField && e.value === null ? nullHint(s, /\/\d+$/.test(e.path)) : ""}`;
     case ValueErrorType.NumberMinimum: case ValueErrorType.NumberMaximum: case ValueErrorType.NumberExclusiveMinimum:
     case ValueErrorType.NumberExclusiveMaximum: case ValueErrorType.IntegerMinimum: case ValueErrorType.IntegerMaximum:
     case ValueErrorType.IntegerExclusiveMinimum: case ValueErrorType.IntegerExclusiveMaximum:

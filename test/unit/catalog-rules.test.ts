@@ -85,6 +85,11 @@ describe("symptom group rules", () => {
 describe("lab and clinical group rules", () => {
   const lab = (result: Record<string, unknown>) => ({ results: [result] });
 
+  it("tells a null required field, and a null list item, to send a value rather than to leave it out", () => {
+    expect(issues("symptom_report", { instrument: "esas_r", symptoms: null })).toEqual(one(["symptoms"], "must be an array; it is required, so send its value (null is not one)"));
+    expect(issues("symptom_report", { instrument: "esas_r", symptoms: [null] })).toEqual(one(["symptoms", 0], "must be an object; a list holds no null items: leave the item out of the list"));
+  });
+
   it("requires test_name only when loinc_code is absent", () => {
     expect(issues("lab_results", lab({ value_numeric: 5, unit: "g/dL" }))).toEqual(one(["results", 0, "test_name"], "is required when loinc_code is absent"));
     expect(issues("lab_results", lab({ loinc_code: "718-7", value_numeric: 5, unit: "g/dL" }))).toEqual([]);
