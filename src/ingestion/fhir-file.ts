@@ -49,7 +49,8 @@ export interface FhirTally {
 
 /**
  * A FHIR file's rows (src/ingestion/fhir-rows.ts) as batches numbered by row, made from
- * two reads of the file (`read` opens one): its Patients first, then everything else.
+ * two reads of the file (`read` opens one, going on past lines too long, which pass 2
+ * reports): its Patients first, then everything else.
  * `lineOf` learns each row's line as it is made; `onError` gets each line's problems.
  */
 export async function* fhirRowBatches(
@@ -62,33 +63,27 @@ export async function* fhirRowBatches(
   const maker = new FhirRows();
   let rows = 0;
   for (const pass of [1, 2] as const) {
-    try {
-      for await (const batch of read()) {
-        const first = rows + 1;
-        const lines: string[] = [];
-        batch.lines.forEach((t, i) => {
-          const line = batch.first + i;
-          if (batch.tooLong?.includes(line)) {
-            if (pass === 2) onError(line, { code: "line_too_long", message: tooLongMessage(line), structural: true });
-            return;
-          }
-          const o = pass === 1 ? maker.patientRows(t) : maker.logRows(t, line);
-          for (const r of o.rows) {
-            lineOf.set(++rows, line);
-            lines.push(r);
-          }
-          for (const e of o.errors) onError(line, e);
-          tally.skipped += o.skipped;
-          if (tally.skippedFor) countSkips(tally.skippedFor, o.skippedFor);
-        });
-        tally.lines = batch.first + batch.lines.length - 1;
-        onProgress?.(pass, batch.bytesRead);
-        if (lines.length > 0) yield { first, lines, bytesRead: batch.bytesRead };
-      }
-    } catch (err) {
-      // From a reader that stops at a line too long; reported once, by pass 2.
-      if (!(err instanceof LineTooLongError)) throw err;
-      if (pass === 2) onError(err.line, { code: "line_too_long", message: err.message, structural: true });
+    for await (const batch of read()) {
+      const first = rows + 1;
+      const lines: string[] = [];
+      batch.lines.forEach((t, i) => {
+        const line = batch.first + i;
+        if (batch.tooLong?.includes(line)) {
+          if (pass === 2) onError(line, { code: "line_too_long", message: tooLongMessage(line), structural: true });
+          return;
+        }
+        const o = pass === 1 ? maker.patientRows(t) : maker.logRows(t, line);
+        for (const r of o.rows) {
+          lineOf.set(++rows, line);
+          lines.push(r);
+        }
+        for (const e of o.errors) onError(line, e);
+        tally.skipped += o.skipped;
+        if (tally.skippedFor) countSkips(tally.skippedFor, o.skippedFor);
+      });
+      tally.lines = batch.first + batch.lines.length - 1;
+      onProgress?.(pass, batch.bytesRead);
+      if (lines.length > 0) yield { first, lines, bytesRead: batch.bytesRead };
     }
   }
 }

@@ -70,29 +70,24 @@ export async function validateFile(path: string, format?: "fhir" | "jsonl"): Pro
   // A FHIR file is checked as the rows a job converts it to; errors name its own lines.
   const at = (row: number) => (fhir ? lineOf.get(row) : row);
   const batches = fhir ? fhirRowBatches(() => read(path, true), lineOf, tally, (line, e) => record({ line, code: e.code, message: e.message }, e.structural)) : read(path, true);
-  try {
-    for await (const batch of batches) {
-      for (let i = 0; i < batch.lines.length; i++) {
-        const line = at(batch.first + i);
-        if (batch.tooLong?.includes(batch.first + i)) {
-          record({ line, code: "line_too_long", message: tooLongMessage(line) }, true);
-          continue;
-        }
-        const r = checker.check(batch.lines[i]!, batch.first + i);
-        const out = r instanceof Promise ? await r : r;
-        if (out.kind === "error") {
-          if (out.code === "unknown_patient") {
-            // Offline, an existing patient's identifier cannot be looked up: the message says so.
-            const message = `${out.message} (offline, only patients declared in the file and service ids pat_... can be checked)`;
-            record({ line, code: out.code, message }, true);
-          } else record({ line, code: out.code, message: out.message }, out.structural);
-        }
+  for await (const batch of batches) {
+    for (let i = 0; i < batch.lines.length; i++) {
+      const line = at(batch.first + i);
+      if (batch.tooLong?.includes(batch.first + i)) {
+        record({ line, code: "line_too_long", message: tooLongMessage(line) }, true);
+        continue;
       }
-      lines = batch.first + batch.lines.length - 1;
+      const r = checker.check(batch.lines[i]!, batch.first + i);
+      const out = r instanceof Promise ? await r : r;
+      if (out.kind === "error") {
+        if (out.code === "unknown_patient") {
+          // Offline, an existing patient's identifier cannot be looked up: the message says so.
+          const message = `${out.message} (offline, only patients declared in the file and service ids pat_... can be checked)`;
+          record({ line, code: out.code, message }, true);
+        } else record({ line, code: out.code, message: out.message }, out.structural);
+      }
     }
-  } catch (err) {
-    if (!(err instanceof LineTooLongError)) throw err;
-    record({ line: at(err.line), code: "line_too_long", message: err.message }, true);
+    lines = batch.first + batch.lines.length - 1;
   }
   if (fhir) {
     errors.sort((a, b) => a.line - b.line);

@@ -1,6 +1,6 @@
 import { FileChecker } from "../../../src/ingestion/file-rules.js";
 import { addLineError } from "../../../src/ingestion/job-record.js";
-import { LineTooLongError, lineBatches, tooLongMessage } from "../../../src/ingestion/lines.js";
+import { lineBatches, tooLongMessage } from "../../../src/ingestion/lines.js";
 import { LineTargets } from "../../../src/ingestion/line-targets.js";
 import { ExistingPatientResolver } from "../../../src/ingestion/patient-refs.js";
 import { TargetTypeCounts } from "../../../src/ingestion/patient-details.js";
@@ -35,43 +35,37 @@ export const validateStage: StageFn<StageInput, { structural_errors: number }> =
   let structural = prepared.structural;
   let skipped = prepared.skipped;
   let lines = 0;
-  try {
-    for await (const batch of lineBatches(deps.uploads.read(prepared.rows.object, signal), true)) {
-      for (let i = 0; i < batch.lines.length; i++) {
-        const line = batch.first + i;
-        if (batch.tooLong?.includes(line)) {
-          structural++;
-          addLineError(r, { line: lineOf(line), code: "line_too_long", message: `${fhir ? "its rows: " : ""}${tooLongMessage(line)}` });
-          continue;
-        }
-        const res = checker.check(batch.lines[i]!, line);
-        const out = res instanceof Promise ? await res : res;
-        if (out.kind === "log") {
-          typeCounts.add(out.target, out.log_type);
-          if (typeof out.target === "number") targets.set(line, out.target);
-          else targets.setExisting(line, out.target);
-          continue;
-        }
-        if (out.kind === "patient") await rows.add([line, out.data]);
-        if (out.kind !== "error") continue;
-        if (out.structural) structural++;
-        else skipped++;
-        if (!out.structural && out.target !== undefined) typeCounts.addInvalid(out.target);
-        addLineError(r, { line: lineOf(line), code: out.code, message: out.message });
+  for await (const batch of lineBatches(deps.uploads.read(prepared.rows.object, signal), true)) {
+    for (let i = 0; i < batch.lines.length; i++) {
+      const line = batch.first + i;
+      if (batch.tooLong?.includes(line)) {
+        structural++;
+        addLineError(r, { line: lineOf(line), code: "line_too_long", message: `${fhir ? "its rows: " : ""}${tooLongMessage(line)}` });
+        continue;
       }
-      lines = batch.first + batch.lines.length - 1;
-      r.lines_validated = lineOf(lines);
-      r.patients_total = checker.patients;
-      r.logs_total = checker.logs + prepared.skipped;
-      const done = prepared.rows.bytes > 0 ? batch.bytesRead / prepared.rows.bytes : 1;
-      r.stage_fraction = fhir ? 0.5 + done / 2 : done;
-      job.touch();
-      throwIfAborted(signal);
+      const res = checker.check(batch.lines[i]!, line);
+      const out = res instanceof Promise ? await res : res;
+      if (out.kind === "log") {
+        typeCounts.add(out.target, out.log_type);
+        if (typeof out.target === "number") targets.set(line, out.target);
+        else targets.setExisting(line, out.target);
+        continue;
+      }
+      if (out.kind === "patient") await rows.add([line, out.data]);
+      if (out.kind !== "error") continue;
+      if (out.structural) structural++;
+      else skipped++;
+      if (!out.structural && out.target !== undefined) typeCounts.addInvalid(out.target);
+      addLineError(r, { line: lineOf(line), code: out.code, message: out.message });
     }
-  } catch (err) {
-    if (!(err instanceof LineTooLongError)) throw err;
-    structural++;
-    addLineError(r, { line: lineOf(err.line), code: "line_too_long", message: `${fhir ? "its rows: " : ""}${err.message}` });
+    lines = batch.first + batch.lines.length - 1;
+    r.lines_validated = lineOf(lines);
+    r.patients_total = checker.patients;
+    r.logs_total = checker.logs + prepared.skipped;
+    const done = prepared.rows.bytes > 0 ? batch.bytesRead / prepared.rows.bytes : 1;
+    r.stage_fraction = fhir ? 0.5 + done / 2 : done;
+    job.touch();
+    throwIfAborted(signal);
   }
   // Resources skipped at conversion, counted for the patient they name once the file's patients are all known.
   for (const [ref, n] of prepared.skippedFor) {
