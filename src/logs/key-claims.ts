@@ -39,8 +39,8 @@ type Keyed = Pending & { claim: KeyClaim };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Prefix of generated keys in the ledger: no client key starts with NUL (the envelope refuses it). */
-const GENERATED_KEY_SPACE = "\u0000generated:";
+/** A key claimed in a space of its own: no client key starts with NUL (the envelope refuses it). */
+const inSpace = (space: string, key: string) => `\u0000${space}:${key}`;
 
 /** Patients' stored log ids read during one batch's claims, with when each read began. */
 type Histories = Map<string, { readAt: number; ids: Promise<Set<string>> }>;
@@ -69,9 +69,9 @@ export class KeyClaims {
    */
   claimOf(scope: WriteScope, day: number, key?: string, logId?: string, generated?: string, keySpace?: string): KeyClaim | undefined {
     const { ledger, logIds } = this.deps;
-    if (key !== undefined) return { ledger, space: scope.project_id, key: ledger.keyOf(keySpace === undefined ? key : `\u0000${keySpace}:${key}`) };
+    if (key !== undefined) return { ledger, space: scope.project_id, key: ledger.keyOf(keySpace === undefined ? key : inSpace(keySpace, key)) };
     if (logId !== undefined) return { ledger: logIds, space: `${scope.project_id}.${day}`, key: logIds.keyOf(logId) };
-    if (generated !== undefined) return { ledger, space: scope.project_id, key: ledger.keyOf(GENERATED_KEY_SPACE + generated) };
+    if (generated !== undefined) return { ledger, space: scope.project_id, key: ledger.keyOf(inSpace("generated", generated)) };
     return undefined;
   }
 
