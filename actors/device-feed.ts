@@ -4,6 +4,7 @@ import type { JetStreamPublisher } from "../infra/nats/jetstream-publisher.js";
 import type { TopologyNames } from "../infra/nats/topology.js";
 import type { OrganizationStore } from "../src/control/organizations.js";
 import type { ProjectStore } from "../src/control/projects.js";
+import { OVERFLOWING_NUMBER, overflowingNumberPath } from "../catalog/json-shape.js";
 import { errorClass } from "../src/error-class.js";
 import type { LogWriter } from "../src/logs/log-writer.js";
 import { FeedAddresses, type LetterPlace } from "./feed-addresses.js";
@@ -40,14 +41,22 @@ const failsForGood = (err: unknown) => !(err instanceof StorageUnavailable) && (
 
 const textDecoder = new TextDecoder();
 
-/** A message body as a letter keeps it: parsed when it is JSON, else its text. */
-function bodyOf(data: Uint8Array): { json: true; body: unknown } | { json: false; body: string } {
+/**
+ * A message body as a letter keeps it: parsed when it is JSON, else its text, with what
+ * is wrong with it. A number too large for a double is not taken as JSON: parsed, it would
+ * be Infinity, stored as null.
+ */
+function bodyOf(data: Uint8Array): { json: true; body: unknown } | { json: false; body: string; problem: string } {
   const text = textDecoder.decode(data);
+  let body: unknown;
   try {
-    return { json: true, body: JSON.parse(text) };
+    body = JSON.parse(text);
   } catch {
-    return { json: false, body: text };
+    return { json: false, body: text, problem: "message body is not JSON" };
   }
+  const overflow = overflowingNumberPath(text, body);
+  if (overflow) return { json: false, body: text, problem: `${["message", ...overflow].join(".")} is ${OVERFLOWING_NUMBER}; nothing of the message was stored` };
+  return { json: true, body };
 }
 
 const oneError = (code: string, message: string) => [{ index: 0, code, message, details: [] }];
@@ -141,11 +150,12 @@ export class DeviceFeed {
     this.stats.received++;
     const msgId = `dead-letter:${m.seq}`;
     const to = await this.addresses.ofStored(m.subject);
-    const { json, body } = bodyOf(m.data);
+    const parsed = bodyOf(m.data);
+    const { body } = parsed;
     if (to.subjectProblem !== undefined) {
       await this.file(to.place, { subject: m.subject, reason: "invalid_subject", errors: oneError("invalid_subject", to.subjectProblem), message: body }, msgId);
-    } else if (!json) {
-      await this.file(to.place, { subject: m.subject, reason: "invalid_json", errors: oneError("invalid_json", "message body is not JSON"), message: body }, msgId);
+    } else if (!parsed.json) {
+      await this.file(to.place, { subject: m.subject, reason: "invalid_json", errors: oneError("invalid_json", parsed.problem), message: body }, msgId);
     } else if (to.projectProblem !== undefined) {
       await this.file(to.place, { subject: m.subject, reason: "project_not_found", errors: oneError("project_not_found", to.projectProblem), message: body }, msgId);
     } else {

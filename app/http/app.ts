@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Services } from "../services.js";
 import { installErrorHandler } from "./error-handler.js";
 import { errorBody } from "../../src/errors.js";
-import { bodyShapeError, jsonBodyText, overflowingNumberError } from "./body-limits.js";
+import { bodyShape, bodyShapeError, jsonBodyText, overflowingNumberError } from "./body-limits.js";
 import { authPlugin } from "./plugins/auth.js";
 import { ErrorBodySchema } from "./schemas.js";
 import { createValidatorCompiler } from "./validators.js";
@@ -89,11 +89,12 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     const text = jsonBodyText(req.headers["content-type"], raw as Buffer);
     if (typeof text !== "string") return done(text, undefined);
     if (text === "") return done(null, undefined);
-    const refused = bodyShapeError(text);
+    const shape = bodyShape(text);
+    const refused = bodyShapeError(shape);
     if (refused) return done(refused, undefined);
     void parseJson(req, text, (err, value) => {
       if (err) return done(err, undefined);
-      const overflow = overflowingNumberError(text, value);
+      const overflow = overflowingNumberError(text, value, shape);
       if (overflow) done(overflow, undefined);
       else done(null, value);
     });

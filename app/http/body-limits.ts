@@ -1,5 +1,5 @@
 import { AppError, fieldIssue } from "../../src/errors.js";
-import { OVERFLOWING_NUMBER, overflowingNumberPath, textOverLimits } from "../../catalog/json-shape.js";
+import { OVERFLOWING_NUMBER, overflowingNumberPath, readTextShape, type TextShape } from "../../catalog/json-shape.js";
 
 /**
  * Most levels of objects and arrays a JSON request body may nest. Well above what the
@@ -15,13 +15,17 @@ export const MAX_BODY_DEPTH = 128;
  */
 export const MAX_BODY_OBJECT_MEMBERS = 10_000;
 
+/** A JSON body text's shape, read before it is parsed, against the body limits. */
+export function bodyShape(text: string): TextShape {
+  return readTextShape(text, { depth: MAX_BODY_DEPTH, members: MAX_BODY_OBJECT_MEMBERS });
+}
+
 /**
  * The 422 for a JSON body text past the shape limits, checked before it is parsed:
  * schema checks, error echoes and serializers recurse, and thousands of levels overflow
  * them. Undefined when the text is within them.
  */
-export function bodyShapeError(text: string): AppError | undefined {
-  const over = textOverLimits(text, { depth: MAX_BODY_DEPTH, members: MAX_BODY_OBJECT_MEMBERS });
+export function bodyShapeError({ over }: TextShape): AppError | undefined {
   if (over === undefined) return undefined;
   const message = over === "depth"
     ? `the JSON body nests objects or arrays more than ${MAX_BODY_DEPTH} levels deep; send at most ${MAX_BODY_DEPTH}`
@@ -34,8 +38,8 @@ export function bodyShapeError(text: string): AppError | undefined {
  * The 422 for a body holding a number too large for a double (`1e400`): JSON.parse reads
  * it as Infinity, which JSON.stringify would then store as null. Located at its field.
  */
-export function overflowingNumberError(text: string, value: unknown): AppError | undefined {
-  const path = overflowingNumberPath(text, value);
+export function overflowingNumberError(text: string, value: unknown, shape: TextShape): AppError | undefined {
+  const path = overflowingNumberPath(text, value, shape);
   if (path === undefined) return undefined;
   const message = `is ${OVERFLOWING_NUMBER}`;
   return new AppError("validation", `request validation failed: ${["body", ...path].join(".")} ${message}`, [fieldIssue(["body", ...path], message)]);

@@ -83,6 +83,22 @@ describe("device feed on NATS", () => {
     expect(lost.errors[0].message).toBe("project prj_nope not found in organization org_default; nothing of the message was stored");
   });
 
+  it("dead-letters a message holding a number too large for a double (1e400) at its place, storing none of it", async () => {
+    const log = (x: string, day: string) => `{"log_type":"memory_report","patient_id":"${pid}","timestamp":"2026-06-${day}T07:00:00Z","payload":{"content":"feed","extensions":{"x":${x}}}}`;
+    publish("org_default", "prj_default", `{"logs":[${log("1", "10")},${log("1e400", "11")}]}`);
+    publish("org_default", "prj_default", log("2", "12"));
+    const dl = await eventually(deadLetters, (d) => d.dead_letters.some((x: any) => x.errors[0]?.message.includes("finite")));
+    const letter = dl.dead_letters.find((x: any) => x.errors[0]?.message.includes("finite"));
+    expect(letter).toMatchObject({ reason: "invalid_json", message: expect.stringContaining("1e400") });
+    expect(letter.errors[0].message).toBe("message.logs.1.payload.extensions.x is a number too large to represent (it would read as infinity): send a finite number; nothing of the message was stored");
+    // The message after it is taken; none of the refused one is.
+    const logs = await eventually(
+      async () => (await t.app.inject({ url: `/v1/state/${pid}/logs?log_types=memory_report`, headers: t.auth })).json().logs as { timestamp: string }[],
+      (l) => l.length > 0,
+    );
+    expect(logs.map((l) => l.timestamp)).toEqual(["2026-06-12T07:00:00.000Z"]);
+  });
+
   it("dead-letters a message whose letter would be over NATS's message limit, cut to fit, instead of retrying it forever", async () => {
     const bad = Array.from({ length: 3_000 }, (_, i) => ({ log_type: "user_login", patient_id: pid, timestamp: "2026-03-01T10:00:00", payload: {}, trace: `t${i}` }));
     publish("org_default", "prj_default", { logs: bad });

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { echoValue } from "../../src/errors.js";
-import { jsonLengthUpTo, moreValuesThan, nestedDeeperThan, textNestsDeeperThan, textOverLimits } from "../../catalog/json-shape.js";
+import { jsonLengthUpTo, moreValuesThan, nestedDeeperThan, overflowingNumberPath, readTextShape, textNestsDeeperThan, textOverLimits } from "../../catalog/json-shape.js";
 
 /** An array nested `levels` deep, built without recursion. */
 function deepArray(levels: number): unknown[] {
@@ -64,6 +64,35 @@ describe("bounded measures of JSON", () => {
       { seed: 25, numRuns: 500 },
     );
     expect(textOverLimits(`[${Array(50_000).fill("1").join(",")}]`, { depth: 10, members: 10 })).toBeUndefined();
+  });
+
+  it("sees every number literal JSON.parse would read as infinity, and leaves ordinary numbers and strings alone", () => {
+    const literal = fc.record({
+      minus: fc.boolean(),
+      digits: fc.integer({ min: 1, max: 400 }),
+      fraction: fc.option(fc.integer({ min: 1, max: 40 })),
+      exponent: fc.option(fc.record({ mark: fc.constantFrom("e", "E"), sign: fc.constantFrom("", "+", "-"), value: fc.integer({ min: 0, max: 1_200 }) })),
+    }).map(({ minus, digits, fraction, exponent }) => `${minus ? "-" : ""}${"9".repeat(digits)}${fraction ? `.${"5".repeat(fraction)}` : ""}${exponent ? `${exponent.mark}${exponent.sign}${exponent.value}` : ""}`);
+    const limits = { depth: 10, members: 10 };
+    fc.assert(
+      fc.property(literal, (n) => {
+        const text = `{"a":[1,${n}],"b":"${n}"}`;
+        const { mayOverflow } = readTextShape(text, limits);
+        if (!Number.isFinite(JSON.parse(n))) {
+          expect(mayOverflow, n).toBe(true);
+          expect(overflowingNumberPath(text, JSON.parse(text))).toEqual(["a", 1]);
+        }
+        // Well within range, and without a three-digit exponent: never a walk.
+        if (Math.abs(JSON.parse(n)) < 1e250 && !/[eE]\+?\d{3}/.test(n)) expect(mayOverflow, n).toBe(false);
+      }),
+      { seed: 28, numRuns: 2_000 },
+    );
+    const ordinary = JSON.stringify({ t: 1732770000123, x: -72.5, y: 1e-300, z: 6.02e23, big: Number.MAX_SAFE_INTEGER, s: `1e400 ${"9".repeat(400)}` });
+    expect(readTextShape(ordinary, limits).mayOverflow).toBe(false);
+    // Near the edge it may say yes; the walk of the parsed value then clears it.
+    const edge = JSON.stringify({ x: Number.MAX_VALUE });
+    expect(readTextShape(edge, limits).mayOverflow).toBe(true);
+    expect(overflowingNumberPath(edge, JSON.parse(edge))).toBeUndefined();
   });
 
   it("measures JSON length exactly up to the limit, and only says 'more' past it", () => {
