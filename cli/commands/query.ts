@@ -3,8 +3,8 @@ import type { AggOp, Condition, FilterOp, QueryAnswer, QueryBody } from "../../c
 import { int, list, str, UsageError, type Command, type Values } from "../command.js";
 import { json, table } from "../output.js";
 
-const OPS: Record<string, FilterOp> = { "=": "eq", "!=": "neq", ">": "gt", ">=": "gte", "<": "lt", "<=": "lte", "~": "ilike" };
-const WHERE = /^\s*([A-Za-z_][\w.]*)\s*(>=|<=|!=|=|>|<|~|\s+in\s+|\s+nin\s+|\s+contains\s+)\s*(.*)$/;
+const OPS: Record<string, FilterOp> = { "=": "eq", "==": "eq", "!=": "neq", ">": "gt", ">=": "gte", "<": "lt", "<=": "lte", "~": "ilike" };
+const WHERE = /^\s*([A-Za-z_][\w.]*)\s*(>=|<=|!=|==|=|>|<|~|\s+in\s+|\s+nin\s+|\s+contains\s+)\s*(.*)$/;
 
 /** A value as typed on the command line: JSON when it parses (3, true, null, "3"), else the text. */
 /** A JSON array of strings and numbers, or undefined. */
@@ -33,7 +33,9 @@ export function parseWhere(expr: string): Condition {
   const m = WHERE.exec(expr);
   if (!m) throw new UsageError(`cannot read --where ${JSON.stringify(expr)}: use FIELD OP VALUE with OP one of = != > >= < <= ~ in nin contains`);
   const [, field, rawOp, rawValue] = m as unknown as [string, string, string, string];
-  const op = rawOp.trim();
+  const op = rawOp.trim() === "==" ? "=" : rawOp.trim();
+  // `score => 5` or `score =< 5` would otherwise compare with the text "> 5": quote such a value as JSON ("=x").
+  if (/^[=<>!~]/.test(rawValue)) throw new UsageError(`cannot read --where ${JSON.stringify(expr)}: no operator ${JSON.stringify(rawOp.trim() + rawValue.trim().slice(0, 2))}; use one of = != > >= < <= ~ in nin contains, and a value that starts with one of =<>!~ as a JSON string`);
   if (op === "in" || op === "nin") {
     // A JSON array as it is (["a","b"]); else comma-separated values.
     const whole = rawValue.trim().startsWith("[") ? jsonArray(rawValue.trim()) : undefined;
@@ -114,7 +116,7 @@ Runs the log query (POST /v1/state/logs/query, or /v1/state/{id}/logs/query for 
 --patient; several --patient make a cohort). Fields: type, timestamp, trace, payload and
 dotted payload paths. Flags add to a --body.
 
-  --where EXPR       FIELD OP VALUE; OP: = != > >= < <= ~ (ilike, % wildcard), in, nin,
+  --where EXPR       FIELD OP VALUE; OP: = (==) != > >= < <= ~ (ilike, % wildcard), in, nin,
                      contains. VALUE is JSON when it parses (3, true, "3"), else text;
                      in/nin take a,b,c or a JSON array (["a","b"]);
                      =null / !=null test presence. Repeat to AND conditions.
