@@ -3,8 +3,8 @@ import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Services } from "../services.js";
 import { installErrorHandler } from "./error-handler.js";
-import { errorBody } from "../../src/errors.js";
-import { bodyShape, bodyShapeError, jsonBodyText, overflowingNumberError } from "./body-limits.js";
+import { AppError, errorBody } from "../../src/errors.js";
+import { bodyShape, bodyShapeError, jsonBodyText, overflowingNumberError, parseJsonBody } from "./body-limits.js";
 import { authPlugin } from "./plugins/auth.js";
 import { ErrorBodySchema } from "./schemas.js";
 import { createValidatorCompiler } from "./validators.js";
@@ -50,8 +50,8 @@ export interface AppOptions {
 
 /**
  * Bodies are plain data: JSON.parse alone, without the prototype-poisoning scan (nothing
- * here merges request objects into prototypes; payloads are copied as data). Given to
- * Fastify and to the JSON parser that replaces its own, so the two cannot differ.
+ * here merges request objects into prototypes; payloads are copied as data). The JSON
+ * parser that replaces Fastify's (parseJsonBody) is JSON.parse; Fastify is told the same.
  */
 const POISONING = "ignore" as const;
 
@@ -83,7 +83,6 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   // POSTs (cancel, confirm) included: an empty body reads as none, and a route that needs
   // one refuses it through its schema, as any other wrong body.
   // A body past the shape limits (depth, members of an object) is refused before parsing.
-  const parseJson = app.getDefaultJsonParser(POISONING, POISONING);
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser(["application/json", "application/fhir+json"], { parseAs: "buffer" }, (req, raw, done) => {
     const text = jsonBodyText(req.headers["content-type"], raw as Buffer);
@@ -92,12 +91,11 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     const shape = bodyShape(text);
     const refused = bodyShapeError(shape);
     if (refused) return done(refused, undefined);
-    void parseJson(req, text, (err, value) => {
-      if (err) return done(err, undefined);
-      const overflow = overflowingNumberError(text, value, shape);
-      if (overflow) done(overflow, undefined);
-      else done(null, value);
-    });
+    const parsed = parseJsonBody(text);
+    if (parsed instanceof AppError) return done(parsed, undefined);
+    const overflow = overflowingNumberError(text, parsed.value, shape);
+    if (overflow) done(overflow, undefined);
+    else done(null, parsed.value);
   });
   // Fastify reads text/plain as a string by default, which a route's schema then refused
   // as a wrong body (422); no route takes text, so it is a 415 like any other type.

@@ -201,10 +201,15 @@ describe("POST /v1/logs/batch", () => {
     expect(r.json().details[0]).toMatchObject({ location: ["body", "logs"] });
   });
 
-  it("answers 400 with the error body for malformed JSON", async () => {
-    const r = await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: { ...t.auth, "content-type": "application/json" }, payload: '{"logs": [' });
-    expect(r.statusCode).toBe(400);
-    expect(r.json()).toMatchObject({ error: true, status_code: 400 });
+  it("answers 400 with the error body for malformed JSON, saying where (line and column) it stops being JSON", async () => {
+    const send = (payload: string) => t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: { ...t.auth, "content-type": "application/json" }, payload });
+    const cut = await send('{"logs": [');
+    expect(cut.statusCode).toBe(400);
+    expect(cut.json()).toMatchObject({ error: true, status_code: 400, error_type: "bad_request_error" });
+    expect(cut.json().message).toMatch(/^malformed JSON body: .* \(line 1, column 11, where the body ends: is it cut short\?\)$/);
+    const colon = await send('{"logs": [\n  {"log_type": "user_login"},\n  {"log_type" "user_login"}\n]}');
+    expect(colon.json().message).toMatch(/^malformed JSON body: .*\(line 3, column 15\)$/);
+    expect(colon.json().details).toEqual([{ type: "bad_request", message: colon.json().message }]);
   });
 
   it("answers 413 payload_too_large over the configured batch body size (PSS_MAX_BATCH_BODY_BYTES)", async () => {
