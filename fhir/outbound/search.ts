@@ -2,6 +2,7 @@ import type { Bundle, BundleEntry, CodeableConcept, Observation } from "@medplum
 import { stableUuid, type Mapped, type OutboundInput } from "./lib.js";
 import { provenances } from "./provenance.js";
 import { summaryResources, type SectionKey } from "./summary.js";
+import { utcMs } from "../../catalog/calendar.js";
 
 /** The resource types a patient's state can be searched for, and the summary sections that hold them. */
 export const SEARCH_TYPES = {
@@ -61,8 +62,8 @@ export function dateRange(v: string): { lo: number; hi: number } | undefined {
     if (Number.isNaN(lo)) return undefined;
     return { lo, hi: lo + (frac ? 1 : ss ? 1000 : 60_000) };
   }
-  const lo = Date.UTC(Number(y), mo ? Number(mo) - 1 : 0, d ? Number(d) : 1);
-  const hi = d ? Date.UTC(Number(y), Number(mo) - 1, Number(d) + 1) : mo ? Date.UTC(Number(y), Number(mo), 1) : Date.UTC(Number(y) + 1, 0, 1);
+  const lo = utcMs(Number(y), mo ? Number(mo) - 1 : 0, d ? Number(d) : 1);
+  const hi = d ? utcMs(Number(y), Number(mo) - 1, Number(d) + 1) : mo ? utcMs(Number(y), Number(mo), 1) : utcMs(Number(y) + 1, 0, 1);
   if (Number.isNaN(lo) || (mo && (Number(mo) < 1 || Number(mo) > 12)) || (d && new Date(lo).getUTCDate() !== Number(d))) return undefined;
   return { lo, hi };
 }

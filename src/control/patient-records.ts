@@ -4,6 +4,7 @@ import { AppError, fieldIssue } from "../errors.js";
 import { newId } from "../ids.js";
 import type { PatientCreateSchema } from "./patient-schemas.js";
 import type { ExternalIdentifier, Patient } from "./patients.js";
+import { calendarDayMs } from "../../catalog/calendar.js";
 
 /** Per zone name: its spelling in the time zone database's case (see canonicalTimeZone), or null when no zone has that name. */
 const zoneCache = new Map<string, string | null>();
@@ -44,8 +45,7 @@ export function isCalendarDate(s: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](.*))?$/.exec(s);
   if (!m) return false;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const day = new Date(Date.UTC(y, mo - 1, d));
-  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d) return false;
+  if (calendarDayMs(y, mo, d) === undefined) return false;
   return m[4] === undefined || !Number.isNaN(Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}`));
 }
 

@@ -126,6 +126,8 @@ describe("patients", () => {
       expect(r.json().details[0]).toMatchObject({ field: "date_of_birth", input_value: date_of_birth });
     }
     expect((await post("/v1/patients", { date_of_birth: "1990-01-01T08:30:00Z" })).statusCode).toBe(201);
+    // Any year of four digits: years 0-99 are no shorthand for 1900-1999.
+    expect((await post("/v1/patients", { date_of_birth: "0001-01-01" })).json().date_of_birth).toBe("0001-01-01");
     const big = await post("/v1/patients", { metadata: { p: "x".repeat(1_100_000) } });
     expect(big.statusCode).toBe(422);
     expect(big.json().details[0].field).toBe("metadata");

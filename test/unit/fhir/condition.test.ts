@@ -118,6 +118,9 @@ describe("dates", () => {
     expect(refused({ ...heartFailure, onsetDateTime: "2024-02-30" }).issues).toEqual([{ path: ["onsetDateTime"], message: "is not a real date or time: 2024-02-30" }]);
     expect(refused({ ...heartFailure, recordedDate: "2025-04-31T10:00:00Z" }).issues[0]!.path).toEqual(["recordedDate"]);
     expect(derived({ ...heartFailure, onsetDateTime: "2024-02-29" })[0]!.payload.onset_date).toBe("2024-02-29");
+    // Years 0-99 are themselves: 0050 is no leap year's shorthand for 1950.
+    expect(refused({ ...heartFailure, onsetDateTime: "0100-02-29" }).issues[0]!.path).toEqual(["onsetDateTime"]);
+    expect(derived({ ...heartFailure, onsetDateTime: "0004-02-29" })[0]!.payload.onset_date).toBe("0004-02-29");
   });
 
   it("refuses a dateTime with a time and no zone, which R4 forbids and the definitions let through, at its element", () => {
