@@ -225,6 +225,15 @@ describe("POST /v1/fhir", () => {
     expect(JSON.stringify(await conditions(pid))).not.toContain("Batch asthma");
   });
 
+  it("tells a single resource sent to POST /v1/fhir where it goes, at resourceType", async () => {
+    const r = await post("/v1/fhir", condition("lost-1", "73211009", "Diabetes mellitus"));
+    expect(r.statusCode).toBe(422);
+    expect(r.json().details).toEqual([expect.objectContaining({ location: ["body", "resourceType"], input_value: "Condition" })]);
+    expect(r.json().message).toBe('request validation failed: resourceType must be "Bundle": POST /v1/fhir takes a batch, transaction or collection Bundle; send one Condition to POST /v1/fhir/resource with its patient_id, or wrap it in a Bundle');
+    // A Bundle of another type is told the types taken, as before.
+    expect((await post("/v1/fhir", { resourceType: "Bundle", type: "searchset" })).json().details[0].location).toEqual(["body", "type"]);
+  });
+
   it("refuses a transaction whole when one entry cannot be stored", async () => {
     const b = bundle("transaction", "MRN-200", [
       { fullUrl: "urn:uuid:t1", resource: condition("t-c1", "35489007", "Depressive disorder", { subject: ref }) },

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { Bundle } from "@medplum/fhirtypes";
-import { AppError } from "../../../src/errors.js";
+import { AppError, fieldIssue } from "../../../src/errors.js";
 import { writeBundle } from "../../../src/fhir/bundle-write.js";
 import { writeResource } from "../../../src/fhir/resource-write.js";
 import { MAPPED_TYPES } from "../../../fhir/inbound/index.js";
@@ -114,6 +114,14 @@ export const fhirRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asy
         }),
         body: FhirBundleSchema,
         response: responses({ 200: BundleAnswer }),
+      },
+      // A single resource sent here would first be told it lacks the Bundle's `type`.
+      preValidation: async (req) => {
+        const type = (req.body as { resourceType?: unknown } | null | undefined)?.resourceType;
+        if (typeof type !== "string" || type === "Bundle") return;
+        const one = /^[A-Z][A-Za-z]{0,63}$/.test(type) ? `one ${type}` : "a single resource";
+        const message = `must be "Bundle": POST /v1/fhir takes a batch, transaction or collection Bundle; send ${one} to POST /v1/fhir/resource with its patient_id, or wrap it in a Bundle`;
+        throw new AppError("validation", `request validation failed: resourceType ${message}`, [fieldIssue(["body", "resourceType"], message, type)]);
       },
     },
     async (req, reply) => {
