@@ -84,7 +84,7 @@ export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app,
       await server.connect(transport);
       const answer = await Promise.race([transport.handleRequest(webRequest(req), { parsedBody: req.body }), gone]);
       if (answer === undefined) return reply.hijack();
-      if (answer.status >= 400) throw await refusal(answer);
+      if (answer.status >= 400) throw await refusal(answer, req.body);
       reply.code(answer.status);
       if (answer.status === 202) return reply.send();
       return reply.header("content-type", answer.headers.get("content-type") ?? "application/json").send(await answer.text());
@@ -119,19 +119,41 @@ function webRequest(req: FastifyRequest): Request {
  * A refusal of the transport (a JSON-RPC error with id null and an HTTP error status) as
  * the AppError of that status, carrying the JSON-RPC code in its detail.
  */
-async function refusal(answer: Response): Promise<AppError> {
+async function refusal(answer: Response, body: unknown): Promise<AppError> {
   let rpc: { code?: unknown; message?: unknown } = {};
   try {
     rpc = ((await answer.json()) as { error?: typeof rpc }).error ?? {};
   } catch {
     // Not JSON: the status says enough.
   }
+  if (rpc.code === ErrorCode.ParseError) {
+    // The body parsed (malformed JSON is the app's 400 before this): it is JSON, but no
+    // JSON-RPC message, which JSON-RPC 2.0 calls an Invalid Request; the transport's
+    // "Parse error: Invalid JSON-RPC message" names neither that nor a fix.
+    const said = `Invalid Request: ${whyNotJsonRpc(body)}`;
+    return new AppError("bad_request", `${said}: ${SEND}`, [{ type: "jsonrpc_error", message: said, jsonrpc_code: ErrorCode.InvalidRequest }]);
+  }
   const said = typeof rpc.message === "string" ? rpc.message : `the MCP transport refused the request (HTTP ${answer.status})`;
   const jsonrpcCode = typeof rpc.code === "number" ? rpc.code : undefined;
-  // "Invalid JSON-RPC message" names no fix; the transport's other refusals do.
-  return new AppError(codeOf(answer.status), jsonrpcCode === ErrorCode.ParseError ? `${said}: ${SEND}` : said, [
-    { type: "jsonrpc_error", message: said, ...(jsonrpcCode !== undefined ? { jsonrpc_code: jsonrpcCode } : {}) },
-  ]);
+  return new AppError(codeOf(answer.status), said, [{ type: "jsonrpc_error", message: said, ...(jsonrpcCode !== undefined ? { jsonrpc_code: jsonrpcCode } : {}) }]);
+}
+
+/** What makes a parsed body no JSON-RPC 2.0 message (or batch of them), in a client's terms. */
+function whyNotJsonRpc(body: unknown, at = "the body"): string {
+  if (Array.isArray(body)) {
+    const bad = body.findIndex((m) => messageProblem(m) !== undefined);
+    return bad < 0 ? `${at} is not a batch of JSON-RPC messages` : whyNotJsonRpc(body[bad], `item ${bad} of the batch`);
+  }
+  return `${at} ${messageProblem(body) ?? "is not a JSON-RPC message"}`;
+}
+
+function messageProblem(m: unknown): string | undefined {
+  if (m === null || typeof m !== "object" || Array.isArray(m)) return `is ${m === null ? "null" : Array.isArray(m) ? "an array" : `a ${typeof m}`}, not a JSON-RPC message object`;
+  const { jsonrpc, method } = m as { jsonrpc?: unknown; method?: unknown };
+  if (jsonrpc !== "2.0") return `needs "jsonrpc": "2.0"`;
+  if (method === undefined && !("result" in m) && !("error" in m)) return `needs "method" (a request or notification) or "result" or "error" (a response)`;
+  if (method !== undefined && typeof method !== "string") return `has a "method" that is not a string`;
+  return undefined;
 }
 
 /** The catalogue entry of an HTTP status (the first one, e.g. 400 bad_request); else a client or server error. */

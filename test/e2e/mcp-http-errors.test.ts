@@ -53,9 +53,14 @@ describe("POST /mcp refused at the HTTP level", () => {
       expect(json, body.slice(0, 40)).toMatchObject(specBody(400));
       expect(json.jsonrpc).toBeUndefined();
     }
-    const notRpc = await (await post({ accept: ACCEPT, "content-type": "application/json" }, "42")).json();
-    expect(notRpc.message).toContain('"jsonrpc":"2.0"');
-    expect(notRpc.details).toEqual([expect.objectContaining({ type: "jsonrpc_error", jsonrpc_code: -32700 })]);
+    // JSON, but no JSON-RPC message: an Invalid Request (-32600), saying what it lacks.
+    const notRpc = async (body: string) => (await post({ accept: ACCEPT, "content-type": "application/json" }, body)).json();
+    const fortyTwo = await notRpc("42");
+    expect(fortyTwo.message).toContain('"jsonrpc":"2.0"');
+    expect(fortyTwo.details).toEqual([{ type: "jsonrpc_error", message: "Invalid Request: the body is a number, not a JSON-RPC message object", jsonrpc_code: -32600 }]);
+    expect((await notRpc('{"id":1,"method":"ping"}')).details[0].message).toBe('Invalid Request: the body needs "jsonrpc": "2.0"');
+    expect((await notRpc('{"jsonrpc":"2.0","id":1}')).details[0].message).toBe('Invalid Request: the body needs "method" (a request or notification) or "result" or "error" (a response)');
+    expect((await notRpc('[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":5}]')).details[0].message).toBe('Invalid Request: item 1 of the batch has a "method" that is not a string');
   });
 
   it("answers an unsupported MCP-Protocol-Version header with 400 and the spec's body naming the supported ones", async () => {
