@@ -1,4 +1,4 @@
-import { RequestError, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import { headers, NoRespondersError, RequestError, TimeoutError, type Msg, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import type { ClickHouseClient } from "@clickhouse/client";
 
 /**
@@ -7,8 +7,15 @@ import type { ClickHouseClient } from "@clickhouse/client";
  */
 export const clickhouseRpcSubjects = (ns: string) => ({ ping: `${ns}.engine.clickhouse.ping`, query: `${ns}.engine.clickhouse.query` });
 
-/** A NATS message is at most ~1 MB here; bigger results are refused with a clear error. */
-const MAX_REPLY_BYTES = 900 * 1024;
+/**
+ * A NATS message is at most the server's max_payload (1 MB by default), so an answer
+ * past a part's size crosses as several messages, in order, on the asker's inbox.
+ */
+const PART_BYTES = 512 * 1024;
+/** Largest answer sent at all, in bytes of JSON: 1,000 rows of 32 KB; past it, a clear error. */
+const MAX_REPLY_BYTES = 32 * 1024 * 1024;
+/** On a request: the asker reads an answer in parts. On each part: `i/n`. */
+const PARTS_HEADER = "Pss-Parts";
 
 export interface QueryRequest {
   sql: string;
@@ -49,6 +56,30 @@ async function request(nc: NatsConnection, subject: string, data: string | undef
   }
 }
 
+/**
+ * A request whose answer may come in parts (each `i/n` in PARTS_HEADER; an answer without
+ * it is whole), joined. Its own inbox keeps the parts in the order they were sent.
+ */
+async function requestParts(nc: NatsConnection, subject: string, data: string, timeoutMs: number): Promise<string> {
+  const h = headers();
+  h.set(PARTS_HEADER, "1");
+  const parts: Uint8Array[] = [];
+  let count = 1;
+  try {
+    const replies = await nc.requestMany(subject, data, { strategy: "timer", maxWait: timeoutMs, noMux: true, headers: h });
+    for await (const m of replies) {
+      parts.push(m.data);
+      count = Number(m.headers?.get(PARTS_HEADER).split("/")[1] || 1);
+      if (parts.length >= count) break;
+    }
+  } catch (err) {
+    if (err instanceof NoRespondersError || (err instanceof RequestError && err.isNoResponders())) throw new ClickHouseOwnerAbsentError({ cause: err });
+    throw err;
+  }
+  if (parts.length < count || parts.length === 0) throw new TimeoutError();
+  return Buffer.concat(parts).toString("utf8");
+}
+
 export async function runQuery(client: ClickHouseClient, q: QueryRequest): Promise<Record<string, unknown>[]> {
   try {
     if (q.command) {
@@ -82,15 +113,25 @@ export function serveClickHouseRpc(nc: NatsConnection, ns: string, client: Click
       // reader, so one message that is not JSON would silence this process's NATS for good.
       Promise.resolve()
         .then(() => runQuery(client, msg.json<QueryRequest>()))
-        .then((rows) => {
-          const body = JSON.stringify({ ok: true, rows });
-          if (body.length > MAX_REPLY_BYTES) msg.respond(JSON.stringify({ ok: false, error: "result too large: lower the limit or select fewer fields", code: "RESULT_TOO_LARGE" }));
-          else msg.respond(body);
-        })
+        .then((rows) => answer(nc, msg, Buffer.from(JSON.stringify({ ok: true, rows }))))
         .catch((err: ClickHouseQueryError) => msg.respond(JSON.stringify({ ok: false, error: err.message, code: err.code })));
     },
   });
   return [ping, query];
+}
+
+const TOO_LARGE = JSON.stringify({ ok: false, error: "result too large: lower the limit or select fewer fields", code: "RESULT_TOO_LARGE" });
+
+/** Sends `body` to the asker: whole when it fits one part, else in parts when the asker reads them. */
+function answer(nc: NatsConnection, msg: Msg, body: Buffer): void {
+  if (body.length <= PART_BYTES) return void msg.respond(body);
+  if (body.length > MAX_REPLY_BYTES || !msg.headers?.has(PARTS_HEADER) || !msg.reply) return void msg.respond(TOO_LARGE);
+  const count = Math.ceil(body.length / PART_BYTES);
+  for (let i = 0; i < count; i++) {
+    const h = headers();
+    h.set(PARTS_HEADER, `${i + 1}/${count}`);
+    nc.publish(msg.reply, body.subarray(i * PART_BYTES, (i + 1) * PART_BYTES), { headers: h });
+  }
 }
 
 export async function pingClickHouseRpc(nc: NatsConnection, ns: string): Promise<void> {
@@ -100,8 +141,8 @@ export async function pingClickHouseRpc(nc: NatsConnection, ns: string): Promise
 }
 
 export async function queryClickHouseRpc(nc: NatsConnection, ns: string, q: QueryRequest, timeoutMs: number): Promise<Record<string, unknown>[]> {
-  const r = await request(nc, clickhouseRpcSubjects(ns).query, JSON.stringify(q), timeoutMs);
-  const body = r.json<{ ok: true; rows: Record<string, unknown>[] } | { ok: false; error?: string; code?: string }>();
+  const text = await requestParts(nc, clickhouseRpcSubjects(ns).query, JSON.stringify(q), timeoutMs);
+  const body = JSON.parse(text) as { ok: true; rows: Record<string, unknown>[] } | { ok: false; error?: string; code?: string };
   if (!body.ok) throw new ClickHouseQueryError(body.error ?? "query failed", body.code);
   return body.rows;
 }
