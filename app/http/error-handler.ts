@@ -58,6 +58,31 @@ function oneOfConstants(issues: AjvIssue[]): AjvIssue[] {
   return out;
 }
 
+/** Issues that only say a value is not of one union branch's type. */
+const WRONG_BRANCH = new Set(["type", "anyOf"]);
+
+/**
+ * A union fails in ajv with an issue per branch. When the value is of one branch's type
+ * (an array of 1,001 values where a string, a number or an array of at most 1,000 is
+ * taken), what that branch says is the problem; "must be string" and "must be number"
+ * from the others only hide it. Without such a branch every issue stays.
+ */
+function branchThatFits(issues: AjvIssue[]): AjvIssue[] {
+  const unions = new Set<string>();
+  for (const v of issues) if (v.keyword === "anyOf") unions.add(v.instancePath);
+  if (unions.size === 0) return issues;
+  const fitted = new Set<string>();
+  for (const v of issues) {
+    if (unions.has(v.instancePath) && !WRONG_BRANCH.has(v.keyword)) fitted.add(v.instancePath);
+    // A deeper issue: a branch took the value's type and failed inside it.
+    for (let at = v.instancePath.lastIndexOf("/"); at > 0; at = v.instancePath.lastIndexOf("/", at - 1)) {
+      const outer = v.instancePath.slice(0, at);
+      if (unions.has(outer)) fitted.add(outer);
+    }
+  }
+  return fitted.size === 0 ? issues : issues.filter((v) => !(fitted.has(v.instancePath) && WRONG_BRANCH.has(v.keyword)));
+}
+
 /**
  * Fastify's schema failures (ajv) as the spec's located validation items. Only the items
  * the error body lists are located and echoed; the last says how many were left out.
@@ -68,7 +93,7 @@ function schemaDetails(req: FastifyRequest, err: FastifyError): ErrorDetail[] {
   const where = context === "querystring" ? "query" : context === "params" ? "path" : context;
   const all = (err.validation ?? []) as AjvIssue[];
   const firstOnly = all.some((v) => v.keyword === FIRST_PROBLEM_ONLY);
-  const issues = oneOfConstants(firstOnly ? all.filter((v) => v.keyword !== FIRST_PROBLEM_ONLY) : all);
+  const issues = branchThatFits(oneOfConstants(firstOnly ? all.filter((v) => v.keyword !== FIRST_PROBLEM_ONLY) : all));
   const shown = issues.length > MAX_ERROR_DETAILS ? issues.slice(0, MAX_ERROR_DETAILS - 1) : issues;
   const details = shown.map((v) => {
     const parts = pathParts(v.instancePath);

@@ -12,6 +12,8 @@ async function app() {
   installErrorHandler(a);
   a.setValidatorCompiler(createValidatorCompiler([]));
   a.post("/typed", { schema: { body: Type.Object({ name: Type.String(), age: Type.Integer({ minimum: 0 }) }) } }, async () => ({ ok: true }));
+  const union = Type.Union([Type.String(), Type.Number(), Type.Array(Type.String(), { maxItems: 3 }), Type.Object({ id: Type.String() }, { additionalProperties: false })]);
+  a.post("/union", { schema: { body: Type.Object({ value: union }) } }, async () => ({ ok: true }));
   a.get("/throw/:code", async (req) => {
     const code = (req.params as { code: keyof typeof ERROR_CATALOGUE }).code;
     throw new AppError(code, `failure ${code}`, [{ type: "x", message: "y" }]);
@@ -47,6 +49,15 @@ describe("the error handler", () => {
     const r = await a.inject({ method: "GET", url: `/throw/${code}` });
     expect(r.statusCode).toBe(status);
     expect(r.json()).toEqual({ ...bodyShape(status, error_type), message: `failure ${code}`, details: [{ type: "x", message: "y" }] });
+  });
+
+  it("reports, for a union, what the branch of the value's type says, and every branch when none is of its type", async () => {
+    const a = await app();
+    const details = async (value: unknown) => (await a.inject({ method: "POST", url: "/union", payload: { value } })).json().details.map((d: { field: string; message: string }) => `${d.field} ${d.message}`);
+    expect(await details(["a", "b", "c", "d"])).toEqual(["value must NOT have more than 3 items"]);
+    expect(await details(["a", 2])).toEqual(["value.1 must be string"]);
+    expect(await details({ id: 1 })).toEqual(["value.id must be string"]);
+    expect(await details(true)).toEqual(["value must be string", "value must be number", "value must be array", "value must be object", "value must match a schema in anyOf"]);
   });
 
   it("turns schema failures into 422 with field, location and input_value", async () => {
