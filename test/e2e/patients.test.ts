@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TimeoutError } from "@nats-io/nats-core";
 import { startStack, type TestStack } from "../support/stack.js";
 
 let t: TestStack;
@@ -182,6 +183,26 @@ describe("patients", () => {
     ]);
     // Said in the catalog's words, at the field: not the validator's "Expected union value".
     expect(b.errors[2].message).toMatch(/^patients\[3\]\.first_name: must be (a )?string or null$/);
+  });
+
+  it("reports a patient storage did not take as that patient's storage_error, keeping the others created; 503 only when none was", async () => {
+    const patients = t.services.patients;
+    const create = patients.create.bind(patients);
+    // KV not answering for the patients named "Lost" (as a NATS time-out mid-batch would).
+    patients.create = async (p) => {
+      if (p.first_name === "Lost") throw new TimeoutError();
+      return create(p);
+    };
+    try {
+      const some = await post("/v1/patients/batch", { patients: [{ first_name: "Kept" }, { first_name: "Lost" }, { first_name: "Kept" }] });
+      expect(some.statusCode).toBe(200);
+      expect(some.json().items.map((i: { index: number }) => i.index)).toEqual([0, 2]);
+      expect(some.json().errors).toEqual([{ index: 1, code: "storage_error", message: expect.stringContaining("send it again") }]);
+      const none = await post("/v1/patients/batch", { patients: [{ first_name: "Lost" }] });
+      expect(none.statusCode).toBe(503);
+    } finally {
+      patients.create = create;
+    }
   });
 
   it("adds and removes external identifiers, skipping what needs no change", async () => {

@@ -5,6 +5,7 @@ import { assertPatientFields, canonicalTimeZone, matchesIdentifier, newPatient, 
 import type { Patient } from "../../../../src/control/patients.js";
 import type { Services } from "../../../services.js";
 import { responses } from "../../schemas.js";
+import { backendUnavailable } from "../../backend-unavailable.js";
 import { PatientCreateSchema, PatientIdParams, PatientSchema, PatientUpdateSchema, UPDATABLE_FIELDS, patientSchemaProblem } from "../../../../src/control/patient-schemas.js";
 import { patientMaintenanceRoutes } from "./maintenance.js";
 
@@ -108,6 +109,7 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     async (req) => {
       const items: { index: number; id: string }[] = [];
       const errors: { index: number; code: string; message: string }[] = [];
+      const unstored: unknown[] = [];
       const now = new Date().toISOString();
       await Promise.all(
         req.body.patients.map(async (raw, index) => {
@@ -117,11 +119,17 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
             await s.patients.create(p);
             items.push({ index, id: p.id });
           } catch (err) {
-            if (!(err instanceof AppError)) throw err;
-            errors.push({ index, code: err.code === "conflict" ? "conflict" : "validation_error", message: err.message });
+            if (err instanceof AppError) return void errors.push({ index, code: err.code === "conflict" ? "conflict" : "validation_error", message: err.message });
+            // The others may be created: a 503 for the whole would have them created again on a retry.
+            const down = backendUnavailable(err);
+            if (down === undefined) throw err;
+            unstored.push(err);
+            errors.push({ index, code: "storage_error", message: `${down} did not answer: this patient may or may not be created; send it again after looking it up by its external identifiers (a patient without any would be created twice)` });
           }
         }),
       );
+      // Nothing created: the usual 503, which says to retry.
+      if (unstored.length > 0 && items.length === 0 && unstored.length === errors.length) throw unstored[0];
       items.sort((a, b) => a.index - b.index);
       errors.sort((a, b) => a.index - b.index);
       return { count: items.length, items, errors };
