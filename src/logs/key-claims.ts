@@ -2,7 +2,8 @@ import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { TopologyNames } from "../../infra/nats/topology.js";
 import type { LogRecord } from "../../readmodels/log-record.js";
 import type { ValidLogInput } from "./envelope.js";
-import type { Claim, ClaimResult, IdempotencyLedger } from "./idempotency-ledger.js";
+import type { IdempotencyLedger } from "./idempotency-ledger.js";
+import type { Claim, ClaimResult } from "./ledger-codec.js";
 import type { BatchAnswer, WriteScope } from "./log-writer.js";
 import { PatientLog } from "./patient-log.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyLedger, decodeLedger, type Claim } from "../../src/logs/idempotency-ledger.js";
+import { applyLedger, decodeLedger, type Claim } from "../../src/logs/ledger-codec.js";
 
 const claim = (log_id: string, claimed_at = 1_700_000_000_000): Claim => ({ log_id, patient_id: "pat_1", claimed_at });
 
