@@ -1,11 +1,11 @@
-import { createHash } from "node:crypto";
 import type { Redis } from "./connection.js";
+import { asBulkArguments, SAVE_SCRIPTS } from "./state-save-scripts.js";
 import type { PatientState, ModuleChange } from "../../readmodels/patient-state.js";
 import { MODELS, MODULE_VERSIONS } from "../../readmodels/registry.js";
 import { EVENT_MODULES, STABLE_MODULES, type ModuleKey } from "../../readmodels/module.js";
 
 /**
- * Version of how this file lays a patient out in Redis: the state hash's fields, the
+ * Version of how this store (with its save scripts) lays a patient out in Redis: the state hash's fields, the
  * meta's keys, the audit's members, a cached view's record. Bump it with any change to
  * them, and a state saved in another layout is rebuilt from the log like one made by
  * other reducers: no reader has to understand a layout but the current one.
@@ -74,49 +74,6 @@ type Meta = Omit<StoredPatientState, "state"> & { patient_id: string; timezone: 
 const MODULE_FIELD = "m:";
 /** The applied sequence again, as a plain field: what the save scripts compare. */
 const SEQ_FIELD = "seq";
-
-/**
- * A save of the changed modules only, applied only while the hash still holds the state
- * this one was folded from (its `seq` field is the applied sequence the caller loaded),
- * and its audit when it had one: Redis may have lost the patient or its audit (a restart
- * without persistence, an eviction) since the actor loaded it, or another member working
- * the same partition (a lapsed lease) saved a newer state; the changed modules alone would
- * then stand for the whole. Atomic, so no reader sees a half-written state.
- * KEYS: state hash, events. ARGV: n, the base sequence, n hash field/value args (the meta,
- * the sequence and modules), the score up to which old audit members go ('' keeps them
- * all), '1' when the state had audit rows before this save, then score/member pairs of the
- * new audit members (see auditMembers). Returns 0 when nothing was written.
- */
-const SAVE_CHANGED = `
-if redis.call('HGET', KEYS[1], 'seq') ~= ARGV[2] then return 0 end
-local n = tonumber(ARGV[1])
-if ARGV[n + 4] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 3, n + 2))
-if #ARGV > n + 4 then redis.call('ZADD', KEYS[2], unpack(ARGV, n + 5, #ARGV)) end
-if ARGV[n + 3] ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[n + 3]) end
-return 1
-`;
-/**
- * A whole state (a patient's first save, a rebuild), replacing what was there, views
- * included, unless Redis holds a state folded further (a higher `seq`): two members
- * briefly working one partition each rebuild from the stream, and the one that read more
- * of it wins, so the state never goes back. Same ARGV as SAVE_CHANGED; ARGV[2] is the new
- * state's sequence. KEYS: state hash, events, views.
- */
-const SAVE_ALL = `
-local held = redis.call('HGET', KEYS[1], 'seq')
-if held and tonumber(held) > tonumber(ARGV[2]) then return 0 end
-local n = tonumber(ARGV[1])
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-redis.call('HSET', KEYS[1], unpack(ARGV, 3, n + 2))
-if #ARGV > n + 4 then redis.call('ZADD', KEYS[2], unpack(ARGV, n + 5, #ARGV)) end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[n + 3])
-return 1
-`;
-const SCRIPTS = { changed: { text: SAVE_CHANGED, sha: sha1(SAVE_CHANGED) }, all: { text: SAVE_ALL, sha: sha1(SAVE_ALL) } };
-function sha1(text: string): string {
-  return createHash("sha1").update(text).digest("hex");
-}
 
 /**
  * Most audit rows one stored member holds. A save stores its rows as few members (a JSON
@@ -250,8 +207,8 @@ export class PatientStateStore {
     args.push(trim ? trimScore(s.events_total) : "");
     args.push(first > 1 ? "1" : "0");
     auditMembers(events, first, args);
-    if (changed !== undefined) return this.runSave(SCRIPTS.changed, [k.state, k.events], args);
-    return this.runSave(SCRIPTS.all, [k.state, k.events, k.views], args);
+    if (changed !== undefined) return this.runSave(SAVE_SCRIPTS.changed, [k.state, k.events], args);
+    return this.runSave(SAVE_SCRIPTS.all, [k.state, k.events, k.views], args);
   }
 
   private async runSave(script: { text: string; sha: string }, keys: string[], texts: string[]): Promise<boolean> {
@@ -334,47 +291,11 @@ export class PatientStateStore {
   }
 }
 
-const CLOCKS_TAIL = ',"clocks":';
-const UPDATED_AT = ',"updated_at":';
-
-/**
- * A stored module entry as a read answers it (`{module_type, payload, created_at,
- * updated_at}`), cut from its text without parsing it: the fold builds every entry with
- * `clocks` last (evolvePatient), and an unescaped `,"clocks":` can only be a key, so the
- * last one is the entry's own. Parsing a module and serializing it again was most of a
- * read's allocation, and the collections it caused were the read tail. Text of any other
- * shape is parsed instead.
- */
-export function moduleReadJson(raw: string): string {
-  const cut = raw.lastIndexOf(CLOCKS_TAIL);
-  // The fold's layout: clocks right after updated_at, whose value is a timestamp or null.
-  const updated = cut > 0 ? raw.lastIndexOf(UPDATED_AT, cut) : -1;
-  if (updated > 0 && raw.startsWith('{"module_type":') && raw.endsWith("}") && !/[{[]/.test(raw.slice(updated, cut))) return raw.slice(0, cut) + "}";
-  const { module_type, payload, created_at, updated_at } = JSON.parse(raw) as Record<string, unknown>;
-  return JSON.stringify({ module_type, payload, created_at, updated_at });
-}
-
 /** The modules whose entry differs (by reference: the fold is immutable) between two states. */
 export function changedModules(before: PatientState, after: PatientState): ModuleKey[] {
   const out: ModuleKey[] = [];
   for (const k of STABLE_MODULES) if (before.stable[k] !== after.stable[k]) out.push(k);
   for (const k of EVENT_MODULES) if (before.event[k] !== after.event[k]) out.push(k);
-  return out;
-}
-
-/** Arguments at least this long go to Redis as bytes (see asBulkArguments). */
-const AS_BYTES_FROM = 1024;
-
-/**
- * A command's long arguments (a save's modules) as Buffers. node-redis joins a command's
- * string arguments into one string, copied on the JavaScript heap before it is written;
- * a Buffer is written as it is, and Buffer.from encodes a flat string straight into
- * memory outside the heap. 8-10% less CPU per save of a hundred logs
- * (bench/save-args.ts); shorter arguments (audit rows) cost more as Buffers than they save.
- */
-function asBulkArguments(texts: string[]): (string | Buffer)[] {
-  const out = new Array<string | Buffer>(texts.length);
-  for (let i = 0; i < texts.length; i++) out[i] = texts[i]!.length >= AS_BYTES_FROM ? Buffer.from(texts[i]!) : texts[i]!;
   return out;
 }
 

@@ -1,5 +1,6 @@
 import { emptyStored } from "./apply-logs.js";
-import { MODEL_FINGERPRINT, moduleReadJson, type PatientStateStore, type StoredPatientState } from "../../infra/redis/state-store.js";
+import { MODEL_FINGERPRINT, type PatientStateStore, type StoredPatientState } from "../../infra/redis/state-store.js";
+import { moduleReadJson } from "../../infra/redis/module-read-json.js";
 import { AppError, notFound } from "../errors.js";
 import type { Patient, PatientStore } from "../control/patients.js";
 import type { Principal } from "../auth/scopes.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { moduleReadJson } from "../../../infra/redis/state-store.js";
+import { moduleReadJson } from "../../../infra/redis/module-read-json.js";
 import { LOG_TYPES } from "../../../catalog/log-types.js";
 import { toModuleRead } from "../../../readmodels/patient-state.js";
 import { given, log } from "../readmodels/given.js";
