@@ -165,6 +165,10 @@ describe("MCP bad arguments and domain failures", () => {
     const bad = await call("get_logs", { patient_id: pid, since: "yesterday" });
     expect(bad).toMatchObject({ isError: true, text: expect.stringContaining("2026-07-01T09:30Z") });
     expect((await call("get_logs", { patient_id: pid, until: "2026-02-30" })).text).toContain("real calendar date");
+    // A real day without its offset is told the form only, not that its day does not exist.
+    const zoneless = (await call("get_event_state_module", { patient_id: pid, module_type: "symptoms", as_of: "2026-11-24T12:00:00" })).text;
+    expect(zoneless).toContain("with a UTC offset");
+    expect(zoneless).not.toContain("real calendar date");
     // The schema says which forms it takes.
     const { tools } = await client.listTools();
     const since = (tools.find((x) => x.name === "get_logs")!.inputSchema.properties as Record<string, { description: string; pattern?: string }>).since!;

@@ -11,7 +11,8 @@ const TIME_FORMS = "a date (2026-07-01: UTC midnight) or a date-time with a UTC 
 /** A time bound in the forms REST's since/until take, answered as the UTC instant (2026-07-01T00:00:00.000Z). */
 const requiredInstant = (description: string) =>
   z.string().regex(ISO_INSTANT, `must be ${TIME_FORMS}`)
-    .refine((v) => isoMs(v) !== undefined, `must be a real calendar date: ${TIME_FORMS}`)
+    // Only a value of the right form is told its day does not exist (zod runs both checks).
+    .refine((v) => !ISO_INSTANT.test(v) || isoMs(v) !== undefined, `must be a real calendar date: ${TIME_FORMS}`)
     .transform((v) => new Date(isoMs(v)!).toISOString())
     .describe(`${description} Accepts ${TIME_FORMS}.`);
 
