@@ -83,6 +83,8 @@ Example:
     const logs = parseLogs(await readSource(file, io), file === "-" ? "stdin" : file);
     const size = int(values["batch-size"], "batch-size") ?? 1000;
     if (size < 1) throw new UsageError("--batch-size must be at least 1");
+    // Nothing to send, so the service (and the credential) is never asked: say so.
+    if (logs.length === 0) io.err(`${file === "-" ? "stdin" : file} holds no logs: nothing was sent\n`);
     const c = await client();
     const total: BatchAnswer = { accepted: 0, failed: 0, duplicates: 0, errors: [], results: [] };
     for (let at = 0; at < logs.length; at += size) {

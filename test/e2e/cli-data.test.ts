@@ -93,6 +93,11 @@ describe("pss command-line tool", () => {
     expect(JSON.parse(mixed.stdout)).toMatchObject({ accepted: 1, failed: 1, errors: [{ index: 1, code: "validation_error" }] });
   });
 
+  it("logs send: an input without logs says nothing was sent (so a wrong key is not vouched for)", async () => {
+    const r = await cli(["logs", "send", "-"], { input: "[]" });
+    expect(r).toMatchObject({ code: 0, stdout: "accepted 0, duplicates 0, failed 0\n", stderr: "stdin holds no logs: nothing was sent\n" });
+  });
+
   it("logs send --batch-size: each error's index, message and details name its place in the whole file", async () => {
     const own = (await pss.patients.create()).id;
     const jsonl = [{ log_type: "user_login", patient_id: own, timestamp: "2026-07-06T08:00:00Z", payload: {} }, symptom(own, 7, 42)].map((l) => JSON.stringify(l)).join("\n");
