@@ -1,6 +1,6 @@
 /** engagement_snapshot: the week's app activity and feature use, conversations and memories. */
 import type { Conversation } from "../modules/conversations/index.js";
-import type { EngagementEvent } from "../modules/engagement/index.js";
+import { featureKey, type EngagementEvent } from "../modules/engagement/index.js";
 import { cmpTime } from "../lib/time.js";
 import type { PatientState } from "../patient-state.js";
 import { block, clean, cmp, day, doc, entry, fmt, inWeek, parts, words } from "./lib.js";
@@ -46,18 +46,28 @@ function activityBlock(state: PatientState, w: Window): ViewBlock[] {
     { ...data, partial });
 }
 
+/** The week's feature_usage events, one group per feature as the module counts them (by featureKey). */
+function weekFeatures(recent: readonly EngagementEvent[], w: Window): Map<string | null, EngagementEvent[]> {
+  const groups = new Map<string | null, EngagementEvent[]>();
+  for (const e of recent) {
+    if (e.log_type !== "feature_usage" || !inWeek(w, e.timestamp)) continue;
+    const key = e.subject === null ? null : featureKey(e.subject);
+    groups.set(key, [...(groups.get(key) ?? []), e]);
+  }
+  return groups;
+}
+
 function featureBlock(state: PatientState, w: Window): ViewBlock[] {
   const d = doc(state, "engagement");
-  const wk = (d?.recent ?? []).filter((e) => e.log_type === "feature_usage" && inWeek(w, e.timestamp));
-  const names = [...new Set(wk.map((e) => e.subject ?? "unnamed"))].sort();
-  const rows = names.map((name) => {
-    const es = wk.filter((e) => (e.subject ?? "unnamed") === name);
-    const all = d?.features.find((f) => f.feature_name === name);
+  const rows = [...weekFeatures(d?.recent ?? [], w)].map(([key, es]) => {
+    const all = key === null ? undefined : d?.features.find((f) => featureKey(f.feature_name) === key);
+    const last = es[es.length - 1]!;
     return {
-      feature_name: name, uses_this_week: es.length, last_used_at: es[es.length - 1]!.timestamp,
+      // Named as the module names it (its latest use's spelling); a use without a name is "unnamed".
+      feature_name: all?.feature_name ?? last.subject ?? "unnamed", uses_this_week: es.length, last_used_at: last.timestamp,
       total_uses: all?.uses ?? null, total_dwell_seconds: all?.total_dwell_seconds ?? null, log_ids: es.map((e) => e.log_id),
     };
-  });
+  }).sort((a, b) => cmp(featureKey(a.feature_name), featureKey(b.feature_name)));
   const lines = rows.map((r) => {
     const dwell = r.total_dwell_seconds ? `, ${fmt(r.total_dwell_seconds / 60, 0)} min` : "";
     const total = r.total_uses !== null ? ` (all time: ${r.total_uses} uses${dwell})` : "";

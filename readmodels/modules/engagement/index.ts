@@ -67,13 +67,18 @@ function describe(log: TypedLog<EngagementType>): { action: string | undefined; 
   }
 }
 
-/** The features with one more use of the one the log names. */
+/**
+ * What makes two feature names one feature: "chat" and " Chat " are one, whatever their
+ * case or spacing. The views group a feature's uses by it too, so they count as this does.
+ */
+export const featureKey = (name: string): string => normName(name);
+
+/** The features with one more use of the one the log names; it is named as its latest use spelled it. */
 function useFeature(features: FeatureUse[], log: LogOf<"feature_usage">): FeatureUse[] {
   const feature = text(log.payload.feature_name);
   if (feature === undefined) return features;
-  // "chat" and "Chat" are one feature; it is named as its latest use spelled it.
-  const key = normName(feature);
-  const at = features.findIndex((f) => normName(f.feature_name) === key);
+  const key = featureKey(feature);
+  const at = features.findIndex((f) => featureKey(f.feature_name) === key);
   const f = at >= 0 ? features[at]! : { feature_name: feature, uses: 0, total_dwell_seconds: 0, last_used_at: log.timestamp };
   return replaceAt(features, at, {
     ...f, feature_name: cmpTime(log.timestamp, f.last_used_at) >= 0 ? feature : f.feature_name,

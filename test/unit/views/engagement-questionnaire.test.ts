@@ -28,6 +28,17 @@ describe("engagement_snapshot", () => {
     expect(blockOf(v, "feature_usage")).toMatchObject({ refs: [f.diary.id], text: "- **diary**: 1 use, last 2025-03-19 (all time: 2 uses, 12 min)" });
   });
 
+  it("gives one line per feature whatever its case or spacing, counted and named as the module counts it", () => {
+    const title = log("feature_usage", "2026-11-24T12:00:00.000Z", { feature_name: "Symptom Tracker", dwell_time_seconds: 30 });
+    const lower = log("feature_usage", "2026-11-25T12:00:00.000Z", { feature_name: "symptom  tracker", dwell_time_seconds: 40 });
+    const b = blockOf(renderView("engagement_snapshot", given([title, lower])), "feature_usage");
+    expect(b.text).toBe("- **symptom tracker**: 2 uses, last 2026-11-25 (all time: 2 uses, 1 min)");
+    expect(b.data).toEqual([{
+      feature_name: "symptom  tracker", uses_this_week: 2, last_used_at: lower.timestamp, total_uses: 2, total_dwell_seconds: 70,
+    }]);
+    expect(b.refs).toEqual([title.id, lower.id]);
+  });
+
   it("summarises conversations and lists memories newest first", () => {
     const c = blockOf(v, "conversations");
     expect(c.text).toBe("- 2025-03-12 **chat** (c1): ended, 2 turns, 5 min, flagged: fatigue");
