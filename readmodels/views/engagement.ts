@@ -3,7 +3,7 @@ import type { Conversation } from "../modules/conversations/index.js";
 import { featureKey, type EngagementEvent } from "../modules/engagement/index.js";
 import { cmpTime } from "../lib/time.js";
 import type { PatientState } from "../patient-state.js";
-import { block, clean, cmp, day, doc, entry, fmt, inWeek, parts, words } from "./lib.js";
+import { block, clean, cmp, day, doc, entry, fmt, inWeek, parts, plural, words } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 /** The engagement module keeps the latest 50 events: a busier week is only partly seen. */
@@ -70,15 +70,15 @@ function featureBlock(state: PatientState, w: Window): ViewBlock[] {
   }).sort((a, b) => cmp(featureKey(a.feature_name), featureKey(b.feature_name)));
   const lines = rows.map((r) => {
     const dwell = r.total_dwell_seconds ? `, ${fmt(r.total_dwell_seconds / 60, 0)} min` : "";
-    const total = r.total_uses !== null ? ` (all time: ${r.total_uses} uses${dwell})` : "";
-    return `**${clean(r.feature_name, 60)}**: ${r.uses_this_week} use${r.uses_this_week === 1 ? "" : "s"}, last ${day(r.last_used_at, w.tz)}${total}`;
+    const total = r.total_uses !== null ? ` (all time: ${plural(r.total_uses, "use")}${dwell})` : "";
+    return `**${clean(r.feature_name, 60)}**: ${plural(r.uses_this_week, "use")}, last ${day(r.last_used_at, w.tz)}${total}`;
   });
   return block("feature_usage", "Feature usage (last 7 days)", "week", lines, rows.flatMap((r) => r.log_ids), rows.map(({ log_ids: _l, ...r }) => r));
 }
 
 function conversationLine(c: Conversation, w: Window): string {
   const ps = parts(
-    c.status, `${c.turn_count} turn${c.turn_count === 1 ? "" : "s"}`,
+    c.status, plural(c.turn_count, "turn"),
     c.duration_seconds !== null && `${fmt(c.duration_seconds / 60, 0)} min`,
     c.flagged && `flagged${c.flag_reason ? `: ${clean(c.flag_reason, 80)}` : ""}`,
   );

@@ -134,6 +134,11 @@ export function clean(s: unknown, max = 200): string {
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
 
+/** A count and its noun, plural unless 1: "1 use", "2 uses". */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
 /** snake_case to words: "active_treatment" → "active treatment". */
 export function words(s: string | null | undefined): string {
   return s === null || s === undefined ? "?" : clean(s.replace(/_/g, " "));

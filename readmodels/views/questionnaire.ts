@@ -3,11 +3,10 @@ import type { Instrument, ItemResponse, ScoreChange, ScoreEntry } from "../modul
 import { scalarText } from "../../catalog/json-shape.js";
 import { cmpTime } from "../lib/time.js";
 import type { PatientState } from "../patient-state.js";
-import { block, clean, cmp, day, doc, entry, fmt, inWeek, parts, signed, words } from "./lib.js";
+import { block, clean, cmp, day, doc, entry, fmt, inWeek, parts, plural, signed, words } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 const name = (i: Instrument) => clean(i.instrument_id, 60);
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** "17/27 (moderately severe)": an administration's total score and severity. */
 export function scoreText(s: ScoreEntry): string {

@@ -3,7 +3,7 @@ import { HISTORY } from "../lib/lists.js";
 import { cmpTime } from "../lib/time.js";
 import type { FreeTextReport, Symptom, SymptomReport } from "../modules/symptoms/index.js";
 import type { PatientState } from "../patient-state.js";
-import { block, clean, day, doc, entry, fmt, inWeek, scored, spread } from "./lib.js";
+import { block, clean, day, doc, entry, fmt, inWeek, plural, scored, spread } from "./lib.js";
 import type { RecentEntry, ViewBlock, ViewDef, Window } from "./types.js";
 
 /** Scales of the standard instruments (as the symptoms module fills them in). */
@@ -154,8 +154,6 @@ function metricsBlock(state: PatientState, w: Window): ViewBlock[] {
   }
   return block("health_metrics", "Health metrics (last 7 days)", "week", lines, ids, data);
 }
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 const noteLine = (w: Window) => (f: FreeTextReport) => {
   const about = f.associated_symptoms.length ? ` (${f.associated_symptoms.map((a) => clean(a.name, 40)).join(", ")})` : "";

@@ -39,6 +39,11 @@ describe("engagement_snapshot", () => {
     expect(b.refs).toEqual([title.id, lower.id]);
   });
 
+  it("says a single use in all time in the singular", () => {
+    const once = log("feature_usage", at(19), { feature_name: "diary" });
+    expect(blockOf(renderView("engagement_snapshot", given([once])), "feature_usage").text).toBe("- **diary**: 1 use, last 2025-03-19 (all time: 1 use)");
+  });
+
   it("summarises conversations and lists memories newest first", () => {
     const c = blockOf(v, "conversations");
     expect(c.text).toBe("- 2025-03-12 **chat** (c1): ended, 2 turns, 5 min, flagged: fatigue");
