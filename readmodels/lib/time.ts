@@ -200,6 +200,49 @@ export function dayOf(localDateField: string | undefined, instant: string, timeZ
   return localDateField !== undefined && DATE_RE.test(localDateField) ? localDateField : localDate(instant, timeZone);
 }
 
+/** A zone's offset from UTC lies within these bounds (Kiribati +14, Baker Island -12), a margin included. */
+const MAX_AHEAD_MS = 15 * HOUR_MS;
+const MAX_BEHIND_MS = 13 * HOUR_MS;
+
+/**
+ * Epoch ms of the first instant of a local date in a zone: its midnight, or where the
+ * clocks skip midnight, the instant they skip from; NaN for a text that is no date. A day
+ * is dayStart(next date) - dayStart(date) long: 23 or 25 hours when the clocks change.
+ */
+export function dayStart(date: string, timeZone: string): number {
+  const key = `${timeZone} ${date}`;
+  let t = dayStarts.get(key);
+  if (t === undefined) {
+    t = firstInstant(date, timeZone);
+    if (dayStarts.size >= DAY_STARTS_MAX) dayStarts.clear();
+    dayStarts.set(key, t);
+  }
+  return t;
+}
+
+/** dayStart's answers: a day's rollup asks for its own on each reading, and the answer depends on its arguments alone. */
+const dayStarts = new Map<string, number>();
+const DAY_STARTS_MAX = 20_000;
+
+/**
+ * The first instant whose local date is `date`, by bisection on whole seconds (clocks
+ * change on a whole second): midnight UTC less the widest offset ahead is still the day
+ * before everywhere, plus the widest behind already the day itself.
+ */
+function firstInstant(date: string, timeZone: string): number {
+  const wall = DATE_RE.test(date) && validDate(Number(date.slice(0, 4)), Number(date.slice(5, 7)), Number(date.slice(8, 10)))
+    ? Date.parse(`${date}T00:00:00Z`) : NaN;
+  if (Number.isNaN(wall)) return NaN;
+  let before = (wall - MAX_AHEAD_MS) / 1000;
+  let from = (wall + MAX_BEHIND_MS) / 1000;
+  while (from - before > 1) {
+    const mid = Math.floor((before + from) / 2);
+    if (localDate(new Date(mid * 1000).toISOString(), timeZone) < date) before = mid;
+    else from = mid;
+  }
+  return from * 1000;
+}
+
 const ISO_DATETIME = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)$/;
 const CANONICAL_UTC_MS = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
 

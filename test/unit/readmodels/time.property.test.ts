@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { cmpTime, localDate, utcInstant } from "../../../readmodels/lib/time.js";
+import { addDays, cmpTime, dayStart, localDate, utcInstant } from "../../../readmodels/lib/time.js";
 
 /** The order cmpTime must give: Date.parse's instant, unparsable after parsable, then text. */
 function reference(a: string, b: string): number {
@@ -72,6 +72,35 @@ describe("localDate", () => {
         expect(localDate(new Date(ms).toISOString(), zone)).toBe(intlDate(ms, zone));
       }
     }
+  });
+});
+
+describe("dayStart", () => {
+  it("is the first instant of the local date: its date is that date, a second earlier the day before", () => {
+    const date = fc.integer({ min: Date.UTC(1990, 0, 1) / 86_400_000, max: Date.UTC(2030, 0, 1) / 86_400_000 }).map((d) => new Date(d * 86_400_000).toISOString().slice(0, 10));
+    fc.assert(
+      fc.property(date, fc.constantFrom(...ZONES), (d, zone) => {
+        const t = dayStart(d, zone);
+        const tz = zone === "Nowhere/Unknown" ? "UTC" : zone;
+        // A date the zone skipped (Apia's 2011-12-30) starts where the next one does.
+        const expected = t === dayStart(addDays(d, 1), zone) ? addDays(d, 1) : d;
+        return intlDate(t, tz) === expected && intlDate(t - 1000, tz) < d;
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it("makes a day of 25 hours when clocks go back and of 23 when they go forward, from the instant clocks skip midnight", () => {
+    const hours = (d: string, zone: string) => (dayStart(addDays(d, 1), zone) - dayStart(d, zone)) / 3_600_000;
+    expect(dayStart("2026-11-01", "America/New_York")).toBe(Date.parse("2026-11-01T04:00:00Z"));
+    expect(hours("2026-11-01", "America/New_York")).toBe(25);
+    expect(hours("2026-03-08", "America/New_York")).toBe(23);
+    expect(hours("2026-03-08", "UTC")).toBe(24);
+    // Havana goes from 00:00 to 01:00 on 2024-03-10: the day starts at 01:00 CDT.
+    expect(dayStart("2024-03-10", "America/Havana")).toBe(Date.parse("2024-03-10T05:00:00Z"));
+    expect(hours("2026-10-04", "Australia/Lord_Howe")).toBe(23.5);
+    expect(dayStart("2011-12-30", "Pacific/Apia")).toBe(dayStart("2011-12-31", "Pacific/Apia"));
+    expect(dayStart("2026-02-30", "UTC")).toBeNaN();
   });
 });
 
