@@ -81,7 +81,7 @@ function glucoseBlock(state: PatientState, w: Window): ViewBlock[] {
     if (g.count === 1) return `${x.date}: ${fmt(g.mean, 0)} mg/dL (${n})`;
     return `${x.date}: mean ${fmt(g.mean, 0)} mg/dL, range ${fmt(g.min, 0)}–${fmt(g.max, 0)}, ${fmt(x.time_in_range_percent, 1)}% in range (${n})`;
   });
-  const m = cgmMetrics(days, 7);
+  const m = cgmMetrics(days, w);
   if (m && m.readings > 1) {
     const cv = m.cv_percent === null ? "" : `, CV ${fmt(m.cv_percent, 1)}%`;
     lines.unshift(
@@ -106,7 +106,7 @@ function glucosePeriodBlock(state: PatientState, w: Window): ViewBlock[] {
   if (w.lastDay === "") return [];
   const first = addDays(w.lastDay, -(CONSENSUS_DAYS - 1));
   const days = (doc(state, "glucose")?.days ?? []).filter((x) => x.date >= first && x.date <= w.lastDay);
-  const m = cgmMetrics(days, CONSENSUS_DAYS);
+  const m = cgmMetrics(days, { ...w, firstDay: first });
   if (!m) return [];
   const enough = m.coverage_percent >= 70 ? "" : " (under the 70 % the consensus asks for: read these figures with care)";
   const lines = [

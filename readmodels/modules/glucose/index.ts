@@ -1,7 +1,7 @@
 import { addStat, upsertDay, type Stat } from "../../lib/daily.js";
 import { insertSorted, RECENT } from "../../lib/lists.js";
 import { finite, round, str, text } from "../../lib/payload.js";
-import { cmpTime, dayOf, utcInstant } from "../../lib/time.js";
+import { addDays, cmpTime, dayOf, dayStart, utcInstant } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
 /**
@@ -12,8 +12,13 @@ import { withDoc, type ReadModel } from "../../module.js";
 export const CGM_THRESHOLDS = { veryLow: 54, low: 70, high: 180, veryHigh: 250 } as const;
 export const TARGET_LOW_MG_DL = CGM_THRESHOLDS.low;
 export const TARGET_HIGH_MG_DL = CGM_THRESHOLDS.high;
-/** Coverage is counted in 15-minute slots (the longest interval common CGMs report at). */
+/**
+ * Coverage is counted in 15-minute slots (the longest interval common CGMs report at) of
+ * the patient's local day, from its first instant: 96 on most days, 92 on the day clocks go
+ * forward an hour and 100 on the day they go back.
+ */
 export const SLOT_MINUTES = 15;
+const SLOT_MS = SLOT_MINUTES * 60_000;
 export const SLOTS_PER_DAY = (24 * 60) / SLOT_MINUTES;
 
 export interface GlucoseDay {
@@ -35,9 +40,16 @@ export interface GlucoseDay {
   very_high: number;
   /** in_range / readings, percent, 1 decimal. */
   time_in_range_percent: number;
-  /** The day's 15-minute slots with at least one reading, as a bitmap (hex, slot 0 first by the reading's minute of the UTC day). */
+  /**
+   * The day's 15-minute slots with at least one reading, as a bitmap: slot k is the k-th
+   * quarter hour from the local day's first instant (elapsed time, so a 25-hour day's
+   * repeated hour has slots of its own), bit k % 4 of hex digit k / 4; day_slots / 4 digits
+   * (rounded up), empty before the first reading that marks one.
+   */
   slots: string;
-  /** Of the day's 96 slots, how many hold a reading. */
+  /** How many 15-minute slots the local day has: 96, or 92 / 100 on a day the clocks change an hour. */
+  day_slots: number;
+  /** Of the day's day_slots slots, how many hold a reading. */
   covered_slots: number;
 }
 
@@ -69,16 +81,24 @@ const takenAt = (r: GlucoseReading) => (r.sensor_timestamp === null ? r.timestam
 const flagOf = (v: number): GlucoseReading["glucose_flag"] => (v < CGM_THRESHOLDS.low ? "low" : v > CGM_THRESHOLDS.high ? "high" : "normal");
 const deviceFlag = (flag: unknown): GlucoseReading["device_flag"] => (flag === "low" || flag === "normal" || flag === "high" ? flag : null);
 
-/** The day's slot bitmap with the reading's 15-minute slot set, and whether it was new. */
-function markSlot(slots: string, taken: string): { slots: string; added: boolean } {
-  const ms = Date.parse(taken);
-  if (Number.isNaN(ms)) return { slots, added: false };
-  const slot = Math.floor((((ms % 86_400_000) + 86_400_000) % 86_400_000) / (SLOT_MINUTES * 60_000));
-  const digits = (slots || "0".repeat(SLOTS_PER_DAY / 4)).split("");
+/** How many 15-minute slots a local date has in a zone (a part slot counts whole). */
+export function daySlots(date: string, timeZone: string): number {
+  const ms = dayStart(addDays(date, 1), timeZone) - dayStart(date, timeZone);
+  return Number.isNaN(ms) ? SLOTS_PER_DAY : Math.ceil(ms / SLOT_MS);
+}
+
+/**
+ * The day's slot bitmap with the reading's slot set, and whether it was new. A reading
+ * put on a day (by a local_date) it was not taken in, in the patient's zone, marks none.
+ */
+function markSlot(d: GlucoseDay, taken: string, timeZone: string): { slots: string; added: boolean } {
+  const slot = Math.floor((Date.parse(taken) - dayStart(d.date, timeZone)) / SLOT_MS);
+  if (!(slot >= 0 && slot < d.day_slots)) return { slots: d.slots, added: false };
+  const digits = d.slots.padEnd(Math.ceil(d.day_slots / 4), "0").split("");
   const at = Math.floor(slot / 4);
   const bit = 1 << (slot % 4);
   const was = parseInt(digits[at]!, 16);
-  if (was & bit) return { slots, added: false };
+  if (was & bit) return { slots: d.slots, added: false };
   digits[at] = (was | bit).toString(16);
   return { slots: digits.join(""), added: true };
 }
@@ -88,7 +108,7 @@ export const handles = ["cgm_reading"] as const;
 export const glucose: ReadModel<"glucose", GlucoseDoc, "cgm_reading"> = {
   key: "glucose",
   kind: "event",
-  version: 3,
+  version: 4,
   handles,
   reads: [],
   initial: () => ({ days: [], recent: [], latest: null }),
@@ -108,9 +128,10 @@ export const glucose: ReadModel<"glucose", GlucoseDoc, "cgm_reading"> = {
     const days = upsertDay(
       s.doc.days,
       date,
-      () => ({ date, glucose_mg_dl: null, sum_squares: 0, readings: 0, low: 0, very_low: 0, in_range: 0, high: 0, very_high: 0, time_in_range_percent: 0, slots: "", covered_slots: 0 }),
+      () => ({ date, glucose_mg_dl: null, sum_squares: 0, readings: 0, low: 0, very_low: 0, in_range: 0, high: 0, very_high: 0, time_in_range_percent: 0, slots: "",
+        day_slots: daySlots(date, ctx.timezone), covered_slots: 0 }),
       (d) => {
-        const mark = markSlot(d.slots, takenAt(reading));
+        const mark = markSlot(d, takenAt(reading), ctx.timezone);
         const next = {
           ...d, glucose_mg_dl: addStat(d.glucose_mg_dl, value), sum_squares: d.sum_squares + value * value, readings: d.readings + 1,
           low: d.low + (value < t.low ? 1 : 0), very_low: d.very_low + (value < t.veryLow ? 1 : 0),
@@ -130,7 +151,10 @@ export const glucose: ReadModel<"glucose", GlucoseDoc, "cgm_reading"> = {
 /** The consensus CGM metrics of a set of days (a view's window). Percentages of readings, 1 decimal. */
 export interface CgmMetrics {
   readings: number;
-  /** Share of the period's 15-minute slots that hold a reading (the consensus asks for 70 % over 14 days). */
+  /**
+   * Share of the period's 15-minute slots that hold a reading (the consensus asks for 70 %
+   * over 14 days): of all its local days' slots, 92 or 100 on a day the clocks change.
+   */
   coverage_percent: number;
   time_in_range_percent: number;
   below_70_percent: number;
@@ -144,8 +168,31 @@ export interface CgmMetrics {
   cv_percent: number | null;
 }
 
-/** `periodDays`: how many days the period has, whether or not each holds readings. */
-export function cgmMetrics(days: readonly GlucoseDay[], periodDays: number): CgmMetrics | null {
+/** A period of local days, first to last, in the patient's zone (a view's Window is one). */
+export interface CgmPeriod {
+  firstDay: string;
+  lastDay: string;
+  tz: string;
+}
+
+/** Bound on the days a period's slots are summed over: a view asks for 7 or 14. */
+const MAX_PERIOD_DAYS = 366;
+
+/** The 15-minute slots of the period's days, whether or not each holds readings. */
+export function periodSlots(p: CgmPeriod): number {
+  let n = 0;
+  for (let d = p.firstDay, k = 0; d <= p.lastDay && k < MAX_PERIOD_DAYS; k++) {
+    n += daySlots(d, p.tz);
+    const next = addDays(d, 1);
+    // A text that is no date has no next day.
+    if (next === d) break;
+    d = next;
+  }
+  return n;
+}
+
+/** The metrics of `days`, those of `period` a view has; coverage counts against all the period's slots. */
+export function cgmMetrics(days: readonly GlucoseDay[], period: CgmPeriod): CgmMetrics | null {
   let n = 0, sum = 0, squares = 0, low = 0, veryLow = 0, high = 0, veryHigh = 0, inRange = 0, slots = 0;
   for (const d of days) {
     if (!d.glucose_mg_dl) continue;
@@ -165,7 +212,7 @@ export function cgmMetrics(days: readonly GlucoseDay[], periodDays: number): Cgm
   const sd = n > 1 ? Math.sqrt(Math.max(0, (squares - (sum * sum) / n) / (n - 1))) : null;
   return {
     readings: n,
-    coverage_percent: round(Math.min(100, (slots / (SLOTS_PER_DAY * Math.max(1, periodDays))) * 100), 1),
+    coverage_percent: round(Math.min(100, (slots / Math.max(1, periodSlots(period))) * 100), 1),
     time_in_range_percent: pct(inRange),
     below_70_percent: pct(low),
     below_54_percent: pct(veryLow),

@@ -75,7 +75,7 @@ describe("glucose", () => {
     expect(d.latest).toMatchObject({ glucose_mg_dl: 260, glucose_flag: "high", device_flag: null });
     expect(d.recent.find((r) => r.glucose_mg_dl === 52)).toMatchObject({ glucose_flag: "low", device_flag: "normal" });
 
-    const m = cgmMetrics(d.days, 1)!;
+    const m = cgmMetrics(d.days, { firstDay: "2025-03-01", lastDay: "2025-03-01", tz: "UTC" })!;
     expect(m).toMatchObject({ readings: 7, time_in_range_percent: 42.9, below_70_percent: 28.6, below_54_percent: 14.3, above_180_percent: 28.6, above_250_percent: 14.3 });
     // Mean 141.7 mg/dL: GMI 3.31 + 0.02392 x 141.7; 3 of the day's 96 quarter hours hold a reading.
     expect(m.mean_mg_dl).toBe(141.7);
@@ -84,6 +84,38 @@ describe("glucose", () => {
     const values = [65, 120, 150, 100, 245, 52, 260];
     const sd = Math.sqrt(values.reduce((a, v) => a + (v - 141.71428571428572) ** 2, 0) / 6);
     expect(m.cv_percent).toBe(Math.round((sd / 141.71428571428572) * 1000) / 10);
+  });
+});
+
+describe("glucose coverage in the patient's day", () => {
+  const cgm = (sensor: string, extra: Record<string, unknown> = {}) => log("cgm_reading", sensor, { glucose_mg_dl: 110, sensor_timestamp: sensor, ...extra });
+  /** A reading every 15 minutes from `from` (UTC) for `n` quarter hours. */
+  const every15 = (from: string, n: number) => Array.from({ length: n }, (_, k) => cgm(new Date(Date.parse(from) + k * 900_000).toISOString()));
+
+  it("counts slots from local midnight by elapsed time: a 25-hour day has 100, and readings 24 h apart hold two", () => {
+    const d = payload(given([cgm("2026-11-01T04:10:00.000Z"), cgm("2026-11-02T04:10:00.000Z")], "America/New_York"), "glucose");
+    // Slot 0 (00:10 EDT) and slot 96 (23:10 EST, 24 h 10 min after midnight), bit 0 of hex digits 0 and 24.
+    expect(d.days).toMatchObject([{ date: "2026-11-01", readings: 2, day_slots: 100, covered_slots: 2, slots: `1${"0".repeat(23)}1` }]);
+  });
+
+  it("puts a reading at 23:59 local in the day's last slot", () => {
+    const d = payload(given([cgm("2026-03-01T07:59:00.000Z")], "America/Los_Angeles"), "glucose");
+    expect(d.days).toMatchObject([{ date: "2026-02-28", day_slots: 96, covered_slots: 1, slots: `${"0".repeat(23)}8` }]);
+  });
+
+  it("gives full coverage to a 23-hour or a 25-hour day read every 15 minutes, and counts a period against its days' slots", () => {
+    const spring = payload(given(every15("2026-03-08T05:00:00.000Z", 92), "America/New_York"), "glucose");
+    expect(spring.days).toMatchObject([{ date: "2026-03-08", day_slots: 92, covered_slots: 92, slots: "f".repeat(23) }]);
+    expect(cgmMetrics(spring.days, { firstDay: "2026-03-08", lastDay: "2026-03-08", tz: "America/New_York" })?.coverage_percent).toBe(100);
+    const fall = payload(given(every15("2026-11-01T04:00:00.000Z", 100), "America/New_York"), "glucose");
+    expect(fall.days).toMatchObject([{ date: "2026-11-01", day_slots: 100, covered_slots: 100, slots: "f".repeat(25) }]);
+    // Of the week's 6 x 96 + 100 slots.
+    expect(cgmMetrics(fall.days, { firstDay: "2026-11-01", lastDay: "2026-11-07", tz: "America/New_York" })?.coverage_percent).toBe(14.8);
+  });
+
+  it("marks no slot for a reading put by its local_date on a day it was not taken in", () => {
+    const d = payload(given([cgm("2026-03-01T23:00:00.000Z", { local_date: "2026-03-02" })], "America/New_York"), "glucose");
+    expect(d.days).toMatchObject([{ date: "2026-03-02", readings: 1, day_slots: 96, covered_slots: 0, slots: "" }]);
   });
 });
 
