@@ -179,16 +179,35 @@ export class IngestionApi {
    * Polls a job until it is finished, or awaits confirmation (unless `stopAtConfirmation`
    * is false, as after `confirm`), or `until` says stop. onProgress gets every polled
    * state. intervalMs @default 1_000; timeoutMs @default none; stopAtConfirmation @default true.
+   * The job runs on the service whatever its poller does, so a poll that fails for a
+   * retryable reason (the service restarting, a 503) is tried again at the next interval,
+   * until polls have failed for `unreachableMs` in a row (@default 120_000); onUnreachable
+   * hears of each such failure.
    */
   async waitForJob(
     jobId: string,
-    o: { onProgress?: (job: IngestionJob) => void; intervalMs?: number; timeoutMs?: number; stopAtConfirmation?: boolean; until?: (job: IngestionJob) => boolean } = {},
+    o: {
+      onProgress?: (job: IngestionJob) => void; intervalMs?: number; timeoutMs?: number; stopAtConfirmation?: boolean; until?: (job: IngestionJob) => boolean;
+      unreachableMs?: number; onUnreachable?: (err: PssError) => void;
+    } = {},
   ): Promise<IngestionJob> {
     const atConfirmation = o.stopAtConfirmation !== false;
     const done = o.until ?? ((j: IngestionJob) => FINAL_JOB_STATUSES.includes(j.status) || (atConfirmation && j.status === "awaiting_confirmation"));
     const deadline = o.timeoutMs !== undefined ? Date.now() + o.timeoutMs : Number.POSITIVE_INFINITY;
+    let failingSince: number | null = null;
     for (;;) {
-      const job = await this.getJob(jobId);
+      let job: IngestionJob;
+      try {
+        job = await this.getJob(jobId);
+        failingSince = null;
+      } catch (err) {
+        if (!isRetryable(err)) throw err;
+        failingSince ??= Date.now();
+        if (Date.now() - failingSince >= (o.unreachableMs ?? 120_000) || Date.now() >= deadline) throw err;
+        o.onUnreachable?.(err as PssError);
+        await sleep(o.intervalMs ?? 1_000);
+        continue;
+      }
       o.onProgress?.(job);
       if (done(job)) return job;
       if (Date.now() >= deadline) {

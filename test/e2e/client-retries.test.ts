@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 /** A client behind a proxy that follows `plan`. */
-async function behind(plan: (method: string, path: string, seen: number) => Step, o: { maxRetryDelayMs?: number } = {}) {
+async function behind(plan: (method: string, path: string, seen: number) => Step, o: { maxRetryDelayMs?: number; retries?: number } = {}) {
   const proxy = await lossyProxy(base, plan);
   proxies.push(proxy);
   return { proxy, c: new PatientStateClient({ baseUrl: proxy.url, apiKey: t.adminKey, retryBaseMs: 5, ...o }) };
@@ -170,6 +170,21 @@ describe("client: ingestion writes after a lost answer", () => {
     expect(["REPLAYING", "BACKFILLING"]).toContain(job.stage);
     const done = await pss.ingestion.waitForJob(created.job_id, { intervalMs: 50, timeoutMs: 30_000, stopAtConfirmation: false });
     expect(done.status).toBe("completed");
+  });
+
+  it("waitForJob polls through a service that does not answer for a while (a restart), and gives up past unreachableMs", async (ctx) => {
+    if (!ingestion()) ctx.skip();
+    const created = await pss.ingestion.createJob({ records: historyRecords("POLL-1") });
+    const path = `/v1/ingestion/jobs/${created.job_id}`;
+    // No retries of its own: each poll that gets a 502 is the poll loop's to carry on from.
+    const { c } = await behind((m, p, seen) => (m === "GET" && p === path && seen < 3 ? "502-after" : "pass"), { retries: 0 });
+    const lost: string[] = [];
+    const job = await c.ingestion.waitForJob(created.job_id, { intervalMs: 20, timeoutMs: 20_000, onUnreachable: (e) => lost.push(e.name) });
+    expect(job.status).toBe("awaiting_confirmation");
+    expect(lost.length).toBeGreaterThan(0);
+    const { c: down } = await behind((m, p) => (m === "GET" && p === path ? "502-after" : "pass"), { retries: 0 });
+    await expect(down.ingestion.waitForJob(created.job_id, { intervalMs: 20, unreachableMs: 300 })).rejects.toBeInstanceOf(ServerError);
+    await pss.ingestion.cancel(created.job_id);
   });
 
   it("confirm: a 409 without a lost answer before it stays a ConflictError", async (ctx) => {
