@@ -91,6 +91,22 @@ export function int(v: Values[string], name: string): number | undefined {
   if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a whole number, got ${String(v)}`);
   return n;
 }
+/**
+ * Refuses positionals past the first `taken`: `pss validate *.jsonl` would otherwise check
+ * the first file alone and pass. `usage` says what the command takes.
+ */
+export function noMoreArgs(args: string[], taken: number, usage: string): void {
+  const extra = args[taken];
+  if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}: ${usage}`);
+}
+
+/** A whole number of at least 1 (a page, a size), or undefined. */
+export function positiveInt(v: Values[string], name: string): number | undefined {
+  const n = int(v, name);
+  if (n === 0) throw new UsageError(`--${name} must be at least 1`);
+  return n;
+}
+
 /** The positional at `i`, or a usage error naming it. */
 export function arg(args: string[], i: number, name: string): string {
   const v = args[i];

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import type { FhirBundle, FhirBundleAnswer, FhirResource, PatientStateClient } from "../../client/index.js";
-import { arg, int, UsageError, type Command, type Io } from "../command.js";
+import { arg, int, noMoreArgs, UsageError, type Command, type Io } from "../command.js";
 import { json, readStdin } from "../output.js";
 
 /** A file's FHIR: one resource or Bundle (JSON), or NDJSON (one resource per line, as a Bulk Data export writes). */
@@ -87,6 +87,7 @@ Options:
     const sub = arg(args, 0, "subcommand (send)");
     if (sub !== "send") throw new UsageError(`unknown subcommand fhir ${sub}`);
     const file = arg(args, 1, "FILE (or - for stdin)");
+    noMoreArgs(args, 2, "pss fhir send takes one FILE (or -); send each file on its own");
     const resources = parseFhir(file === "-" ? await readStdin(io) : await readFile(file, "utf8"), file === "-" ? "stdin" : file);
     const patientId = typeof values.patient === "string" ? values.patient : undefined;
     const c = await client();

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IngestionJob, JobListOptions, PatientStateClient } from "../../client/index.js";
-import { arg, int, list, str, UsageError, type Command, type Io, type Values } from "../command.js";
+import { arg, int, list, noMoreArgs, positiveInt, str, UsageError, type Command, type Io, type Values } from "../command.js";
 import { bytes, confirm, json, ProgressBar, record, table } from "../output.js";
 
 /** Exit code of a finished job: completed 0, completed_with_errors 3 (partial), anything else 1. */
@@ -25,12 +25,29 @@ function summary(job: IngestionJob, io: Io): void {
 }
 
 /** Polls the job with a progress bar until it is finished or awaits confirmation. */
+const JOB_SUBCOMMANDS = ["list", "get", "wait", "patch", "remove-patient", "confirm", "cancel", "retry-backfill"];
+
+/**
+ * Follows a job, through a service restart: the job goes on there, so a poll that gets no
+ * answer is tried again (for two minutes in a row), and past that the error says how to
+ * pick the job up again.
+ */
 async function follow(c: PatientStateClient, id: string, io: Io, intervalMs: number, stopAtConfirmation = true): Promise<IngestionJob> {
   const bar = new ProgressBar(io, "job   ");
+  let told = false;
   const job = await c.ingestion.waitForJob(id, {
     intervalMs,
     stopAtConfirmation,
-    onProgress: (j) => bar.update(j.progress_pct ?? 0, 100, j.stage_work ? `${j.stage} ${j.stage_work.done}/${j.stage_work.total} ${j.stage_work.unit}` : j.stage),
+    onProgress: (j) => {
+      told = false;
+      bar.update(j.progress_pct ?? 0, 100, j.stage_work ? `${j.stage} ${j.stage_work.done}/${j.stage_work.total} ${j.stage_work.unit}` : j.stage);
+    },
+    onUnreachable: (err) => {
+      if (!told) io.err(`\n${err.message}: job ${id} goes on on the service; still asking\n`);
+      told = true;
+    },
+  }).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}; job ${id} may still be running there: follow it with pss jobs wait ${id}`, { cause: err });
   });
   bar.done();
   return job;
@@ -80,6 +97,7 @@ Exit code: 0 completed (or left awaiting), 3 completed with errors, 1 failed or 
   },
   async run({ args, values, io, client }) {
     const file = arg(args, 0, "FILE (the JSONL file to ingest)");
+    noMoreArgs(args, 1, "pss ingest takes one FILE: ingest each file as a job of its own");
     if (values.yes && values["no-confirm"]) throw new UsageError("give --yes or --no-confirm, not both");
     const format = str(values.format) || undefined;
     if (format !== undefined && format !== "jsonl" && format !== "fhir") throw new UsageError("--format is jsonl or fhir");
@@ -145,12 +163,14 @@ Exit code: 0 success, 1 failure; jobs wait: 0 completed (or awaiting confirmatio
     rollback: { type: "boolean" }, "no-rollback": { type: "boolean" },
   },
   async run({ args, values, io, client }) {
-    const sub = arg(args, 0, "subcommand (list, get, wait, patch, remove-patient, confirm, cancel, retry-backfill)");
+    const sub = arg(args, 0, `subcommand (${JOB_SUBCOMMANDS.join(", ")})`);
+    if (!JOB_SUBCOMMANDS.includes(sub)) throw new UsageError(`unknown subcommand jobs ${sub}: use one of ${JOB_SUBCOMMANDS.join(", ")}`);
+    noMoreArgs(args, sub === "list" ? 1 : sub === "remove-patient" ? 3 : 2, sub === "list" ? "pss jobs list takes no argument" : `see pss jobs --help for what jobs ${sub} takes`);
     const c = await client();
     const show = (j: IngestionJob) => io.out(values.json ? `${json(j)}\n` : `${record({ ...j })}\n`);
     if (sub === "list") {
-      const pageSize = int(values["page-size"], "page-size") ?? int(values.limit, "limit");
-      const page = int(values.page, "page");
+      const pageSize = positiveInt(values["page-size"], "page-size") ?? positiveInt(values.limit, "limit");
+      const page = positiveInt(values.page, "page");
       const status = str(values.status) as JobListOptions["status"];
       const key = str(values["idempotency-key"]);
       const r = await c.ingestion.listJobs({ ...(status ? { status } : {}), ...(key ? { idempotency_key: key } : {}), ...(page ? { page } : {}), ...(pageSize ? { pageSize } : {}) });

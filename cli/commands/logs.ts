@@ -1,28 +1,37 @@
 import { readFile } from "node:fs/promises";
 import { ValidationError, type BatchAnswer, type ErrorDetail, type LogInput } from "../../client/index.js";
-import { arg, int, UsageError, type Command, type Io } from "../command.js";
+import { arg, noMoreArgs, positiveInt, UsageError, type Command, type Io } from "../command.js";
 import { json, readStdin } from "../output.js";
 
-/** Logs from a JSON array, a {"logs":[...]} object, or JSON Lines (one log per line). */
-export function parseLogs(text: string, source: string): LogInput[] {
+/**
+ * Logs from a JSON array, a {"logs":[...]} object, or JSON Lines (one log per line); for
+ * JSON Lines, each log's line number too, which `pss validate` reports the same file by.
+ */
+export function parseLogs(text: string, source: string): { logs: LogInput[]; lines?: number[] } {
   const trimmed = text.trim();
   if (trimmed === "") throw new UsageError(`${source} holds no logs`);
   try {
     const v = JSON.parse(trimmed) as unknown;
-    if (Array.isArray(v)) return v as LogInput[];
-    if (v && typeof v === "object" && Array.isArray((v as { logs?: unknown }).logs)) return (v as { logs: LogInput[] }).logs;
-    return [v as LogInput];
+    if (Array.isArray(v)) return { logs: v as LogInput[] };
+    if (v && typeof v === "object" && Array.isArray((v as { logs?: unknown }).logs)) return { logs: (v as { logs: LogInput[] }).logs };
+    return { logs: [v as LogInput] };
   } catch {
     // Not one JSON document: read it as JSON Lines.
   }
-  return trimmed.split("\n").flatMap((line, i) => {
-    if (line.trim() === "") return [];
+  const logs: LogInput[] = [];
+  const lines: number[] = [];
+  // Numbered in the text as given: the leading blank lines trim() dropped count too.
+  const first = text.slice(0, text.indexOf(trimmed)).split("\n").length;
+  trimmed.split("\n").forEach((line, i) => {
+    if (line.trim() === "") return;
     try {
-      return [JSON.parse(line) as LogInput];
+      logs.push(JSON.parse(line) as LogInput);
+      lines.push(first + i);
     } catch (err) {
-      throw new UsageError(`${source} line ${i + 1} is not JSON: ${(err as Error).message}`, { cause: err });
+      throw new UsageError(`${source} line ${first + i} is not JSON: ${(err as Error).message}`, { cause: err });
     }
   });
+  return { logs, lines };
 }
 
 /** A path or message that starts with a log's place in its request ("logs.3.payload…"), placed `offset` logs later. */
@@ -50,6 +59,25 @@ function shiftDetail<D extends Record<string, unknown>>(d: D, offset: number): D
 export function shiftError(e: BatchAnswer["errors"][number], offset: number): BatchAnswer["errors"][number] {
   if (offset === 0) return e;
   return { ...e, index: e.index + offset, message: renumber(e.message, e.index, e.index + offset), details: e.details.map((d) => shiftDetail(d, offset)) };
+}
+
+/** The service's most logs per batch, when a batch was refused for having more. */
+function overBatchLimit(err: ValidationError): number | undefined {
+  const d = err.details[0];
+  const at = d?.location;
+  if (!Array.isArray(at) || at.length !== 2 || at[0] !== "body" || at[1] !== "logs") return undefined;
+  const n = /more than (\d+) items/.exec(String(d?.message))?.[1];
+  return n === undefined ? undefined : Number(n);
+}
+
+/**
+ * A failure without an answer after earlier batches were: what went through, and what to
+ * send again (a keyless log sent again may be stored twice; a keyed one never is).
+ */
+function unconfirmedFrom(err: unknown, at: number, total: BatchAnswer): Error {
+  const message = `${(err as Error).message}; logs 0-${at - 1} were sent first (accepted ${total.accepted}, duplicates ${total.duplicates}, failed ${total.failed}), ` +
+    `logs from ${at} on are unconfirmed: send them again (with idempotency keys they are stored once however often they are sent)`;
+  return new Error(message, { cause: err });
 }
 
 async function readSource(file: string, io: Io): Promise<string> {
@@ -80,9 +108,9 @@ Example:
     const sub = arg(args, 0, "subcommand (send)");
     if (sub !== "send") throw new UsageError(`unknown subcommand logs ${sub}`);
     const file = arg(args, 1, "FILE (or - for stdin)");
-    const logs = parseLogs(await readSource(file, io), file === "-" ? "stdin" : file);
-    const size = int(values["batch-size"], "batch-size") ?? 1000;
-    if (size < 1) throw new UsageError("--batch-size must be at least 1");
+    noMoreArgs(args, 2, "pss logs send takes one FILE (or -); send each file on its own");
+    const size = positiveInt(values["batch-size"], "batch-size") ?? 1000;
+    const { logs, lines } = parseLogs(await readSource(file, io), file === "-" ? "stdin" : file);
     // Nothing to send, so the service (and the credential) is never asked: say so.
     if (logs.length === 0) io.err(`${file === "-" ? "stdin" : file} holds no logs: nothing was sent\n`);
     const c = await client();
@@ -90,8 +118,11 @@ Example:
     for (let at = 0; at < logs.length; at += size) {
       const end = Math.min(logs.length, at + size);
       const a = await c.logs.batch(logs.slice(at, end), { atomic: values.atomic === true }).catch((err: unknown) => {
+        const limit = err instanceof ValidationError ? overBatchLimit(err) : undefined;
+        if (limit !== undefined) throw new UsageError(`--batch-size ${size} is over the service's ${limit} logs per batch: use --batch-size ${limit} or less`, { cause: err });
+        if (!(err instanceof ValidationError)) throw at === 0 ? err : unconfirmedFrom(err, at, total);
         // An atomic batch's 422 locates its logs within the batch: locate them in the input.
-        if (!(err instanceof ValidationError) || at === 0) throw err;
+        if (at === 0) throw err;
         throw new ValidationError(`${err.message} (in the batch of logs ${at}-${end - 1}; the ${at} logs before it were sent)`, {
           status_code: err.status_code,
           error_type: err.error_type,
@@ -108,7 +139,7 @@ Example:
     }
     if (values.json) io.out(`${json(total)}\n`);
     else {
-      for (const e of total.errors) io.err(`log ${e.index}: ${e.code}: ${e.message}\n`);
+      for (const e of total.errors) io.err(`log ${e.index}${lines ? ` (line ${lines[e.index]})` : ""}: ${e.code}: ${e.message}\n`);
       io.out(`accepted ${total.accepted}, duplicates ${total.duplicates}, failed ${total.failed}\n`);
     }
     return total.failed > 0 ? 1 : 0;

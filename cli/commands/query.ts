@@ -53,6 +53,16 @@ export function parseWhere(expr: string): Condition {
   return { field, op: filterOp, value };
 }
 
+/** `timestamp`, `-timestamp`, `timestamp:desc` or `timestamp:asc` → an order term. */
+function orderTerm(o: string): { field: string; desc?: true } {
+  if (o.startsWith("-")) return { field: o.slice(1), desc: true };
+  const m = /^(.*):([^:.]*)$/.exec(o);
+  if (!m) return { field: o };
+  if (m[2] === "desc") return { field: m[1]!, desc: true };
+  if (m[2] === "asc") return { field: m[1]! };
+  throw new UsageError(`--order ${JSON.stringify(o)}: the direction is asc or desc, not ${JSON.stringify(m[2])} (FIELD, FIELD:asc, FIELD:desc or -FIELD)`);
+}
+
 async function baseBody(values: Values): Promise<QueryBody> {
   const raw = str(values.body);
   const file = str(values.file);
@@ -79,7 +89,7 @@ export async function queryBody(values: Values): Promise<QueryBody> {
   if (filter.length > 0) b.filter = filter;
   const select = list(values.select).map((s) => (s.includes("=") ? { alias: s.slice(0, s.indexOf("=")), path: s.slice(s.indexOf("=") + 1) } : { path: s }));
   if (select.length > 0) b.select = [...(b.select ?? []), ...select];
-  const order = list(values.order).map((o) => (o.startsWith("-") ? { field: o.slice(1), desc: true } : o.endsWith(":desc") ? { field: o.slice(0, -5), desc: true } : { field: o.replace(/:asc$/, "") }));
+  const order = list(values.order).map(orderTerm);
   if (order.length > 0) b.order = [...(b.order ?? []), ...order];
   const groupBy = list(values["group-by"]);
   if (groupBy.length > 0) b.group_by = [...(b.group_by ?? []), ...groupBy];

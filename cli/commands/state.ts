@@ -1,7 +1,7 @@
 import { STABLE_MODULES } from "../../catalog/module-keys.js";
 import type { Freshness } from "../../client/index.js";
 import type { EventReadOptions } from "../../client/state.js";
-import { arg, int, list, str, UsageError, type Command, type Io } from "../command.js";
+import { arg, int, list, noMoreArgs, str, UsageError, type Command, type Io } from "../command.js";
 import { json, table } from "../output.js";
 import { horizonOptions, printChanges, printDiff } from "./state-changes.js";
 
@@ -92,6 +92,7 @@ Examples:
   async run({ args, values, io, client }) {
     const sub = arg(args, 0, "subcommand (get, views, recent, memories, logs, events, changes, diff)");
     const pid = arg(args, 1, "PATIENT (a patient id)");
+    noMoreArgs(args, 2, `pss state ${sub} takes one PATIENT`);
     const c = await client();
     const print = (v: unknown) => io.out(`${json(v)}\n`);
     const limit = int(values.limit, "limit");

@@ -1,4 +1,4 @@
-import { arg, int, type Command } from "../command.js";
+import { arg, int, noMoreArgs, type Command } from "../command.js";
 import { json } from "../output.js";
 
 export const validateCommand: Command = {
@@ -23,6 +23,7 @@ Options:
   options: { "max-errors": { type: "string" } },
   async run({ args, values, io }) {
     const file = arg(args, 0, "FILE (the JSONL file to check)");
+    noMoreArgs(args, 1, "pss validate checks one FILE; check several with a loop (for f in *.jsonl; do pss validate \"$f\"; done)");
     const max = int(values["max-errors"], "max-errors") ?? 50;
     // Loaded here: compiling the catalog costs ~0.4 s that other commands need not pay.
     const { validateFile } = await import("../../src/ingestion/validate-file.js");

@@ -251,7 +251,9 @@ export class FileChecker {
       const envelope = r.code === "validation_error" ? r.details.find((d) => where(d)[0] !== "payload" || where(d).length < 2) : undefined;
       if (envelope === undefined) return { ...fail(r.code, r.message), ...(patientId !== undefined ? { target } : {}) };
       const code = where(envelope)[0] === "patient_id" ? "unknown_patient" : "invalid_row";
-      return { kind: "error", code, message: `${(envelope.field ?? "log").replace(/^log_type$/, "event_type")} ${envelope.message}`, structural: true };
+      // A row names its type as event_type (the contract's) or log_type (the batch route's).
+      const field = envelope.field === "log_type" ? "event_type (or log_type)" : envelope.field ?? "log";
+      return { kind: "error", code, message: `${field} ${envelope.message}`, structural: true };
     }
     this.byType[r.log.log_type] = (this.byType[r.log.log_type] ?? 0) + 1;
     return { kind: "log", log_type: r.log.log_type, target };

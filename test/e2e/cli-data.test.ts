@@ -64,6 +64,20 @@ describe("pss command-line tool", () => {
     expect(report).toMatchObject({ valid: false, lines: 3, patients: 1 });
     expect(report.errors.map((e: { line: number }) => e.line)).toEqual([2, 3]);
     expect(missing.code).toBe(2);
+    // Two files: the second would go unchecked, so it is a usage error, not a pass.
+    const two = await cli(["validate", good, bad]);
+    expect(two).toMatchObject({ code: 2, stderr: expect.stringContaining(`unexpected argument ${JSON.stringify(bad)}`) });
+  });
+
+  it("refuses what no command takes: a second file, an unknown jobs subcommand, page 0, a batch size over the service's", async () => {
+    const [ingest, frob, page, size] = await Promise.all([
+      cli(["ingest", "a.jsonl", "b.jsonl"]), cli(["jobs", "frob"]), cli(["jobs", "list", "--page", "0"]),
+      cli(["logs", "send", "-", "--batch-size", "6000"], { input: JSON.stringify(Array.from({ length: 5_001 }, () => symptom(pid, 1, 2))) }),
+    ]);
+    expect(ingest).toMatchObject({ code: 2, stderr: expect.stringContaining('unexpected argument "b.jsonl"') });
+    expect(frob).toMatchObject({ code: 2, stderr: expect.stringContaining("unknown subcommand jobs frob: use one of list, get") });
+    expect(page).toMatchObject({ code: 2, stderr: expect.stringContaining("--page must be at least 1") });
+    expect(size).toMatchObject({ code: 2, stderr: expect.stringContaining("--batch-size 6000 is over the service's 5000 logs per batch") });
   });
 
   it("validates as the service would: an empty file fails with empty_file, an undeclared patient is unknown_patient", async () => {
@@ -91,6 +105,16 @@ describe("pss command-line tool", () => {
     const mixed = await cli(["logs", "send", "-", "--json"], { input: jsonl });
     expect(mixed.code).toBe(1);
     expect(JSON.parse(mixed.stdout)).toMatchObject({ accepted: 1, failed: 1, errors: [{ index: 1, code: "validation_error" }] });
+  });
+
+  it("logs send: a refused log of JSON Lines is named by its line too, as pss validate names it", async () => {
+    const own = (await pss.patients.create()).id;
+    // Logins: the query test below counts the project's symptom reports.
+    const login = (timestamp: string) => JSON.stringify({ log_type: "user_login", patient_id: own, timestamp, payload: {} });
+    const jsonl = ["", login("2026-07-04T08:00:00Z"), login("yesterday")].join("\n");
+    const r = await cli(["logs", "send", "-"], { input: jsonl });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^log 1 \(line 3\): validation_error: /m);
   });
 
   it("logs send: an input without logs says nothing was sent (so a wrong key is not vouched for)", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseWhere } from "../../cli/commands/query.js";
+import { parseWhere, queryBody } from "../../cli/commands/query.js";
 
 describe("pss query --where", () => {
   it("reads each operator, with or without spaces, and == as =", () => {
@@ -19,5 +19,14 @@ describe("pss query --where", () => {
     }
     // A value that starts with such a character is sent as a JSON string.
     expect(parseWhere('payload.note = "=x"')).toEqual({ field: "payload.note", op: "eq", value: "=x" });
+  });
+});
+
+describe("pss query --order", () => {
+  it("takes FIELD, -FIELD, FIELD:asc and FIELD:desc, and refuses another direction by name", async () => {
+    expect((await queryBody({ order: "timestamp:desc,-type,payload.score:asc,trace" })).order).toEqual([
+      { field: "timestamp", desc: true }, { field: "type", desc: true }, { field: "payload.score" }, { field: "trace" },
+    ]);
+    await expect(queryBody({ order: "timestamp:sideways" })).rejects.toThrow('the direction is asc or desc, not "sideways"');
   });
 });

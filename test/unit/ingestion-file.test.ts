@@ -34,7 +34,7 @@ describe("FileChecker: which line errors fail a file", () => {
     expect(await c.check(JSON.stringify({ type: "log", data: noTime }), 3)).toMatchObject({ kind: "error", code: "invalid_row", structural: true, message: expect.stringMatching(/^timestamp is required/) });
     const { patient_id: __, ...noPatient } = log("A1").data;
     expect(await c.check(JSON.stringify({ type: "log", data: noPatient }), 4)).toMatchObject({ kind: "error", code: "unknown_patient", structural: true });
-    expect(await c.check(JSON.stringify({ type: "log", data: {} }), 5)).toMatchObject({ kind: "error", structural: true, message: expect.stringMatching(/^event_type /) });
+    expect(await c.check(JSON.stringify({ type: "log", data: {} }), 5)).toMatchObject({ kind: "error", structural: true, message: expect.stringMatching(/^event_type \(or log_type\) is required/) });
   });
 
   it("takes a log row without payload as one with an empty payload, as the hosted product's SDK leaves an empty payload out", async () => {
