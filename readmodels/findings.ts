@@ -8,6 +8,7 @@ import { GLUCOSE_HIGH, GLUCOSE_LOW, SPO2_LOW } from "./views/device.js";
 import { endedListings, keyOf, schedulesAt } from "./views/medication.js";
 import type { Dose, MedicationSchedule, ScheduledDose } from "./modules/adherence/index.js";
 import type { Medication } from "./modules/medications/index.js";
+import { rangeIn, type LabValue } from "./modules/lab_results/index.js";
 import type { PatientState } from "./patient-state.js";
 
 /** One dated finding, said in one line, with the logs it comes from. */
@@ -32,6 +33,12 @@ export function referenceText(low: number | null, high: number | null): string {
   if (high !== null) return `, reference ≤ ${high}`;
   if (low !== null) return `, reference ≥ ${low}`;
   return "";
+}
+
+/** A lab value's reference text: its test's range in the value's own unit, as a range in another unit says nothing about it. */
+export function labReferenceText(r: Parameters<typeof rangeIn>[0], v: Pick<LabValue, "unit">): string {
+  const g = rangeIn(r, v.unit);
+  return g ? referenceText(g.low, g.high) : "";
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Observation, ObservationReferenceRange } from "@medplum/fhirtypes";
-import type { LabResult, LabValue } from "../../readmodels/modules/lab_results/index.js";
+import { rangeIn, type LabResult, type LabValue } from "../../readmodels/modules/lab_results/index.js";
 import type { ProcedureResult } from "../../readmodels/modules/procedures/index.js";
 import { normName } from "../../readmodels/lib/payload.js";
 import { moduleEntry } from "../../readmodels/patient-state.js";
@@ -14,15 +14,17 @@ const STATUSES = new Set(["final", "preliminary", "corrected", "amended", "regis
 
 const statusOf = (s: string | null | undefined): Observation["status"] => (s && STATUSES.has(s) ? (s as Observation["status"]) : "final");
 
+/** The test's range in the value's unit (a range in another unit is not this value's). */
 function rangeOf(r: LabResult, unit: string | null): ObservationReferenceRange[] | undefined {
-  if (r.reference_range_low === null && r.reference_range_high === null) return undefined;
+  const g = rangeIn(r, unit);
+  if (!g || (g.low === null && g.high === null)) return undefined;
   const q = (value: number | null) => (value === null ? undefined : compact({ value, unit: unit ?? undefined }));
-  return [compact<ObservationReferenceRange>({ low: q(r.reference_range_low), high: q(r.reference_range_high) })];
+  return [compact<ObservationReferenceRange>({ low: q(g.low), high: q(g.high) })];
 }
 
 /**
  * One lab value as an Observation (category laboratory): the test by LOINC and name, the
- * value as a quantity in its own unit (or a string), the test's reference range, the flag
+ * value as a quantity in its own unit (or a string), the test's reference range in that unit, the flag
  * as interpretation, the specimen type, and the log it came from. The latest value has the
  * test's result_status; earlier ones are final (the state keeps a status per test only).
  */

@@ -2,7 +2,7 @@
 import type { LabResult, LabValue } from "../modules/lab_results/index.js";
 import type { PatientState } from "../patient-state.js";
 import { doc, measured } from "../views/lib.js";
-import { referenceText } from "../findings.js";
+import { labReferenceText } from "../findings.js";
 import { inWindow, type ChangeItem, type ChangeWindow } from "./types.js";
 
 const keyOf = (r: LabResult) => (r.loinc_code ?? r.test_name ?? "").toLowerCase();
@@ -31,7 +31,7 @@ export function labChanges(before: PatientState, after: PatientState, w: ChangeW
       const previous = prev ? `; previous ${valueText(prev)} on ${prev.timestamp.slice(0, 10)}` : first ? "; first result of this test" : "";
       out.push({
         kind,
-        what: `${name}${r.loinc_code ? ` (LOINC ${r.loinc_code})` : ""}: ${valueText(v)}${flag}${referenceText(r.reference_range_low, r.reference_range_high)}${previous}`,
+        what: `${name}${r.loinc_code ? ` (LOINC ${r.loinc_code})` : ""}: ${valueText(v)}${flag}${labReferenceText(r, v)}${previous}`,
         at: v.timestamp,
         log_ids: [v.log_id, ...(prev ? [prev.log_id] : [])],
         ...(prev ? { before: point(prev) } : {}),

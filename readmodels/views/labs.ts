@@ -1,5 +1,5 @@
 /** labs_snapshot: latest result per test, abnormal and critical values, the week's results. */
-import type { AbnormalResult, LabResult, LabValue } from "../modules/lab_results/index.js";
+import { unitKey, type AbnormalResult, type LabResult, type LabValue } from "../modules/lab_results/index.js";
 import { cmpTime } from "../lib/time.js";
 import type { PatientState } from "../patient-state.js";
 import { block, clean, cmp, refs, day, doc, inWeek, measured, signed } from "./lib.js";
@@ -34,10 +34,8 @@ function abnormalLine(a: AbnormalResult, w: Window): string {
 
 interface WeekValue { r: LabResult; v: LabValue; prev: LabValue | undefined }
 
-const normUnit = (u: string | null) => (u === null ? null : u.trim().toLowerCase());
-
 /** Whether two results were reported in different units (both given and not alike): their difference means nothing. */
-const otherUnit = (a: LabValue, b: LabValue) => normUnit(a.unit) !== null && normUnit(b.unit) !== null && normUnit(a.unit) !== normUnit(b.unit);
+const otherUnit = (a: LabValue, b: LabValue) => a.unit !== null && b.unit !== null && unitKey(a.unit) !== unitKey(b.unit);
 
 /** The numeric change between two results of one test; null when either is not a number or their units differ. */
 function change(v: LabValue, prev: LabValue | undefined): number | null {

@@ -2,7 +2,7 @@ import { moduleEntry, type PatientState } from "../../../readmodels/patient-stat
 import { doc, sourceIds } from "../../../readmodels/views/lib.js";
 import type { Symptom } from "../../../readmodels/modules/symptoms/index.js";
 import { isSevere } from "../../../readmodels/views/symptom.js";
-import { findMissedDoses, localClock, referenceText, type Finding } from "../../../readmodels/findings.js";
+import { findMissedDoses, labReferenceText, localClock, type Finding } from "../../../readmodels/findings.js";
 import { changeAt } from "../../../readmodels/modules/questionnaires/index.js";
 import { changeText, priorOf, resultFlags, scoreText } from "../../../readmodels/views/questionnaire.js";
 
@@ -37,8 +37,8 @@ export function abnormalLabs(state: PatientState, since: string): Finding[] {
   return (doc(state, "lab_results")?.results ?? []).flatMap((r) =>
     r.history.filter((v) => v.abnormal_flag !== null && v.abnormal_flag !== "N" && v.timestamp >= since).map((v) => ({
       timestamp: v.timestamp,
-      line: `${r.test_name ?? r.loinc_code ?? "lab"}: ${v.value_numeric ?? v.value_string ?? "?"}${r.unit ? ` ${r.unit}` : ""} flag ${v.abnormal_flag}${
-        v.abnormal_flag === "HH" || v.abnormal_flag === "LL" ? " (CRITICAL)" : ""}${referenceText(r.reference_range_low, r.reference_range_high)}`,
+      line: `${r.test_name ?? r.loinc_code ?? "lab"}: ${v.value_numeric ?? v.value_string ?? "?"}${v.unit ? ` ${v.unit}` : ""} flag ${v.abnormal_flag}${
+        v.abnormal_flag === "HH" || v.abnormal_flag === "LL" ? " (CRITICAL)" : ""}${labReferenceText(r, v)}`,
       log_ids: [v.log_id],
     })));
 }

@@ -45,8 +45,9 @@ export interface LabValue {
   abnormal_flag: AbnormalFlag | null;
   /**
    * reported: sent by the lab. own_range: derived from the range sent with this result.
-   * test_range: the result came with neither, so it is judged against the test's reference
-   * range (the one the test shows), and follows it when a later result changes it.
+   * test_range: the result came with neither, so it is judged against the test's latest
+   * range in the result's own unit (no flag without one), and follows it when a later
+   * result changes it.
    */
   flag_source: "reported" | "own_range" | "test_range";
   /** Collection time: the payload's collection_datetime, else the log's timestamp. */
@@ -54,10 +55,17 @@ export interface LabValue {
   log_id: string;
 }
 
+/** A reference range, in the unit of the result that gave it. */
+export interface LabRange {
+  unit: string | null;
+  low: number | null;
+  high: number | null;
+}
+
 /**
  * One test, identified by loinc_code, else normalized test_name. Each descriptive field
- * (test_name, unit, test_category, specimen_type, result_status, and the reference range
- * as one pair) is the one of the latest result by collection time that gave it.
+ * (test_name, unit, test_category, specimen_type, result_status, and each unit's
+ * reference range as one pair) is the one of the latest result by collection time that gave it.
  */
 export interface LabResult {
   loinc_code: string | null;
@@ -66,8 +74,11 @@ export interface LabResult {
   unit: string | null;
   test_category: string | null;
   specimen_type: string | null;
+  /** The range in the test's `unit` (null when none was given in it): a range only applies to values in its unit. */
   reference_range_low: number | null;
   reference_range_high: number | null;
+  /** The latest range given in each other unit (units compared trimmed, case-insensitively): see rangesOf. */
+  other_unit_ranges: LabRange[];
   /** final | preliminary | corrected, of the latest value (that gave one). */
   result_status: string | null;
   latest: LabValue;
@@ -98,6 +109,23 @@ export interface LabResultsDoc {
   abnormal: AbnormalResult[];
 }
 
+/** A unit as compared: trimmed, case-insensitive; an absent unit is "". */
+export const unitKey = (u: string | null): string => (u === null ? "" : u.trim().toLowerCase());
+
+type RangeHolder = Pick<LabResult, "unit" | "reference_range_low" | "reference_range_high" | "other_unit_ranges">;
+
+/** Every range a test knows, one per unit: the one in its unit, then those in others. */
+export function rangesOf(r: RangeHolder): LabRange[] {
+  if (r.reference_range_low === null && r.reference_range_high === null) return r.other_unit_ranges;
+  return [{ unit: r.unit, low: r.reference_range_low, high: r.reference_range_high }, ...r.other_unit_ranges];
+}
+
+const findRange = (ranges: readonly LabRange[], unit: string | null): LabRange | undefined =>
+  ranges.find((g) => unitKey(g.unit) === unitKey(unit));
+
+/** The test's range in a unit, if it knows one: a range applies only to values in its unit. */
+export const rangeIn = (r: RangeHolder, unit: string | null): LabRange | undefined => findRange(rangesOf(r), unit);
+
 const NS = "results";
 const FLAGS: readonly AbnormalFlag[] = ["H", "L", "N", "HH", "LL"];
 const identityOf = (r: Pick<LabResult, "loinc_code" | "test_name">): Identity => ({ codes: [r.loinc_code], name: r.test_name });
@@ -107,12 +135,18 @@ function rangeFlag(v: number | null, lo: number | null, hi: number | null): Abno
   return lo !== null && v < lo ? "L" : hi !== null && v > hi ? "H" : "N";
 }
 
+/** The ranges with `g` as its unit's range (its spelling of the unit kept). */
+function withRange(ranges: readonly LabRange[], g: LabRange): LabRange[] {
+  const i = ranges.findIndex((x) => unitKey(x.unit) === unitKey(g.unit));
+  return replaceAt(ranges, i, g);
+}
+
 function abnormalOf(results: readonly LabResult[]): AbnormalResult[] {
   return results.flatMap((r) => {
     const f = r.latest.abnormal_flag;
     if (f === null || f === "N") return [];
     const { value_numeric, value_string, timestamp, log_id } = r.latest;
-    return [{ loinc_code: r.loinc_code, test_name: r.test_name, abnormal_flag: f, critical: f === "HH" || f === "LL", value_numeric, value_string, unit: r.unit, timestamp, log_id }];
+    return [{ loinc_code: r.loinc_code, test_name: r.test_name, abnormal_flag: f, critical: f === "HH" || f === "LL", value_numeric, value_string, unit: r.latest.unit ?? r.unit, timestamp, log_id }];
   });
 }
 
@@ -121,7 +155,7 @@ export const handles = ["lab_results"] as const;
 export const labResults: ReadModel<"lab_results", LabResultsDoc, "lab_results"> = {
   key: "lab_results",
   kind: "event",
-  version: 5,
+  version: 6,
   handles,
   reads: [],
   initial: () => ({ results: [], abnormal: [] }),
@@ -153,30 +187,32 @@ export const labResults: ReadModel<"lab_results", LabResultsDoc, "lab_results"> 
       const described = <T>(field: keyof LabResult, v: T | undefined): T | null =>
         v !== undefined && wins(field) ? v : ((prev?.[field] ?? null) as T | null);
       const [low, high] = rangeOf(r);
-      // The range is one fact: the bounds of two reports are never mixed.
-      const ranged = (low !== undefined || high !== undefined) && wins("reference_range");
-      const reference_range_low = ranged ? (low ?? null) : (prev?.reference_range_low ?? null);
-      const reference_range_high = ranged ? (high ?? null) : (prev?.reference_range_high ?? null);
+      const ownRange = low !== undefined || high !== undefined;
+      const valueUnit = text(r.unit) ?? null;
+      // A range is one fact in one unit: the bounds of two reports are never mixed, nor a range of one unit applied to another.
+      const known = prev ? rangesOf(prev) : [];
+      const was = findRange(known, valueUnit);
+      const newRange = ownRange && wins(`reference_range:${unitKey(valueUnit)}`) && (was?.low !== (low ?? null) || was?.high !== (high ?? null));
+      const ranges = newRange ? withRange(known, { unit: valueUnit, low: low ?? null, high: high ?? null }) : known;
       const flagged = (v: LabValue): LabValue => {
         if (v.flag_source !== "test_range") return v;
-        const f = rangeFlag(v.value_numeric, reference_range_low, reference_range_high);
+        const g = findRange(ranges, v.unit);
+        const f = g ? rangeFlag(v.value_numeric, g.low, g.high) : null;
         return f === v.abnormal_flag ? v : { ...v, abnormal_flag: f };
       };
       const flag = oneOf(r.abnormal_flag, FLAGS) ?? null;
       const { value_numeric, value_string } = valuesOf(r);
-      const ownRange = low !== undefined || high !== undefined;
       const value: LabValue = {
-        value_numeric, value_string, unit: text(r.unit) ?? null,
+        value_numeric, value_string, unit: valueUnit,
         abnormal_flag: flag ?? (ownRange ? rangeFlag(value_numeric, low ?? null, high ?? null) : null),
         flag_source: flag !== null ? "reported" : ownRange ? "own_range" : "test_range", timestamp, log_id: log.id,
       };
       let history = insertSorted(prev?.history ?? [], flagged(value), HISTORY);
-      // Results without a flag or range of their own follow the test's range: a new one re-judges them.
-      if (prev && (prev.reference_range_low !== reference_range_low || prev.reference_range_high !== reference_range_high)) {
-        history = history.map(flagged);
-      }
+      // Results without a flag or range of their own follow their unit's range: a new one re-judges them.
+      if (prev && newRange) history = history.map(flagged);
       const name = described("test_name", test_name ?? undefined);
       const unit = described("unit", text(r.unit));
+      const shown = findRange(ranges, unit);
       const test_category = described("test_category", text(r.test_category));
       const specimen_type = described("specimen_type", text(r.specimen_type));
       const result_status = described("result_status", text(r.result_status));
@@ -184,7 +220,9 @@ export const labResults: ReadModel<"lab_results", LabResultsDoc, "lab_results"> 
       clocks = Object.keys(stamps).length > 0 ? { ...ext.clocks, ...stamps } : ext.clocks;
       // A result's own `source` is not a catalog field, but kept when sent, and preferred.
       const next: LabResult = {
-        loinc_code: prev?.loinc_code ?? loinc_code, test_name: name, unit, test_category, specimen_type, reference_range_low, reference_range_high, result_status,
+        loinc_code: prev?.loinc_code ?? loinc_code, test_name: name, unit, test_category, specimen_type,
+        reference_range_low: shown?.low ?? null, reference_range_high: shown?.high ?? null,
+        other_unit_ranges: ranges.filter((g) => g !== shown), result_status,
         latest: last(history) as LabValue, history, extensions: ext.extensions, sources: addSource(prev?.sources, log, extra(r, "source")),
       };
       results = replaceAt(results, at, next);
