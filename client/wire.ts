@@ -2806,7 +2806,7 @@ export interface paths {
                             };
                             /** @description new, worsened, improved, resolved, returned (and changed_instrument): the last report in the window against the last before it */
                             symptoms: {
-                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
+                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, corrected, updated, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
                                 kind: string;
                                 /** @description The change in one line */
                                 what: string;
@@ -2819,9 +2819,9 @@ export interface paths {
                                 /** @description The value at its end */
                                 after?: unknown;
                             }[];
-                            /** @description new_test (a test's first result), abnormal, critical (HH/LL), each with the previous result */
+                            /** @description new_test (a test's first result), corrected (a result that replaces another of its test and collection time with another value or flag; updated when it is not marked corrected, e.g. final after preliminary), abnormal, critical (HH/LL), each with the previous result; a replaced result is not listed */
                             labs: {
-                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
+                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, corrected, updated, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
                                 kind: string;
                                 /** @description The change in one line */
                                 what: string;
@@ -2836,7 +2836,7 @@ export interface paths {
                             }[];
                             /** @description added, removed, changed (dose, frequency, route, form, schedule), skipped_dose, doses_not_reported */
                             medications: {
-                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
+                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, corrected, updated, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
                                 kind: string;
                                 /** @description The change in one line */
                                 what: string;
@@ -2851,7 +2851,7 @@ export interface paths {
                             }[];
                             /** @description out_of_range: measurements outside the usual adult range */
                             vitals: {
-                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
+                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, corrected, updated, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
                                 kind: string;
                                 /** @description The change in one line */
                                 what: string;
@@ -2866,7 +2866,7 @@ export interface paths {
                             }[];
                             /** @description out_of_range: CGM glucose below 70 or above 250 mg/dL, device SpO2 below 90 % */
                             devices: {
-                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
+                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, corrected, updated, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
                                 kind: string;
                                 /** @description The change in one line */
                                 what: string;
@@ -2881,7 +2881,7 @@ export interface paths {
                             }[];
                             /** @description significant, worsened or changed beyond the minimally important difference, against the administration before the window */
                             questionnaires: {
-                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
+                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, corrected, updated, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
                                 kind: string;
                                 /** @description The change in one line */
                                 what: string;
@@ -2896,7 +2896,7 @@ export interface paths {
                             }[];
                             /** @description encounter, note, plan_item in the window */
                             encounters: {
-                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
+                                /** @description What kind of change (new, worsened, improved, resolved, returned, new_test, corrected, updated, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item) */
                                 kind: string;
                                 /** @description The change in one line */
                                 what: string;

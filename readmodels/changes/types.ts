@@ -2,7 +2,7 @@
 
 /** One change: what kind, one line to read, when, and the logs it comes from. */
 export interface ChangeItem {
-  /** new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, … */
+  /** new, worsened, improved, resolved, returned, new_test, corrected, updated, abnormal, critical, added, removed, changed, skipped_dose, … */
   kind: string;
   /** The change in one line ("pain: worsened, 4/10 → 8/10 (esas_r)"). */
   what: string;

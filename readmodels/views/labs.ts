@@ -1,5 +1,5 @@
 /** labs_snapshot: latest result per test, abnormal and critical values, the week's results. */
-import { unitKey, type AbnormalResult, type LabResult, type LabValue } from "../modules/lab_results/index.js";
+import { currentValues, isCorrection, unitKey, type AbnormalResult, type LabResult, type LabValue } from "../modules/lab_results/index.js";
 import { cmpTime } from "../lib/time.js";
 import type { PatientState } from "../patient-state.js";
 import { block, clean, cmp, refs, day, doc, inWeek, measured, signed } from "./lib.js";
@@ -32,7 +32,11 @@ function abnormalLine(a: AbnormalResult, w: Window): string {
   return `**${testName(a)}**: ${valueText(a, a.unit)} [${a.abnormal_flag}]${crit} on ${day(a.timestamp, w.tz)}`;
 }
 
-interface WeekValue { r: LabResult; v: LabValue; prev: LabValue | undefined }
+/** What a result that replaces another of the same draw calls itself: its status (corrected, final…), else re-reported. */
+export const replacementWord = (v: LabValue): string => clean(v.result_status ?? "re-reported", 20);
+
+/** A week's result as it stands, the one of its draw it replaced (when it says something else), and the one before it. */
+interface WeekValue { r: LabResult; v: LabValue; was: LabValue | undefined; prev: LabValue | undefined }
 
 /** Whether two results were reported in different units (both given and not alike): their difference means nothing. */
 const otherUnit = (a: LabValue, b: LabValue) => a.unit !== null && b.unit !== null && unitKey(a.unit) !== unitKey(b.unit);
@@ -43,12 +47,12 @@ function change(v: LabValue, prev: LabValue | undefined): number | null {
   return v.value_numeric - prev.value_numeric;
 }
 
-function weekLine({ r, v, prev }: WeekValue, w: Window): string {
-  let vs = "";
+function weekLine({ r, v, was, prev }: WeekValue, w: Window): string {
+  let vs = was ? `, ${replacementWord(v)} (was ${valueText(was, was.unit)}${flagText(was.abnormal_flag)})` : "";
   if (prev) {
     const d = change(v, prev);
     const tail = d !== null ? ` (${signed(d, 3)})` : otherUnit(v, prev) ? ", in another unit" : "";
-    vs = `, previous ${valueText(prev, prev.unit)}${flagText(prev.abnormal_flag)} on ${day(prev.timestamp, w.tz)}${tail}`;
+    vs += `, previous ${valueText(prev, prev.unit)}${flagText(prev.abnormal_flag)} on ${day(prev.timestamp, w.tz)}${tail}`;
   }
   return `${day(v.timestamp, w.tz)} **${testName(r)}**: ${valueText(v, v.unit)}${flagText(v.abnormal_flag)}${vs}`;
 }
@@ -64,7 +68,8 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
   const abnormal = [...(d?.abnormal ?? [])].sort((a, b) => Number(b.critical) - Number(a.critical));
   const critical = abnormal.filter((a) => a.critical);
   const week: WeekValue[] = results
-    .flatMap((r) => r.history.map((v, i) => ({ r, v, prev: r.history[i - 1] })))
+    .flatMap((r) => currentValues(r.history).map(({ v, replaced }, i, all) =>
+      ({ r, v, was: replaced && isCorrection(v, replaced) ? replaced : undefined, prev: all[i - 1]?.v })))
     .filter((x) => inWeek(w, x.v.timestamp))
     .sort((a, b) => cmpTime(b.v.timestamp, a.v.timestamp) || cmp(b.v.log_id, a.v.log_id));
   return [
@@ -75,9 +80,10 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
       }))),
     ...block("abnormal_results", "Abnormal results (critical first)", "long_term",
       abnormal.map((a) => abnormalLine(a, w)), abnormal.map((a) => a.log_id), abnormal.map(abnormalData)),
-    ...block("week_results", "Results in the last 7 days", "week", week.map((x) => weekLine(x, w)), refs(...week.flatMap((x) => [x.v.log_id, x.prev?.log_id])),
-      week.map(({ r, v, prev }) => ({
+    ...block("week_results", "Results in the last 7 days", "week", week.map((x) => weekLine(x, w)), refs(...week.flatMap((x) => [x.v.log_id, x.was?.log_id, x.prev?.log_id])),
+      week.map(({ r, v, was, prev }) => ({
         test_name: r.test_name, loinc_code: r.loinc_code, ...v,
+        replaced: was ?? null,
         previous: prev ?? null,
         change: change(v, prev),
       }))),

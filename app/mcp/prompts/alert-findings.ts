@@ -4,6 +4,7 @@ import type { Symptom } from "../../../readmodels/modules/symptoms/index.js";
 import { isSevere } from "../../../readmodels/views/symptom.js";
 import { findMissedDoses, labReferenceText, localClock, type Finding } from "../../../readmodels/findings.js";
 import { changeAt } from "../../../readmodels/modules/questionnaires/index.js";
+import { currentValues } from "../../../readmodels/modules/lab_results/index.js";
 import { changeText, priorOf, resultFlags, scoreText } from "../../../readmodels/views/questionnaire.js";
 
 export { atOrAfter, deviceOutOfRange, LIMITS_TEXT, localClock, referenceText, VITAL_LIMITS, vitalsOutOfRange, type Finding } from "../../../readmodels/findings.js";
@@ -33,9 +34,10 @@ export function severeSymptoms(state: PatientState, since: string): { fresh: Fin
   return { fresh, ongoing };
 }
 
+/** Abnormal and critical lab values collected since `since`, as they stand: one replaced by a later result of its draw is not. */
 export function abnormalLabs(state: PatientState, since: string): Finding[] {
   return (doc(state, "lab_results")?.results ?? []).flatMap((r) =>
-    r.history.filter((v) => v.abnormal_flag !== null && v.abnormal_flag !== "N" && v.timestamp >= since).map((v) => ({
+    currentValues(r.history).map((c) => c.v).filter((v) => v.abnormal_flag !== null && v.abnormal_flag !== "N" && v.timestamp >= since).map((v) => ({
       timestamp: v.timestamp,
       line: `${r.test_name ?? r.loinc_code ?? "lab"}: ${v.value_numeric ?? v.value_string ?? "?"}${v.unit ? ` ${v.unit}` : ""} flag ${v.abnormal_flag}${
         v.abnormal_flag === "HH" || v.abnormal_flag === "LL" ? " (CRITICAL)" : ""}${labReferenceText(r, v)}`,

@@ -50,6 +50,8 @@ export interface LabValue {
    * result changes it.
    */
   flag_source: "reported" | "own_range" | "test_range";
+  /** final | preliminary | corrected, as sent with this value (null when it gave none). */
+  result_status: string | null;
   /** Collection time: the payload's collection_datetime, else the log's timestamp. */
   timestamp: string;
   log_id: string;
@@ -82,7 +84,11 @@ export interface LabResult {
   /** final | preliminary | corrected, of the latest value (that gave one). */
   result_status: string | null;
   latest: LabValue;
-  /** The last 50 values by collection time; `latest` is the last of them. */
+  /**
+   * The last 50 values by collection time; `latest` is the last of them. A value collected
+   * at the same time as the one before it replaces that one (the same draw reported again:
+   * corrected, or final after preliminary), as `latest` is chosen: see currentValues.
+   */
   history: LabValue[];
   /** The payload's extensions, then the result's own, merged at leaf level (latest event time wins per leaf). */
   extensions: Obj;
@@ -126,6 +132,26 @@ const findRange = (ranges: readonly LabRange[], unit: string | null): LabRange |
 /** The test's range in a unit, if it knows one: a range applies only to values in its unit. */
 export const rangeIn = (r: RangeHolder, unit: string | null): LabRange | undefined => findRange(rangesOf(r), unit);
 
+/** Whether history[i] replaces the value before it: both were collected at the same time. */
+const replaces = (history: readonly LabValue[], i: number): boolean =>
+  i > 0 && i < history.length && cmpTime(history[i - 1]!.timestamp, history[i]!.timestamp) === 0;
+
+/** A value as it stands, with the one of the same draw it replaced (the latest such, if any). */
+export interface CurrentValue {
+  v: LabValue;
+  replaced: LabValue | undefined;
+}
+
+/** A test's results as they stand, oldest first: a value replaced by a later one of the same collection time is left out. */
+export function currentValues(history: readonly LabValue[]): CurrentValue[] {
+  return history.flatMap((v, i) => (replaces(history, i + 1) ? [] : [{ v, replaced: replaces(history, i) ? history[i - 1] : undefined }]));
+}
+
+/** Whether a value replacing another changes what it says (value, unit or flag), or calls itself a correction. */
+export const isCorrection = (v: LabValue, was: LabValue): boolean =>
+  v.result_status === "corrected" || v.value_numeric !== was.value_numeric || v.value_string !== was.value_string ||
+  unitKey(v.unit) !== unitKey(was.unit) || v.abnormal_flag !== was.abnormal_flag;
+
 const NS = "results";
 const FLAGS: readonly AbnormalFlag[] = ["H", "L", "N", "HH", "LL"];
 const identityOf = (r: Pick<LabResult, "loinc_code" | "test_name">): Identity => ({ codes: [r.loinc_code], name: r.test_name });
@@ -155,7 +181,7 @@ export const handles = ["lab_results"] as const;
 export const labResults: ReadModel<"lab_results", LabResultsDoc, "lab_results"> = {
   key: "lab_results",
   kind: "event",
-  version: 6,
+  version: 7,
   handles,
   reads: [],
   initial: () => ({ results: [], abnormal: [] }),
@@ -205,7 +231,8 @@ export const labResults: ReadModel<"lab_results", LabResultsDoc, "lab_results"> 
       const value: LabValue = {
         value_numeric, value_string, unit: valueUnit,
         abnormal_flag: flag ?? (ownRange ? rangeFlag(value_numeric, low ?? null, high ?? null) : null),
-        flag_source: flag !== null ? "reported" : ownRange ? "own_range" : "test_range", timestamp, log_id: log.id,
+        flag_source: flag !== null ? "reported" : ownRange ? "own_range" : "test_range",
+        result_status: text(r.result_status) ?? null, timestamp, log_id: log.id,
       };
       let history = insertSorted(prev?.history ?? [], flagged(value), HISTORY);
       // Results without a flag or range of their own follow their unit's range: a new one re-judges them.

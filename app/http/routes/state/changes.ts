@@ -7,7 +7,7 @@ import { instantParam, PatientParams } from "./schemas.js";
 
 const ItemsSchema = (description: string) => Type.Array(
   Type.Object({
-    kind: Type.String({ description: "What kind of change (new, worsened, improved, resolved, returned, new_test, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item)" }),
+    kind: Type.String({ description: "What kind of change (new, worsened, improved, resolved, returned, new_test, corrected, updated, abnormal, critical, added, removed, changed, skipped_dose, doses_not_reported, out_of_range, significant, encounter, note, plan_item)" }),
     what: Type.String({ description: "The change in one line" }),
     at: Type.String({ description: "Event time of the change" }),
     log_ids: Type.Array(Type.String(), { description: "Ids of the logs it comes from" }),
@@ -25,7 +25,7 @@ export const ChangesSchema = Type.Object({
   summary: Type.String({ description: "Which domains hold changes, or that none does" }),
   logs_in_window: Type.Object({ total: Type.Integer(), by_type: Type.Record(Type.String(), Type.Integer()) }, { description: "The logs with an event time in the window" }),
   symptoms: ItemsSchema("new, worsened, improved, resolved, returned (and changed_instrument): the last report in the window against the last before it"),
-  labs: ItemsSchema("new_test (a test's first result), abnormal, critical (HH/LL), each with the previous result"),
+  labs: ItemsSchema("new_test (a test's first result), corrected (a result that replaces another of its test and collection time with another value or flag; updated when it is not marked corrected, e.g. final after preliminary), abnormal, critical (HH/LL), each with the previous result; a replaced result is not listed"),
   medications: ItemsSchema("added, removed, changed (dose, frequency, route, form, schedule), skipped_dose, doses_not_reported"),
   vitals: ItemsSchema("out_of_range: measurements outside the usual adult range"),
   devices: ItemsSchema("out_of_range: CGM glucose below 70 or above 250 mg/dL, device SpO2 below 90 %"),
