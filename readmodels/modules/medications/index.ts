@@ -2,7 +2,7 @@ import { clockAt, type Clocks } from "../../lib/clocks.js";
 import { actionOf, applyEntry, type EntryMeta } from "../../lib/entities.js";
 import { itemExtensions } from "../../lib/extensions.js";
 import { findByIdentity, identityKey, type Identity } from "../../lib/identity.js";
-import { items, text } from "../../lib/payload.js";
+import { items, normName, text } from "../../lib/payload.js";
 import { cmpTime } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
 import type { LogPayloads } from "../../../catalog/payloads.js";
@@ -68,12 +68,21 @@ export function setBy(clocks: Clocks, m: Medication, fields: readonly string[]):
   return [...m.sources].reverse().find((s) => cmpTime(s.timestamp, last) === 0)?.log_id;
 }
 
+/**
+ * The name a list item writes: none when it only names the entry it updates (the same
+ * name, however cased or spaced: the listing's spelling stays), else the new name trimmed.
+ */
+function nameWrite(existing: Medication | undefined, name: string | null): string | undefined {
+  if (name === null || (existing && normName(existing.medication_name) === normName(name))) return undefined;
+  return name;
+}
+
 export const handles = ["medication_list_update"] as const;
 
 export const medications: ReadModel<"medications", MedicationsDoc, "medication_list_update"> = {
   key: "medications",
   kind: "stable",
-  version: 2,
+  version: 3,
   handles,
   reads: [],
   initial: () => ({ medications: [] }),
@@ -82,17 +91,18 @@ export const medications: ReadModel<"medications", MedicationsDoc, "medication_l
     let clocks = s.clocks;
     for (const m of items(log.payload.medications)) {
       const rxnorm_cui = text(m.rxnorm_cui) ?? null;
-      const medication_name = text(m.medication_name) ?? null;
+      const medication_name = text(m.medication_name)?.trim() ?? null;
       if (rxnorm_cui === null && medication_name === null) continue; // nothing to identify it by
+      const index = findByIdentity(list, identityOf({ rxnorm_cui, medication_name }), identityOf);
       ({ list, clocks } = applyEntry<Medication>({
         list,
         clocks,
         ns: "medications",
-        index: findByIdentity(list, identityOf({ rxnorm_cui, medication_name }), identityOf),
+        index,
         keyOf,
         action: actionOf(m),
         // The payload's extensions describe every medication it lists.
-        patch: { ...m, extensions: itemExtensions(log.payload, m) },
+        patch: { ...m, medication_name: nameWrite(index >= 0 ? list[index] : undefined, medication_name), extensions: itemExtensions(log.payload, m) },
         fields: FIELDS,
         blank: {
           medication_name, rxnorm_cui, dose: null, dose_unit: null, frequency: null, route: null, form: null,

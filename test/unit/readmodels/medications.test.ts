@@ -22,10 +22,25 @@ describe("medications", () => {
       list([{ action: "delete", rxnorm_cui: "29046" }], at(3)),
     ]);
     const meds = payload(s, "medications").medications;
-    expect(meds.map((m) => [m.medication_name, m.rxnorm_cui, m.dose])).toEqual([["  metformin ", "860975", "1000 mg"]]);
+    expect(meds.map((m) => [m.medication_name, m.rxnorm_cui, m.dose])).toEqual([["Metformin", "860975", "1000 mg"]]);
     // remove is the same action as delete.
     const removed = given([list([{ action: "add", medication_name: "Lisinopril", rxnorm_cui: "29046" }]), list([{ action: "remove", medication_name: "lisinopril" }], at(2))]);
     expect(payload(removed, "medications").medications).toEqual([]);
+  });
+
+  it("keeps the listed name when an update only names the medication, and stores a new name trimmed", () => {
+    const s = given([
+      list([{ action: "add", medication_name: "Aspirin", rxnorm_cui: "1191", dose: "81 mg" }]),
+      list([{ action: "update", medication_name: "ASPIRIN ", dose: "100 mg" }], at(2)),
+      log("medication_adverse_event", at(3), { events: [{ medication_identifier: "aspirin", description: "bruising" }] }),
+    ]);
+    expect(payload(s, "medications").medications.map((m) => [m.medication_name, m.dose])).toEqual([["Aspirin", "100 mg"]]);
+    expect(payload(s, "adherence").adverse_events[0]?.medication_name).toBe("Aspirin");
+    // Matched by its code under another name: a rename, written without the spaces around it.
+    const renamed = given([list([{ action: "add", medication_name: "Aspirin", rxnorm_cui: "1191" }]), list([{ action: "update", rxnorm_cui: "1191", medication_name: " Acetylsalicylic acid " }], at(2))]);
+    expect(payload(renamed, "medications").medications[0]?.medication_name).toBe("Acetylsalicylic acid");
+    const added = given([list([{ action: "add", medication_name: "  Lisinopril\t" }])]);
+    expect(payload(added, "medications").medications[0]?.medication_name).toBe("Lisinopril");
   });
 
   it("keeps the newer field value when an older update is applied later", () => {
