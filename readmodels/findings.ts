@@ -107,7 +107,8 @@ export interface UnreportedDoses {
  * got no report: a patient who stops reporting is not adherent.
  */
 export function findMissedDoses(state: PatientState, at: string, inRange: (ts: string) => boolean): { skipped: Dose[]; unreported: UnreportedDoses[] } {
-  const skipped = (doc(state, "adherence")?.recent ?? []).filter((d) => d.status === "skipped" && inRange(d.timestamp));
+  // A skip a later report of the dose superseded (taken after all) is no missed dose.
+  const skipped = (doc(state, "adherence")?.recent ?? []).filter((d) => d.status === "skipped" && d.superseded_by === null && inRange(d.timestamp));
   const meds = [...(doc(state, "medications")?.medications ?? []), ...endedListings(state)];
   const unreported = schedulesAt(state, at).flatMap((schedule) => {
     const doses = schedule.doses.filter((d) => d.status === "unreported" && inRange(d.scheduled_time));

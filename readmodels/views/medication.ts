@@ -29,7 +29,12 @@ function medLine(m: Medication, w: Window): string {
   return `**${clean(m.medication_name ?? m.rxnorm_cui ?? "unnamed", 80)}**${what}${times}${since}${by}`;
 }
 
-interface Tally { name: string; taken: number; skipped: number; on_time: number; early: number; late: number; unscheduled: number; log_ids: string[] }
+interface Tally {
+  name: string; taken: number; skipped: number; on_time: number; early: number; late: number; unscheduled: number;
+  /** Scheduled times reported taken again after a taken report (Dose.repeat), once per repeat. */
+  repeated: string[];
+  log_ids: string[];
+}
 
 /** Listed medications' scheduled doses of the week (by scheduled time), for those tracked: read once per render by both blocks. */
 type WeekSchedules = ReadonlyMap<Medication, ScheduledDose[]>;
@@ -82,6 +87,14 @@ function scheduledCounts(doses: readonly ScheduledDose[]): string {
 /** Reports that name no scheduled time (an extra or as-needed dose): counted apart from the schedule. */
 const unscheduledText = (k: number) => (k > 0 ? `; ${k} more reported without a scheduled time` : "");
 
+/** "; 2026-11-27 08:00 dose reported taken twice": a dose reported taken again is one dose, but the repeat may be a double dose. */
+function repeatedText(repeats: readonly string[], tz: string): string {
+  const times = new Map<string, number>();
+  for (const t of repeats) times.set(t, (times.get(t) ?? 0) + 1);
+  const said = [...times].map(([t, n]) => `${day(t, tz)} ${hhmm(t, tz)} dose reported taken ${n === 1 ? "twice" : `${n + 1} times`}`);
+  return said.length > 0 ? `; ${said.join(", ")}` : "";
+}
+
 function adherenceBlock(state: PatientState, meds: readonly Medication[], weekly: WeekSchedules, w: Window): ViewBlock[] {
   const a = doc(state, "adherence");
   if (!a) return [];
@@ -90,13 +103,16 @@ function adherenceBlock(state: PatientState, meds: readonly Medication[], weekly
   for (const d of wk) {
     const listed = listedFor(meds, d);
     const k = listed ? keyOf(listed) : keyOf(d);
-    const t = tallies.get(k) ?? { name: doseName(meds, d), taken: 0, skipped: 0, on_time: 0, early: 0, late: 0, unscheduled: 0, log_ids: [] };
+    const t = tallies.get(k) ?? { name: doseName(meds, d), taken: 0, skipped: 0, on_time: 0, early: 0, late: 0, unscheduled: 0, repeated: [], log_ids: [] };
+    t.log_ids.push(d.log_id);
+    tallies.set(k, t);
+    if (d.repeat && d.scheduled_time !== null) t.repeated.push(d.scheduled_time);
+    // A report a later one superseded is no dose: the later one says what became of it.
+    if (d.superseded_by !== null) continue;
     if (d.status === "taken") t.taken++;
     else t.skipped++;
     if (d.scheduled_time === null) t.unscheduled++;
     if (d.timing !== null) t[d.timing]++;
-    t.log_ids.push(d.log_id);
-    tallies.set(k, t);
   }
   const list = [...tallies.entries()].map(([k, t]) => {
     const m = meds.find((x) => keyOf(x) === k);
@@ -104,9 +120,10 @@ function adherenceBlock(state: PatientState, meds: readonly Medication[], weekly
   });
   const lines = list.map((t) => {
     const timing = t.on_time + t.early + t.late > 0 ? `; ${t.on_time} on time, ${t.early} early, ${t.late} late` : "";
-    if (t.scheduled && t.scheduled.length > 0) return `**${clean(t.name, 80)}**: ${scheduledCounts(t.scheduled)}${timing}${unscheduledText(t.unscheduled)}`;
+    const repeated = repeatedText(t.repeated, w.tz);
+    if (t.scheduled && t.scheduled.length > 0) return `**${clean(t.name, 80)}**: ${scheduledCounts(t.scheduled)}${timing}${unscheduledText(t.unscheduled)}${repeated}`;
     const total = t.taken + t.skipped;
-    return `**${clean(t.name, 80)}**: ${t.taken} of ${total} dose${total === 1 ? "" : "s"} taken, ${t.skipped} skipped${timing}`;
+    return `**${clean(t.name, 80)}**: ${t.taken} of ${total} dose${total === 1 ? "" : "s"} taken, ${t.skipped} skipped${timing}${repeated}`;
   });
   const scheduledSilent = meds.filter((m) => (m.schedule_times ?? []).length > 0 && !tallies.has(keyOf(m)));
   lines.push(...scheduledSilent.map((m) =>
@@ -173,7 +190,7 @@ function missedLine(x: Missed, w: Window): string {
 
 /** The week's skipped doses and, per medication, its scheduled doses without a report; latest first. */
 function missedDoses(meds: readonly Medication[], a: { recent: readonly Dose[] } | undefined, weekly: WeekSchedules, w: Window): Missed[] {
-  const skipped = (a?.recent ?? []).filter((d) => d.status === "skipped" && inWeek(w, d.timestamp)).map((d): Missed => ({
+  const skipped = (a?.recent ?? []).filter((d) => d.status === "skipped" && d.superseded_by === null && inWeek(w, d.timestamp)).map((d): Missed => ({
     name: doseName(meds, d), status: "skipped", scheduled_time: d.scheduled_time, reported_at: d.timestamp, scheduled_times: [], ids: [d.log_id],
   }));
   const unreported = meds.flatMap((m): Missed[] => {
@@ -217,7 +234,8 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
 
 function entries(state: PatientState): RecentEntry[] {
   const a = doc(state, "adherence");
-  const timing = (d: Dose) => (d.on_time === true ? ", on time" : d.on_time === false ? `, ${fmt(d.deviation_minutes, 0)} min off schedule` : "");
+  const timing = (d: Dose) => (d.on_time === true ? ", on time" : d.on_time === false ? `, ${fmt(d.deviation_minutes, 0)} min off schedule` : "") +
+    (d.repeat ? ", a dose already reported taken" : d.superseded_by !== null ? ", superseded by a later report of the dose" : "");
   return [
     ...(doc(state, "medications")?.medications ?? []).flatMap((m) =>
       m.sources.map((s) => entry("medications", "medication_list_update", s, `${m.medication_name ?? m.rxnorm_cui} listed or updated`))),

@@ -23,9 +23,20 @@ export interface Dose extends DoseRef {
   on_time: boolean | null;
   /** on_time, or which side of the window a taken dose fell; null when skipped or unscheduled. */
   timing: "on_time" | "early" | "late" | null;
+  /**
+   * The log of a later report of the same scheduled dose (medication and scheduled_time),
+   * which decides it instead: this one is no dose of its own in any count. Null when it decides.
+   */
+  superseded_by: string | null;
+  /** Taken, for a scheduled dose whose report before it said taken too: one dose reported twice (or a double dose), counted once. */
+  repeat: boolean;
 }
 
-/** Counts per medication, identified by rxnorm_cui else normalized name. */
+/**
+ * Counts per medication, identified by rxnorm_cui else normalized name: a scheduled dose
+ * counts once, as its latest report says (one whose earlier report has left `recent`
+ * counts again); a report without scheduled_time is a dose of its own.
+ */
 export interface MedicationAdherence {
   medication_name: string | null;
   rxnorm_cui: string | null;
@@ -36,6 +47,8 @@ export interface MedicationAdherence {
   early: number;
   /** Taken with a scheduled_time, after its window. */
   late: number;
+  /** Reports of a scheduled dose already reported taken (see Dose.repeat), not counted in taken. */
+  repeated: number;
   last_status: "taken" | "skipped";
   /** The first dose reported (schedule tracking of a medication without start_date starts here when it came before the listing). */
   first_event_at: string;
@@ -84,6 +97,29 @@ type AdherenceLog = TypedLog<(typeof handles)[number]>;
 
 const STATUSES = ["taken", "skipped"] as const;
 
+type Counts = Pick<MedicationAdherence, "taken" | "skipped" | "on_time" | "early" | "late">;
+
+/** The counts with one dose added (+1) or taken back (-1, a report a later one superseded). */
+function tally(c: Counts, d: Dose, sign: 1 | -1): Counts {
+  return {
+    taken: c.taken + (d.status === "taken" ? sign : 0),
+    skipped: c.skipped + (d.status === "skipped" ? sign : 0),
+    on_time: c.on_time + (d.timing === "on_time" ? sign : 0),
+    early: c.early + (d.timing === "early" ? sign : 0),
+    late: c.late + (d.timing === "late" ? sign : 0),
+  };
+}
+
+/** Index in `recent` of the report that decides a medication's dose scheduled at `scheduled` (the same instant), or -1. */
+function reportOf(recent: readonly Dose[], med: Pick<Dose, "rxnorm_cui" | "medication_name">, scheduled: string): number {
+  const ms = timeMs(scheduled);
+  for (let i = recent.length - 1; i >= 0; i--) {
+    const d = recent[i]!;
+    if (d.superseded_by === null && d.scheduled_time !== null && timeMs(d.scheduled_time) === ms && findByIdentity([d], identityOf(med), identityOf) === 0) return i;
+  }
+  return -1;
+}
+
 function applyDoses(s: ModuleState<AdherenceDoc>, log: LogOf<"medication_adherence">, ctx: ModuleContext): ModuleState<AdherenceDoc> {
   const meds = ctx.read("medications");
   let { medications, recent } = s.doc;
@@ -101,26 +137,29 @@ function applyDoses(s: ModuleState<AdherenceDoc>, log: LogOf<"medication_adheren
     const deviation = Number.isNaN(deviationMs) ? null : Math.round(deviationMs / 60_000);
     const on_time = status === "taken" && deviation !== null ? Math.abs(deviationMs) <= window * 60_000 : null;
     const timing = on_time === null ? null : on_time ? "on_time" : deviationMs < 0 ? "early" : "late";
+    // The fold runs in event-time order: a report already kept for this dose came before this one, which decides it now.
+    const j = scheduled === null ? -1 : reportOf(recent, { rxnorm_cui, medication_name }, scheduled);
+    const earlier = j >= 0 ? recent[j]! : undefined;
+    if (earlier) recent = replaceAt(recent, j, { ...earlier, superseded_by: log.id });
     const dose: Dose = {
       timestamp: log.timestamp, log_id: log.id, medication_name, rxnorm_cui, status, scheduled_time: scheduled,
       dose_amount: finite(d.dose_amount) ?? null, dose_unit: text(d.dose_unit) ?? null,
       deviation_minutes: deviation, window_minutes: window, on_time, timing,
+      superseded_by: null, repeat: earlier?.status === "taken" && status === "taken",
     };
     recent = insertSorted(recent, dose, RECENT);
     const at = findByIdentity(medications, identityOf({ rxnorm_cui, medication_name }), identityOf);
     const prev: MedicationAdherence = at >= 0 ? medications[at]! : {
-      medication_name, rxnorm_cui, taken: 0, skipped: 0, on_time: 0, early: 0, late: 0, last_status: status,
+      medication_name, rxnorm_cui, taken: 0, skipped: 0, on_time: 0, early: 0, late: 0, repeated: 0, last_status: status,
       first_event_at: log.timestamp, last_event_at: log.timestamp, last_taken_at: null,
     };
     const isLast = at < 0 || maxTime(prev.last_event_at, log.timestamp) === log.timestamp;
+    const counts = tally(earlier ? tally(prev, earlier, -1) : prev, dose, 1);
     medications = replaceAt(medications, at, {
       medication_name: prev.medication_name ?? medication_name,
       rxnorm_cui: prev.rxnorm_cui ?? rxnorm_cui,
-      taken: prev.taken + (status === "taken" ? 1 : 0),
-      skipped: prev.skipped + (status === "skipped" ? 1 : 0),
-      on_time: prev.on_time + (timing === "on_time" ? 1 : 0),
-      early: prev.early + (timing === "early" ? 1 : 0),
-      late: prev.late + (timing === "late" ? 1 : 0),
+      ...counts,
+      repeated: prev.repeated + (dose.repeat ? 1 : 0),
       last_status: isLast ? status : prev.last_status,
       first_event_at: minTime(prev.first_event_at, log.timestamp),
       last_event_at: maxTime(prev.last_event_at, log.timestamp),
@@ -192,7 +231,7 @@ function applyLog(s: ModuleState<AdherenceDoc>, log: AdherenceLog, ctx: ModuleCo
 export const adherence: ReadModel<"adherence", AdherenceDoc, (typeof handles)[number]> = {
   key: "adherence",
   kind: "event",
-  version: 4,
+  version: 5,
   handles,
   reads: ["medications"],
   initial: () => ({ medications: [], recent: [], adverse_events: [], schedule: [], schedule_history: [], removed: [] }),

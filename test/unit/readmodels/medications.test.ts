@@ -70,9 +70,25 @@ describe("adherence", () => {
       [25, true, "on_time"], [-40, false, "early"], [0, null, null], [null, null, null], [120, false, "late"],
     ]);
     expect(a.medications).toEqual([{
-      medication_name: "Metformin", rxnorm_cui: "860975", taken: 4, skipped: 1, on_time: 1, early: 1, late: 1,
+      medication_name: "Metformin", rxnorm_cui: "860975", taken: 4, skipped: 1, on_time: 1, early: 1, late: 1, repeated: 0,
       last_status: "taken", first_event_at: at(1, 9, 25), last_event_at: at(5, 11), last_taken_at: at(5, 11),
     }]);
+  });
+
+  it("counts a scheduled dose once, as its latest report says, and marks a second taken report as a repeat", () => {
+    const first = dose(at(1, 9, 5), { status: "taken", rxnorm_cui: "860975", scheduled_time: at(1, 9) });
+    const again = dose(at(1, 9, 10), { status: "taken", medication_name: "metformin", scheduled_time: "2025-03-01T09:00:00Z" });
+    const skip = dose(at(2, 7), { status: "skipped", rxnorm_cui: "860975", scheduled_time: at(2, 9) });
+    const took = dose(at(2, 7, 30), { status: "taken", rxnorm_cui: "860975", scheduled_time: at(2, 9) });
+    const logs = [setup, first, again, skip, took];
+    const a = payload(given(logs), "adherence");
+    expect(a.medications[0]).toMatchObject({ taken: 2, skipped: 0, on_time: 1, early: 1, late: 0, repeated: 1, last_status: "taken" });
+    expect(a.recent.map((d) => [d.log_id, d.superseded_by, d.repeat])).toEqual([
+      [first.id, again.id, false], [again.id, null, true], [skip.id, took.id, false], [took.id, null, false],
+    ]);
+    expect(a.schedule[0]).toMatchObject({ expected: 2, taken: 2, skipped: 0, unreported: 0 });
+    // The latest report decides whatever order the logs came in.
+    expect(given([took, again, setup, skip, first])).toEqual(given(logs));
   });
 
   it("uses the default 60-minute window for a medication that is not listed", () => {

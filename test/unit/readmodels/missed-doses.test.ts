@@ -27,6 +27,13 @@ describe("missed doses", () => {
     expect(u!.listing?.sources.map((s) => s.log_id)).toEqual([listed.id, updated.id]);
   });
 
+  it("leaves out a skip that a later report of the same dose superseded", () => {
+    const tookAfterAll = log("medication_adherence", at(4, 9), { medication_adherence: [{ status: "taken", rxnorm_cui: "860975", scheduled_time: at(4, 8) }] });
+    const s = given([listed, updated, taken, skipped, tookAfterAll]);
+    expect(findMissedDoses(s, now, (t) => t >= since).skipped).toEqual([]);
+    expect(alertMissed(s, since, now).map((f) => f.line)).toEqual(["Metformin: not reported (2 scheduled doses, 2025-03-05 08:00 to 2025-03-06 08:00)"]);
+  });
+
   it("the provider alert cites every log of the listing; the changes read its latest", () => {
     expect(alertMissed(state, since, now)).toEqual([
       { timestamp: skipped.timestamp, line: "Metformin: dose skipped (scheduled 2025-03-04 08:00)", log_ids: [skipped.id] },

@@ -82,6 +82,27 @@ describe("medication_snapshot", () => {
     expect(blockOf(view, "missed_doses").data).toEqual([{ medication: "Metformin", status: "unreported", scheduled_times: expect.any(Array) }]);
   });
 
+  it("counts a scheduled dose reported twice once, and says it was reported taken twice", () => {
+    const warfarin = log("medication_list_update", at(2, 5), { medications: [{ action: "add", medication_name: "Warfarin", schedule_times: ["08:00"] }] });
+    const taken = (t: string) => log("medication_adherence", t, { medication_adherence: [{ status: "taken", medication_name: "Warfarin", scheduled_time: at(2, 8) }] });
+    const view = renderView("medication_snapshot", given([warfarin, taken(at(2, 8, 5)), taken(at(2, 8, 10))]));
+    expect(blockOf(view, "adherence_week").text).toBe(
+      "- **Warfarin**: 1 of 1 scheduled dose taken, 0 skipped, 0 not reported; 1 on time, 0 early, 0 late; 2025-03-02 08:00 dose reported taken twice",
+    );
+    expect((blockOf(view, "adherence_week").data as { medications: unknown[] }).medications).toEqual([expect.objectContaining({ taken: 1, on_time: 1, repeated: [at(2, 8)] })]);
+  });
+
+  it("lets the latest report of a dose decide it: a dose skipped, then taken, is taken and not missed", () => {
+    const s = given([
+      log("medication_list_update", at(2, 5), { medications: [{ action: "add", medication_name: "Warfarin", schedule_times: ["08:00"] }] }),
+      log("medication_adherence", at(2, 6), { medication_adherence: [{ status: "skipped", medication_name: "Warfarin", scheduled_time: at(2, 8) }] }),
+      log("medication_adherence", at(2, 6, 30), { medication_adherence: [{ status: "taken", medication_name: "Warfarin", scheduled_time: at(2, 8) }] }),
+    ]);
+    const view = renderView("medication_snapshot", s);
+    expect(blockOf(view, "adherence_week").text).toBe("- **Warfarin**: 1 of 1 scheduled dose taken, 0 skipped, 0 not reported; 0 on time, 1 early, 0 late");
+    expect(shape(view).map(([id]) => id)).not.toContain("missed_doses");
+  });
+
   it("counts a dose taken before its window as early, not late", () => {
     const s = given([
       log("medication_list_update", at(2, 5), { medications: [{ action: "add", medication_name: "Metformin", schedule_times: ["08:00"] }] }),
