@@ -31,6 +31,8 @@ function medLine(m: Medication, w: Window): string {
 
 interface Tally {
   name: string; taken: number; skipped: number; on_time: number; early: number; late: number; unscheduled: number;
+  /** The logs of the reports without a scheduled time (the schedule gives each to its nearest scheduled time). */
+  unscheduled_ids: string[];
   /** Scheduled times reported taken again after a taken report (Dose.repeat), once per repeat. */
   repeated: string[];
   log_ids: string[];
@@ -76,16 +78,28 @@ function unreportedText(doses: readonly ScheduledDose[] | undefined): string {
 
 /**
  * A scheduled medication's week, each dose once by its scheduled time: "11 of 14 scheduled
- * doses taken, 1 skipped, 2 not reported" (the three add up to the schedule). A report
- * made this week for a dose scheduled before it counts in that dose's week.
+ * doses taken (2 of them reported without a scheduled time), 1 skipped, 2 not reported"
+ * (the three add up to the schedule; `unscheduled`: the logs of the reports without a
+ * scheduled time, which the schedule gives to their nearest time). A report made this
+ * week for a dose scheduled before it counts in that dose's week.
  */
-function scheduledCounts(doses: readonly ScheduledDose[]): string {
+function scheduledCounts(doses: readonly ScheduledDose[], unscheduled: readonly string[]): string {
+  const ids = new Set(unscheduled);
   const n = (status: ScheduledDose["status"]) => doses.filter((d) => d.status === status).length;
-  return `${n("taken")} of ${doses.length} scheduled dose${doses.length === 1 ? "" : "s"} taken, ${n("skipped")} skipped, ${n("unreported")} not reported`;
+  /** " (2 of them reported without a scheduled time)" after a count whose doses were so decided. */
+  const without = (status: ScheduledDose["status"]) => {
+    const k = doses.filter((d) => d.status === status && d.log_id !== null && ids.has(d.log_id)).length;
+    return k === 0 ? "" : k === 1 && n(status) === 1 ? " (reported without a scheduled time)" : ` (${k} of them reported without a scheduled time)`;
+  };
+  return `${n("taken")} of ${doses.length} scheduled dose${doses.length === 1 ? "" : "s"} taken${without("taken")}, ${n("skipped")} skipped${without("skipped")}, ${n("unreported")} not reported`;
 }
 
-/** Reports that name no scheduled time (an extra or as-needed dose): counted apart from the schedule. */
-const unscheduledText = (k: number) => (k > 0 ? `; ${k} more reported without a scheduled time` : "");
+/** "; 1 more reported without a scheduled time": such reports that decided none of the week's scheduled doses. */
+function moreText(doses: readonly ScheduledDose[], unscheduled: readonly string[]): string {
+  const decided = new Set(doses.map((d) => d.log_id));
+  const more = unscheduled.filter((id) => !decided.has(id)).length;
+  return more > 0 ? `; ${more} more reported without a scheduled time` : "";
+}
 
 /** "; 2026-11-27 08:00 dose reported taken twice": a dose reported taken again is one dose, but the repeat may be a double dose. */
 function repeatedText(repeats: readonly string[], tz: string): string {
@@ -103,7 +117,7 @@ function adherenceBlock(state: PatientState, meds: readonly Medication[], weekly
   for (const d of wk) {
     const listed = listedFor(meds, d);
     const k = listed ? keyOf(listed) : keyOf(d);
-    const t = tallies.get(k) ?? { name: doseName(meds, d), taken: 0, skipped: 0, on_time: 0, early: 0, late: 0, unscheduled: 0, repeated: [], log_ids: [] };
+    const t = tallies.get(k) ?? { name: doseName(meds, d), taken: 0, skipped: 0, on_time: 0, early: 0, late: 0, unscheduled: 0, unscheduled_ids: [], repeated: [], log_ids: [] };
     t.log_ids.push(d.log_id);
     tallies.set(k, t);
     if (d.repeat && d.scheduled_time !== null) t.repeated.push(d.scheduled_time);
@@ -111,7 +125,10 @@ function adherenceBlock(state: PatientState, meds: readonly Medication[], weekly
     if (d.superseded_by !== null) continue;
     if (d.status === "taken") t.taken++;
     else t.skipped++;
-    if (d.scheduled_time === null) t.unscheduled++;
+    if (d.scheduled_time === null) {
+      t.unscheduled++;
+      t.unscheduled_ids.push(d.log_id);
+    }
     if (d.timing !== null) t[d.timing]++;
   }
   const list = [...tallies.entries()].map(([k, t]) => {
@@ -121,7 +138,7 @@ function adherenceBlock(state: PatientState, meds: readonly Medication[], weekly
   const lines = list.map((t) => {
     const timing = t.on_time + t.early + t.late > 0 ? `; ${t.on_time} on time, ${t.early} early, ${t.late} late` : "";
     const repeated = repeatedText(t.repeated, w.tz);
-    if (t.scheduled && t.scheduled.length > 0) return `**${clean(t.name, 80)}**: ${scheduledCounts(t.scheduled)}${timing}${unscheduledText(t.unscheduled)}${repeated}`;
+    if (t.scheduled && t.scheduled.length > 0) return `**${clean(t.name, 80)}**: ${scheduledCounts(t.scheduled, t.unscheduled_ids)}${timing}${moreText(t.scheduled, t.unscheduled_ids)}${repeated}`;
     const total = t.taken + t.skipped;
     return `**${clean(t.name, 80)}**: ${t.taken} of ${total} dose${total === 1 ? "" : "s"} taken, ${t.skipped} skipped${timing}${repeated}`;
   });
@@ -138,7 +155,7 @@ function adherenceBlock(state: PatientState, meds: readonly Medication[], weekly
   return block("adherence_week", "Adherence (last 7 days)", "week", lines,
     [...wk.map((d) => d.log_id), ...scheduledSilent.flatMap(sourceIds), ...tracked.filter((x) => x.unreported > 0).flatMap((x) => sourceIds(x.m))],
     {
-      medications: list.map(({ log_ids: _ids, scheduled: _s, ...t }) => t),
+      medications: list.map(({ log_ids: _ids, unscheduled_ids: _u, scheduled: _s, ...t }) => t),
       no_doses: scheduledSilent.map((m) => m.medication_name),
       scheduled: tracked.map(({ m, expected, unreported }) => ({ medication_name: m.medication_name, expected, unreported })),
       partial,

@@ -103,6 +103,19 @@ describe("medication_snapshot", () => {
     expect(shape(view).map(([id]) => id)).not.toContain("missed_doses");
   });
 
+  it("says how many of the scheduled doses taken were reported without a scheduled time, and which reports were more", () => {
+    const dose = (t: string, scheduled_time?: string) => log("medication_adherence", t, { medication_adherence: [{ status: "taken", medication_name: "Warfarin", scheduled_time }] });
+    const s = given([
+      log("medication_list_update", at(2, 5), { medications: [{ action: "add", medication_name: "Warfarin", schedule_times: ["08:00"] }] }),
+      dose(at(2, 8, 10)), dose(at(3, 7, 50)), dose(at(3, 8, 20)), dose(at(4, 8, 5), at(4, 8)),
+    ]);
+    // 08:00 on the 2nd to the 8th; the 3rd's dose is the later of its two reports.
+    expect(blockOf(renderView("medication_snapshot", s, at(8, 12)), "adherence_week").text).toBe(
+      "- **Warfarin**: 3 of 7 scheduled doses taken (2 of them reported without a scheduled time), 0 skipped, 4 not reported; " +
+      "1 on time, 0 early, 0 late; 1 more reported without a scheduled time",
+    );
+  });
+
   it("counts a dose taken before its window as early, not late", () => {
     const s = given([
       log("medication_list_update", at(2, 5), { medications: [{ action: "add", medication_name: "Metformin", schedule_times: ["08:00"] }] }),
