@@ -23,6 +23,12 @@ export interface ModuleContext {
   /** IANA zone: the day of a reading that has no local_date. */
   readonly timezone: string;
   read<K extends ModuleKey>(key: K): Readonly<ModulePayloads[K]> | undefined;
+  /**
+   * Another module's payload as this log has left it: `read`'s unless that module handles
+   * this log too and comes before the reader in its routing (the medication list a list
+   * update makes, for adherence's schedule).
+   */
+  readAfter<K extends ModuleKey>(key: K): Readonly<ModulePayloads[K]> | undefined;
 }
 
 /**

@@ -92,25 +92,33 @@ function sortSmall(xs: string[]): string[] {
   return xs;
 }
 
-/** What modules read of the state as it stood before a log (a class: one is made per log). */
+/** What modules read of the state as it stood before a log, or as the log has left it so far (a class: one is made per log). */
 class StateContext implements ModuleContext {
   readonly patient_id: string;
   readonly timezone: string;
+  /** The state with the modules evolved so far for this log. */
+  now: PatientState;
 
   constructor(private readonly state: PatientState) {
     this.patient_id = state.patient_id;
     this.timezone = state.timezone;
+    this.now = state;
   }
 
   read<K extends ModuleKey>(key: K): ModulePayloads[K] | undefined {
     return moduleEntry(this.state, key)?.payload;
+  }
+
+  readAfter<K extends ModuleKey>(key: K): ModulePayloads[K] | undefined {
+    return moduleEntry(this.now, key)?.payload;
   }
 }
 
 /**
  * Applies one log to a patient's state: every module the log routes to evolves, and each
  * one that changed is reported. Modules read each other through the context as the state
- * stood before this log (e.g. adherence reads the medication list for dose windows).
+ * stood before this log (e.g. adherence reads the medication list for dose windows), or
+ * as the modules routed before them left it (the list a list update makes).
  * Logs must come in compareLogs order for the result to be the contract's state.
  */
 export function evolvePatient(state: PatientState, log: LogRecord): { state: PatientState; changes: ModuleChange[] } {
@@ -136,6 +144,7 @@ export function evolvePatient(state: PatientState, log: LogRecord): { state: Pat
     } as ModuleEntry;
     if (model.kind === "stable") stable = withEntry(stable, STABLE_MODULES, key, entry);
     else event = withEntry(event, EVENT_MODULES, key, entry);
+    if (docChanged) ctx.now = { ...state, stable, event };
     if (docChanged) changes.push({ module_type: key, kind: model.kind, op: prev ? "updated" : "created", fields: changedFields(before.doc, after.doc) });
   }
   return { state: { ...state, stable, event, applied: state.applied + 1 }, changes };

@@ -78,7 +78,7 @@ export function routeLog(type: LogType): readonly ModuleKey[] {
       return ["family_history"];
     case "device":
       return ["devices"];
-    // Adherence lays its dose schedule out again at every list change (see adherence's scheduleOf).
+    // Adherence lays its dose schedule out again at every list change (see adherence's scheduleOf), on the list this log made: medications first.
     case "medication_list_update":
       return ["medications", "adherence"];
     // Dose events and adverse events are events about a medication, not changes to the list.

@@ -191,10 +191,11 @@ function applyAdverse(s: ModuleState<AdherenceDoc>, log: LogOf<"medication_adver
  * Every adherence log and every medication list update moves "now" for the schedule (the
  * latest event time the fold has seen), so the schedule is laid out again: scheduled times
  * whose window closed without a report become unreported. A list update counts too, or a
- * patient who stopped reporting doses would read as adherent up to their last report.
+ * patient who stopped reporting doses would read as adherent up to their last report; it
+ * is laid out on the list the update made, so a listing's doses due by its own time count.
  */
 function scheduleOf(doc: AdherenceDoc, log: AdherenceLog, ctx: ModuleContext): { schedule: MedicationSchedule[]; history: readonly ScheduleHistory[] } {
-  return scheduleUntil(doc, ctx.read("medications"), horizonOf(doc.schedule, log.timestamp), ctx.timezone);
+  return scheduleUntil(doc, ctx.readAfter("medications"), horizonOf(doc.schedule, log.timestamp), ctx.timezone);
 }
 
 /**
@@ -231,7 +232,7 @@ function applyLog(s: ModuleState<AdherenceDoc>, log: AdherenceLog, ctx: ModuleCo
 export const adherence: ReadModel<"adherence", AdherenceDoc, (typeof handles)[number]> = {
   key: "adherence",
   kind: "event",
-  version: 5,
+  version: 6,
   handles,
   reads: ["medications"],
   initial: () => ({ medications: [], recent: [], adverse_events: [], schedule: [], schedule_history: [], removed: [] }),

@@ -113,9 +113,9 @@ const medicationKey = (m: Medication): string => identityKey({ codes: [m.rxnorm_
 const sameTimes = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((t, i) => t === b[i]);
 
 /**
- * The schedule history with what the medication list holds now (the list as it stood
- * before the log being folded: every medication_list_update is routed to adherence, so
- * each list the fold passes through is seen). Returns `prev` itself when nothing changed.
+ * The schedule history with what the medication list holds now (the list as the log
+ * being folded left it: every medication_list_update is routed to adherence, so each list
+ * the fold passes through is seen). Returns `prev` itself when nothing changed.
  */
 export function observeSchedules(prev: readonly ScheduleHistory[], meds: Readonly<MedicationsDoc> | undefined, until: string): readonly ScheduleHistory[] {
   // A day more than tracking looks back, so a dose reported early for the first tracked time still finds its segment.

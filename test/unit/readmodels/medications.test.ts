@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { moduleEntry } from "../../../readmodels/patient-state.js";
 import { at, given, log } from "./given.js";
 import { payload } from "./given.js";
 
@@ -197,6 +198,16 @@ describe("adherence schedule", () => {
     expect(m?.doses.filter((d) => d.scheduled_time.endsWith("T20:00:00.000Z")).map((d) => d.scheduled_time)).toEqual([at(5, 20), at(6, 20), at(7, 20)]);
     // The same when the change arrives last (a late log: the fold sorts it into place).
     expect(payload(given([logs[0]!, logs[1]!, logs[3]!, logs[2]!]), "adherence").schedule[0]).toEqual(m);
+  });
+
+  it("lays a listing's schedule out at its own time: a dose due before the listing's log is unreported with no other log", () => {
+    const listing = log("medication_list_update", "2026-11-20T01:00:00Z", { medications: [{ action: "add", medication_name: "Tacrolimus", start_date: "2026-11-20", schedule_times: ["08:00"] }] });
+    const s = given([listing], "Asia/Tokyo");
+    // 08:00 in Tokyo on the 20th is 23:00Z on the 19th; its window closed before the listing's 10:00.
+    expect(payload(s, "adherence").schedule).toEqual([expect.objectContaining({
+      until: listing.timestamp, expected: 1, unreported: 1, doses: [{ scheduled_time: "2026-11-19T23:00:00.000Z", status: "unreported", log_id: null }],
+    })]);
+    expect(moduleEntry(s, "adherence")?.created_at).toBe(listing.timestamp);
   });
 
   it("does not track a medication without schedule_times", () => {
