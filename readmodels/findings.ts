@@ -5,7 +5,7 @@
  */
 import { doc } from "./views/lib.js";
 import { GLUCOSE_HIGH, GLUCOSE_LOW, SPO2_LOW } from "./views/device.js";
-import { endedListings, keyOf, schedulesAt } from "./views/medication.js";
+import { listingOf, schedulesAt } from "./views/medication.js";
 import type { Dose, MedicationSchedule, ScheduledDose } from "./modules/adherence/index.js";
 import type { Medication } from "./modules/medications/index.js";
 import { rangeIn, type LabValue } from "./modules/lab_results/index.js";
@@ -97,7 +97,7 @@ export interface UnreportedDoses {
   schedule: MedicationSchedule;
   /** Ascending by scheduled time; never empty. */
   doses: ScheduledDose[];
-  /** The listed medication, by the schedule's own identity (keyOf); once off the list, its listing before the removal. */
+  /** The listed medication, by the schedule's own identity (keyOf); once off the list, the listing its removal ended. */
   listing: Medication | undefined;
 }
 
@@ -109,10 +109,9 @@ export interface UnreportedDoses {
 export function findMissedDoses(state: PatientState, at: string, inRange: (ts: string) => boolean): { skipped: Dose[]; unreported: UnreportedDoses[] } {
   // A skip a later report of the dose superseded (taken after all) is no missed dose.
   const skipped = (doc(state, "adherence")?.recent ?? []).filter((d) => d.status === "skipped" && d.superseded_by === null && inRange(d.timestamp));
-  const meds = [...(doc(state, "medications")?.medications ?? []), ...endedListings(state)];
   const unreported = schedulesAt(state, at).flatMap((schedule) => {
     const doses = schedule.doses.filter((d) => d.status === "unreported" && inRange(d.scheduled_time));
-    return doses.length === 0 ? [] : [{ schedule, doses, listing: meds.find((m) => keyOf(m) === keyOf(schedule)) }];
+    return doses.length === 0 ? [] : [{ schedule, doses, listing: listingOf(state, schedule) }];
   });
   return { skipped, unreported };
 }

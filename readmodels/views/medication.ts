@@ -54,18 +54,25 @@ export function schedulesAt(state: PatientState, at: string | null): readonly Me
   return scheduleUntil(a, doc(state, "medications"), at, state.timezone).schedule;
 }
 
-/** Scheduled medications taken off the list but still in the tracked week, as they were listed. */
-export function endedListings(state: PatientState): Medication[] {
-  const listed = new Set((doc(state, "medications")?.medications ?? []).map(keyOf));
-  return (doc(state, "adherence")?.removed ?? []).map((r) => r.medication).filter((m) => !listed.has(keyOf(m)));
+/**
+ * Scheduled listings taken off the list but still in the tracked week, as they were listed
+ * (a medication listed again too: the doses missed under its earlier listing are that one's).
+ */
+function endedListings(state: PatientState): Medication[] {
+  return (doc(state, "adherence")?.removed ?? []).map((r) => r.medication);
 }
 
-function weekSchedules(state: PatientState, meds: readonly Medication[], w: Window): WeekSchedules {
+/** The listing a schedule was laid out for: the listed medication, or once off the list the listing its removal ended. */
+export function listingOf(state: PatientState, sch: MedicationSchedule): Medication | undefined {
+  if (sch.removed_at === null) return (doc(state, "medications")?.medications ?? []).find((m) => keyOf(m) === keyOf(sch));
+  return (doc(state, "adherence")?.removed ?? []).find((r) => r.removed_at === sch.removed_at && keyOf(r.medication) === keyOf(sch))?.medication;
+}
+
+function weekSchedules(state: PatientState, w: Window): WeekSchedules {
   const out = new Map<Medication, ScheduledDose[]>();
-  const schedules = schedulesAt(state, w.asOf);
-  for (const m of meds) {
-    const sch = schedules.find((x) => keyOf(x) === keyOf(m));
-    if (sch) out.set(m, sch.doses.filter((d) => inWeek(w, d.scheduled_time)));
+  for (const sch of schedulesAt(state, w.asOf)) {
+    const m = listingOf(state, sch);
+    if (m) out.set(m, sch.doses.filter((d) => inWeek(w, d.scheduled_time)));
   }
   return out;
 }
@@ -230,7 +237,7 @@ function blocks(state: PatientState, w: Window): ViewBlock[] {
   const olderAe = events.filter((e) => !inWeek(w, e.timestamp));
   // A medication taken off the list still missed the doses due while it was on it.
   const tracked = [...meds, ...endedListings(state)];
-  const weekly = weekSchedules(state, tracked, w);
+  const weekly = weekSchedules(state, w);
   const missed = missedDoses(tracked, a, weekly, w);
   return [
     ...block("current_medications", "Current medications", "long_term", meds.map((m) => medLine(m, w)), meds.flatMap(sourceIds),

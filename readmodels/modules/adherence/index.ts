@@ -5,7 +5,7 @@ import { finite, items, oneOf, text } from "../../lib/payload.js";
 import { maxTime, minTime, timeMs } from "../../lib/time.js";
 import { withDoc, type ModuleContext, type ModuleState, type ReadModel } from "../../module.js";
 import { DEFAULT_ADHERENCE_WINDOW_MINUTES, findMedication, type Medication, type MedicationsDoc } from "../medications/index.js";
-import { endedMedications, noteRemovals, type RemovedMedication } from "./removed.js";
+import { endedMedications, noteRemovals, unlistedMedications, type RemovedMedication } from "./removed.js";
 import { horizonOf, observeSchedules, trackSchedules, type DoseRef, type MedicationSchedule, type ScheduleHistory } from "./schedule.js";
 
 export type { MedicationSchedule, ScheduledDose, ScheduleHistory, ScheduleSegment } from "./schedule.js";
@@ -207,9 +207,10 @@ export function scheduleUntil(doc: AdherenceDoc, meds: Readonly<MedicationsDoc> 
     const at = findByIdentity(doc.medications, identityOf(m), identityOf);
     return at >= 0 ? doc.medications[at]!.first_event_at : undefined;
   };
-  const ended = endedMedications(doc.removed ?? [], meds, until);
+  const ended = endedMedications(doc.removed ?? [], until);
   // A removed medication's history is kept with it: its doses before a change of times stay on the old ones.
-  const tracked = ended.length === 0 ? meds : { medications: [...(meds?.medications ?? []), ...ended.map((r) => r.medication)] };
+  const unlisted = unlistedMedications(ended, meds);
+  const tracked = unlisted.length === 0 ? meds : { medications: [...(meds?.medications ?? []), ...unlisted] };
   const history = observeSchedules(doc.schedule_history, tracked, until);
   return { schedule: trackSchedules(meds, doc.recent, doc.recent.length >= RECENT, firstDoseAt, until, tz, history, ended), history };
 }
@@ -223,7 +224,7 @@ function applyLog(s: ModuleState<AdherenceDoc>, log: AdherenceLog, ctx: ModuleCo
     case "medication_list_update": {
       // The list itself is the medications module's; this keeps what a removal would lose.
       const before = ctx.read("medications");
-      const removed = noteRemovals(endedMedications(s.doc.removed ?? [], before, log.timestamp), before, log);
+      const removed = noteRemovals(endedMedications(s.doc.removed ?? [], log.timestamp), before, log);
       return withDoc(s, removed === s.doc.removed ? s.doc : { ...s.doc, removed: removed as RemovedMedication[] });
     }
   }
@@ -232,7 +233,7 @@ function applyLog(s: ModuleState<AdherenceDoc>, log: AdherenceLog, ctx: ModuleCo
 export const adherence: ReadModel<"adherence", AdherenceDoc, (typeof handles)[number]> = {
   key: "adherence",
   kind: "event",
-  version: 6,
+  version: 7,
   handles,
   reads: ["medications"],
   initial: () => ({ medications: [], recent: [], adverse_events: [], schedule: [], schedule_history: [], removed: [] }),

@@ -37,20 +37,25 @@ export function noteRemovals(
     if (actionOf(item) !== "remove") continue;
     const m = findMedication(before, { rxnorm_cui: text(item.rxnorm_cui) ?? null, medication_name: text(item.medication_name) ?? null });
     if (!m || (m.schedule_times ?? []).length === 0) continue;
-    const key = removedKey(m);
-    out = [...out.filter((r) => removedKey(r.medication) !== key), { medication: m, removed_at: log.timestamp, log_id: log.id }];
+    // Each removal ends a listing of its own (only a listed medication can be removed): one listed again and removed keeps both.
+    out = [...out, { medication: m, removed_at: log.timestamp, log_id: log.id }];
   }
   return out;
 }
 
 /**
- * The removals still to lay out at `until`: not listed again (a listed medication's own
- * schedule stands for it) and removed within the tracked week and a day. Returns `prev`
- * when none is dropped.
+ * The removals still to lay out at `until`: removed within the tracked week and a day,
+ * listed again or not (the doses missed under the earlier listing stay missed). In
+ * removal order. Returns `prev` when none is dropped.
  */
-export function endedMedications(prev: readonly RemovedMedication[], meds: Readonly<MedicationsDoc> | undefined, until: string): readonly RemovedMedication[] {
+export function endedMedications(prev: readonly RemovedMedication[], until: string): readonly RemovedMedication[] {
   const cutoff = timeMs(until) - KEEP_DAYS * DAY_MS;
-  const listed = new Set((meds?.medications ?? []).map(removedKey));
-  const kept = prev.filter((r) => !listed.has(removedKey(r.medication)) && timeMs(r.removed_at) > cutoff);
+  const kept = prev.filter((r) => timeMs(r.removed_at) > cutoff);
   return kept.length === prev.length ? prev : kept;
+}
+
+/** One listing per medication no longer listed, for its schedule history: its latest removed one. */
+export function unlistedMedications(ended: readonly RemovedMedication[], meds: Readonly<MedicationsDoc> | undefined): Medication[] {
+  const listed = new Set((meds?.medications ?? []).map(removedKey));
+  return [...new Map(ended.filter((r) => !listed.has(removedKey(r.medication))).map((r) => [removedKey(r.medication), r.medication])).values()];
 }

@@ -227,6 +227,10 @@ export function trackSchedules(
   const scheduled = [...(meds?.medications ?? []), ...ended.medications].filter((m) => (m.schedule_times ?? []).length > 0);
   if (scheduled.length === 0) return [];
   const floor = full && recent.length > 0 ? timeMs(recent[0]!.timestamp) : -Infinity;
+  // A medication's listings in time order: each one taken off the list by its removal, then the listed one.
+  const listings = new Map<string, RemovedMedication[]>();
+  for (const r of removed) listings.set(medicationKey(r.medication), [...(listings.get(medicationKey(r.medication)) ?? []), r]);
+  const inForce = (m: Medication, at: number): Medication => listings.get(medicationKey(m))?.find((r) => at < timeMs(r.removed_at))?.medication ?? m;
   const byMed = new Map<Medication, TimedDose[]>();
   // Doses of one medication name it alike: look each name up once.
   const found = new Map<string, Medication | undefined>();
@@ -234,8 +238,11 @@ export function trackSchedules(
     const key = `${d.rxnorm_cui ?? ""}\u0000${d.medication_name ?? ""}`;
     let m = found.get(key);
     if (m === undefined && !found.has(key)) found.set(key, (m = findMedication(meds, d) ?? findMedication(ended, d)));
-    if (!m || !scheduled.includes(m)) continue;
+    if (!m) continue;
     const timed = { at: doseTime(d), dose: d };
+    // A dose before a removal was one of that listing's.
+    m = inForce(m, timed.at);
+    if (!scheduled.includes(m)) continue;
     const list = byMed.get(m);
     if (list) list.push(timed);
     else byMed.set(m, [timed]);
@@ -243,7 +250,9 @@ export function trackSchedules(
   const out: MedicationSchedule[] = [];
   for (const m of scheduled) {
     const key = medicationKey(m);
-    const t = track(m, byMed.get(m) ?? [], firstDoseAt(m), floor, until, tz, history.find((h) => h.key === key)?.segments, removedAt.get(m) ?? null);
+    // Listed again: from its latest removal on, the times before being the earlier listing's.
+    const relisted = removedAt.has(m) ? -Infinity : Math.max(-Infinity, ...(listings.get(key) ?? []).map((r) => timeMs(r.removed_at)));
+    const t = track(m, byMed.get(m) ?? [], firstDoseAt(m), Math.max(floor, relisted), until, tz, history.find((h) => h.key === key)?.segments, removedAt.get(m) ?? null);
     if (t) out.push(t);
   }
   return out;

@@ -78,11 +78,32 @@ describe("a medication taken off the list", () => {
     expect(view.temp.find((b) => b.id === "missed_doses")?.data).toContainEqual({ medication: "Lisinopril", status: "unreported", scheduled_times: [t(22, 9), t(23, 9)] });
   });
 
-  it("is laid out as listed again once it is added back", () => {
-    const back = list(t(26, 7), [{ action: "add", medication_name: "Lisinopril", rxnorm_cui: "29046", schedule_times: ["09:00"] }]);
-    const s = payload(given([...tester, back], TZ), "adherence");
-    expect(s.schedule.filter((x) => x.rxnorm_cui === "29046")).toHaveLength(1);
-    expect(lisinoprilOf(s.schedule)?.removed_at).toBeNull();
+  it("is laid out as listed again once it is added back, the earlier listing keeping the doses it missed", () => {
+    const back = list(t(26, 7), [{ action: "add", medication_name: "Lisinopril", rxnorm_cui: "29046", schedule_times: ["09:00"], start_date: "2026-11-01" }]);
+    const s = payload(given([...tester, back, dose("29046", 27, 9)], TZ), "adherence");
+    const [before, now] = [s.schedule.find((x) => x.rxnorm_cui === "29046" && x.removed_at !== null), s.schedule.find((x) => x.rxnorm_cui === "29046" && x.removed_at === null)];
+    // The week up to the 27th 09:05: the 21st to the 23rd.
+    expect(before).toMatchObject({ removed_at: removed.timestamp, expected: 3, taken: 1, unreported: 2 });
+    // The new listing's start_date reaches back, but the times before its removal are the earlier listing's.
+    expect(now?.doses.map((d) => [d.scheduled_time, d.status])).toEqual([[t(24, 9), "unreported"], [t(25, 9), "unreported"], [t(26, 9), "unreported"], [t(27, 9), "taken"]]);
+  });
+
+  it("keeps the doses missed under an earlier listing when listed again without a schedule (Asia/Kolkata)", () => {
+    const kolkata = [
+      list("2026-11-21T04:30:00Z", [{ action: "add", medication_name: "Atorvastatin", schedule_times: ["21:00"] }]),
+      list("2026-11-23T04:30:00Z", [{ action: "delete", medication_name: "Atorvastatin" }]),
+      list("2026-11-25T04:30:00Z", [{ action: "add", medication_name: "Atorvastatin", dose: "40 mg" }]),
+    ];
+    const upTo = (at: string) => given(kolkata.filter((l) => l.timestamp <= at), "Asia/Kolkata");
+    const state = upTo("2026-11-28T12:00:00Z");
+    expect(payload(state, "adherence").schedule).toEqual([expect.objectContaining({ medication_name: "Atorvastatin", removed_at: kolkata[1]!.timestamp, unreported: 2 })]);
+    const view = renderView("medication_snapshot", state, "2026-11-28T12:00:00Z");
+    expect(view.temp.find((b) => b.id === "missed_doses")).toMatchObject({ text: "- **Atorvastatin**: not reported, scheduled 2026-11-22 21:00", refs: [kolkata[0]!.id] });
+    const w = { since: "2026-11-20T00:00:00Z", until: "2026-11-28T12:00:00Z" };
+    expect(medicationChanges(upTo(w.since), state, w, kolkata).map((c) => [c.what, c.log_ids])).toEqual([
+      ["Atorvastatin: added, 40 mg", [kolkata[2]!.id]],
+      ["Atorvastatin: 2 scheduled doses not reported (2026-11-21 21:00 to 2026-11-22 21:00)", [kolkata[0]!.id]],
+    ]);
   });
 });
 
