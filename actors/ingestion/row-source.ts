@@ -1,5 +1,5 @@
-import { addLineError } from "../../src/ingestion/job-record.js";
 import { convertFhirFile, rowsObjectOf, sniffFormat } from "../../src/ingestion/fhir-file.js";
+import type { LineErrorSummary } from "../../src/ingestion/line-errors.js";
 import { LineInts } from "../../src/ingestion/line-targets.js";
 import { readBinaryDoc, writeBinaryDoc } from "../../src/ingestion/staging.js";
 import { DOCS, PermanentError, type LiveJob, type StageDeps } from "./stage-deps.js";
@@ -43,7 +43,7 @@ export interface Prepared {
  * was not told), and a FHIR file converted to rows, its line errors recorded by the
  * uploaded file's lines. The conversion is the first half of the stage's progress.
  */
-export async function prepareRows(deps: StageDeps, job: LiveJob, signal: AbortSignal): Promise<Prepared> {
+export async function prepareRows(deps: StageDeps, job: LiveJob, errors: LineErrorSummary, signal: AbortSignal): Promise<Prepared> {
   const r = job.record;
   const s = r.source;
   s.format ??= await sniffFormat(deps.uploads, s.object, signal);
@@ -57,13 +57,15 @@ export async function prepareRows(deps: StageDeps, job: LiveJob, signal: AbortSi
     signal,
     (line, e) => {
       if (e.structural) structural++;
-      addLineError(r, { line, code: e.code, message: e.message });
+      errors.add({ line, code: e.code, message: e.message }, e.structural);
     },
     (fraction) => {
       r.stage_fraction = fraction / 2;
+      errors.copyTo(r);
       job.touch();
     },
   );
+  errors.copyTo(r);
   s.rows = { object: target, bytes: c.bytes };
   await writeBinaryDoc(deps.staging, r.job_id, DOCS.fhirLines, c.lineOf.toBytes());
   await job.save();

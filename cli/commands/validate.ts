@@ -16,7 +16,8 @@ would fail it. A file whose first line is a FHIR resource is checked as a job co
 it: each resource (or Bundle entry) must be valid FHIR R4 of a mapped type, and name a
 Patient of the file (Patient/<id>, urn:uuid in a Bundle) or a service id.
 
-Exit code: 0 valid, 1 invalid (each bad line is listed), 2 usage error.
+Exit code: 0 valid, 1 invalid (each bad line is listed; past 1,000, those that would
+fail a job first), 2 usage error.
 
 Options:
   --max-errors N     Line errors to print (default 50; --json prints all found)`,

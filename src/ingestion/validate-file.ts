@@ -4,7 +4,8 @@ import { fhirRowBatches, type FhirTally } from "./fhir-file.js";
 import { looksLikeFhir } from "./fhir-rows.js";
 import { LineInts } from "./line-targets.js";
 import { LineTooLongError, lineBatches, tooLongMessage } from "./lines.js";
-import { MAX_LINE_ERRORS, type LineError } from "./job-record.js";
+import type { LineError } from "./job-record.js";
+import { LineErrorSummary } from "./line-errors.js";
 
 export interface FileValidation {
   /** True when a job would take the file with no line error at all. */
@@ -13,7 +14,10 @@ export interface FileValidation {
   lines: number;
   patients: number;
   logs: number;
-  /** At most 1,000, in line order; `truncated` says more were found. */
+  /**
+   * At most 1,000, in line order; `truncated` says more were found, and then those that
+   * would fail a job come first.
+   */
   errors: LineError[];
   truncated: boolean;
   /** Line errors that would fail a job (the others only skip their log). */
@@ -56,15 +60,9 @@ export async function validateFile(path: string, format?: "fhir" | "jsonl"): Pro
   const checker = new FileChecker({
     resolve: (ref) => (SERVICE_ID.test(ref) ? ref : null),
   });
-  const errors: LineError[] = [];
-  let total = 0;
-  let structural = 0;
+  const errors = new LineErrorSummary();
   let lines = 0;
-  const record = (e: LineError, isStructural: boolean) => {
-    total++;
-    if (isStructural) structural++;
-    if (errors.length < MAX_LINE_ERRORS) errors.push(e);
-  };
+  const record = (e: LineError, isStructural: boolean) => errors.add(e, isStructural);
   const lineOf = new LineInts();
   const tally: FhirTally = { lines: 0, skipped: 0 };
   // A FHIR file is checked as the rows a job converts it to; errors name its own lines.
@@ -89,22 +87,19 @@ export async function validateFile(path: string, format?: "fhir" | "jsonl"): Pro
     }
     lines = batch.first + batch.lines.length - 1;
   }
-  if (fhir) {
-    errors.sort((a, b) => a.line - b.line);
-    lines = tally.lines;
-  }
+  if (fhir) lines = tally.lines;
   // As the job's VALIDATING stage: a file without a single row fails, reported at line 0.
-  if (checker.patients === 0 && checker.logs === 0 && structural === 0 && tally.skipped === 0) {
+  if (checker.patients === 0 && checker.logs === 0 && errors.failingTotal === 0 && tally.skipped === 0) {
     record({ line: 0, code: "empty_file", message: "the file holds no patient or log row" }, true);
   }
   return {
-    valid: total === 0,
+    valid: errors.total === 0,
     lines,
     patients: checker.patients,
     logs: checker.logs + tally.skipped,
-    errors,
-    truncated: total > errors.length,
-    structural_errors: structural,
+    errors: errors.list(),
+    truncated: errors.truncated,
+    structural_errors: errors.failingTotal,
     logs_by_event_type: checker.byType,
   };
 }

@@ -181,6 +181,18 @@ describe("ingestion jobs", () => {
     ]);
   });
 
+  it("names the line that fails it ahead of a capped list of skippable errors", async () => {
+    const a = mrn();
+    const skippable = Array.from({ length: 1_500 }, (_, i) => symptomRow(a, "2026-03-01T10:00:00Z", 50 + i));
+    const long = { type: "log", data: { event_type: "memory_report", patient_id: a, timestamp: "2026-03-01T10:00:00Z", payload: { content: "m".repeat(600 * 1024) } } };
+    const done = await waitJob(await createJob({ records: [patientRow(a), ...skippable, long, symptomRow(a, "2026-03-02T10:00:00Z", 4)] }));
+    expect(done).toMatchObject({ status: "failed", stage: "VALIDATING", error_summary_truncated: true });
+    expect(done.status_message).toMatch(/1 invalid line/);
+    expect(done.error_summary).toHaveLength(1_000);
+    expect(done.error_summary[0]).toMatchObject({ line: 1_502, code: "line_too_long" });
+    expect(done.error_summary[1]).toMatchObject({ line: 2, code: "validation_error" });
+  });
+
   it("refuses a bare identifier value that names both a patient of the file and an existing patient", async () => {
     const shared = mrn();
     expect((await inject("POST", "/v1/patients", { external_identifiers: [{ system: "mrn", value: shared }] })).statusCode).toBe(201);

@@ -106,6 +106,23 @@ describe("validateJsonlFile (pss validate)", () => {
     expect(r.errors).toHaveLength(1_000);
     expect(r.truncated).toBe(true);
   });
+
+  it("names every line that fails the file ahead of skippable ones when the errors are capped", async () => {
+    const skippable = Array.from({ length: 1_500 }, () => log("A1", 50));
+    const long = JSON.stringify({ ...log("A1"), pad: "x".repeat(MAX_LINE_BYTES) });
+    const r = await validateJsonlFile(fileOf([patient("A1"), ...skippable, long, log("A1")]));
+    expect(r.truncated).toBe(true);
+    expect(r.structural_errors).toBe(1);
+    expect(r.errors).toHaveLength(1_000);
+    expect(r.errors[0]).toMatchObject({ line: 1_502, code: "line_too_long" });
+    expect(r.errors.slice(1).every((e) => e.code === "validation_error")).toBe(true);
+    expect(r.errors[1]!.line).toBe(2);
+  });
+
+  it("keeps line order when every error fits", async () => {
+    const r = await validateJsonlFile(fileOf([patient("A1"), log("A1", 50), "nope", log("A1", 50)]));
+    expect(r.errors.map((e) => [e.line, e.code])).toEqual([[2, "validation_error"], [3, "invalid_json"], [4, "validation_error"]]);
+  });
 });
 
 describe("lineBatches", () => {

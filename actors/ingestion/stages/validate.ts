@@ -1,5 +1,5 @@
 import { FileChecker } from "../../../src/ingestion/file-rules.js";
-import { addLineError } from "../../../src/ingestion/job-record.js";
+import { LineErrorSummary } from "../../../src/ingestion/line-errors.js";
 import { lineBatches, tooLongMessage } from "../../../src/ingestion/lines.js";
 import { LineTargets } from "../../../src/ingestion/line-targets.js";
 import { ExistingPatientResolver } from "../../../src/ingestion/patient-refs.js";
@@ -13,7 +13,8 @@ import type { StageInput } from "../job-machine.js";
  * VALIDATING: streams the file once and judges every line (see src/ingestion/file-rules.ts).
  * Payload errors of single logs are recorded and will be skipped; anything structural
  * (bad JSON, unknown row type, a bad patient row, an undeclared patient) is counted and
- * fails the job, after the whole file was read so that error_summary lists every line.
+ * fails the job, after the whole file was read so that error_summary lists every line
+ * (those failing it first, when the summary is capped: src/ingestion/line-errors.ts).
  * It also records what later stages need, so they never parse the file again: the
  * valid patient rows, for every log line the patient it feeds (LineTargets), and the
  * first patients' logs by type (the job's per-patient counts).
@@ -25,7 +26,8 @@ export const validateStage: StageFn<StageInput, { structural_errors: number }> =
   const r = job.record;
   Object.assign(r, { lines_validated: 0, lines_total: 0, error_summary: [], error_summary_truncated: false, logs_total: 0, patients_total: 0, logs_invalid: 0, logs_failed: 0, stage_fraction: 0 });
   r.logs_by_event_type = {};
-  const prepared = await prepareRows(deps, job, signal);
+  const errors = new LineErrorSummary();
+  const prepared = await prepareRows(deps, job, errors, signal);
   const { lineOf } = prepared.rows;
   const fhir = r.source.format === "fhir";
   const checker = new FileChecker(new ExistingPatientResolver(deps.patients, input.project_id));
@@ -40,7 +42,7 @@ export const validateStage: StageFn<StageInput, { structural_errors: number }> =
       const line = batch.first + i;
       if (batch.tooLong?.includes(line)) {
         structural++;
-        addLineError(r, { line: lineOf(line), code: "line_too_long", message: `${fhir ? "its rows: " : ""}${tooLongMessage(line)}` });
+        errors.add({ line: lineOf(line), code: "line_too_long", message: `${fhir ? "its rows: " : ""}${tooLongMessage(line)}` }, true);
         continue;
       }
       const res = checker.check(batch.lines[i]!, line);
@@ -56,7 +58,7 @@ export const validateStage: StageFn<StageInput, { structural_errors: number }> =
       if (out.structural) structural++;
       else skipped++;
       if (!out.structural && out.target !== undefined) typeCounts.addInvalid(out.target);
-      addLineError(r, { line: lineOf(line), code: out.code, message: out.message });
+      errors.add({ line: lineOf(line), code: out.code, message: out.message }, out.structural);
     }
     lines = batch.first + batch.lines.length - 1;
     r.lines_validated = lineOf(lines);
@@ -64,6 +66,7 @@ export const validateStage: StageFn<StageInput, { structural_errors: number }> =
     r.logs_total = checker.logs + prepared.skipped;
     const done = prepared.rows.bytes > 0 ? batch.bytesRead / prepared.rows.bytes : 1;
     r.stage_fraction = fhir ? 0.5 + done / 2 : done;
+    errors.copyTo(r);
     job.touch();
     throwIfAborted(signal);
   }
@@ -72,12 +75,11 @@ export const validateStage: StageFn<StageInput, { structural_errors: number }> =
     const target = await checker.targetOf(ref);
     if (target !== undefined) typeCounts.addInvalid(target, n);
   }
-  // A FHIR file's conversion errors came first: the summary is in line order, as for JSONL.
-  if (fhir) r.error_summary.sort((a, b) => a.line - b.line);
   if (checker.patients === 0 && checker.logs === 0 && structural === 0 && skipped === 0) {
     structural++;
-    addLineError(r, { line: 0, code: "empty_file", message: "the file holds no patient or log row" });
+    errors.add({ line: 0, code: "empty_file", message: "the file holds no patient or log row" }, true);
   }
+  errors.copyTo(r);
   await rows.end();
   await writeBinaryDoc(deps.staging, input.job_id, DOCS.targets, targets.toBytes());
   await writeDoc(deps.staging, input.job_id, DOCS.existing, targets.existing);
