@@ -81,6 +81,22 @@ describe("cancelling a job under review", () => {
     expect((await inject("POST", `/v1/ingestion/jobs/${id}/cancel`)).statusCode).toBe(200);
   });
 
+  it("refuses a misspelt field when a job is created, and takes every field the hosted SDK, old ones too, and our client send", async () => {
+    const a = mrn();
+    const typo = await inject("POST", "/v1/ingestion/jobs", { records: [patientRow(a)], rollback_on_cancle: true, sumary_types: ["labs_snapshot"], idempotency_kye: "x" });
+    expect(typo.statusCode, typo.body).toBe(422);
+    expect(typo.json()).toMatchObject({ error: true, error_type: "validation_error" });
+    expect(typo.json().details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(["rollback_on_cancle"]));
+    expect(await patientByMrn(a)).toBeNull();
+    const sdk = { require_confirmation: true, idempotency_key: `key-${a}`, summary_types: ["labs_snapshot"], max_event_logs: 100, rollback_on_cancel: true, records: [patientRow(a)] };
+    const ours = { format: "jsonl", view_types: ["labs_snapshot"] };
+    const r = await inject("POST", "/v1/ingestion/jobs", { ...sdk, ...ours });
+    expect(r.statusCode, r.body).toBe(201);
+    expect(r.json()).toMatchObject({ rollback_on_cancel: true, summary_types: ["labs_snapshot"], idempotency_key: `key-${a}` });
+    await awaiting(r.json().job_id);
+    expect((await inject("POST", `/v1/ingestion/jobs/${r.json().job_id}/cancel`)).statusCode).toBe(200);
+  });
+
   it("refuses an unknown field in the cancel body, naming it and the allowed one", async () => {
     const a = mrn();
     const id = await createJob({ rollback_on_cancel: false, records: [patientRow(a)] });

@@ -143,6 +143,9 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
           summary_types: Type.Optional(ViewTypes),
           view_types: Type.Optional(ViewTypes),
           max_event_logs: Type.Optional(Type.Integer({ minimum: 1, description: "Accepted for the hosted product's SDK (its per-patient cap on logs a view backfill reads) and ignored: views here fold every log" })),
+        }, {
+          // Closed: a misspelt rollback_on_cancel, summary_types or idempotency_key would otherwise start a job without what it asked for.
+          additionalProperties: false,
         }),
         response: responses({ 201: JobSchema }),
       },
