@@ -4995,7 +4995,7 @@ export interface paths {
                                 job_id: string;
                                 /** @description queued, validating, inserting_patients, inserting_logs, awaiting_confirmation, replaying, backfilling, then completed, completed_with_errors (logs skipped for their own errors), failed or cancelled */
                                 status: "queued" | "validating" | "inserting_patients" | "inserting_logs" | "awaiting_confirmation" | "replaying" | "backfilling" | "completed" | "completed_with_errors" | "failed" | "cancelled";
-                                /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING */
+                                /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING; CANCELLING while a cancel cleans up (status then stays where the cancel came) */
                                 stage: string;
                                 progress_pct: number;
                                 require_confirmation: boolean;
@@ -5154,7 +5154,7 @@ export interface paths {
                             job_id: string;
                             /** @description queued, validating, inserting_patients, inserting_logs, awaiting_confirmation, replaying, backfilling, then completed, completed_with_errors (logs skipped for their own errors), failed or cancelled */
                             status: "queued" | "validating" | "inserting_patients" | "inserting_logs" | "awaiting_confirmation" | "replaying" | "backfilling" | "completed" | "completed_with_errors" | "failed" | "cancelled";
-                            /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING */
+                            /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING; CANCELLING while a cancel cleans up (status then stays where the cancel came) */
                             stage: string;
                             progress_pct: number;
                             require_confirmation: boolean;
@@ -5302,7 +5302,7 @@ export interface paths {
                             job_id: string;
                             /** @description queued, validating, inserting_patients, inserting_logs, awaiting_confirmation, replaying, backfilling, then completed, completed_with_errors (logs skipped for their own errors), failed or cancelled */
                             status: "queued" | "validating" | "inserting_patients" | "inserting_logs" | "awaiting_confirmation" | "replaying" | "backfilling" | "completed" | "completed_with_errors" | "failed" | "cancelled";
-                            /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING */
+                            /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING; CANCELLING while a cancel cleans up (status then stays where the cancel came) */
                             stage: string;
                             progress_pct: number;
                             require_confirmation: boolean;
@@ -5453,7 +5453,7 @@ export interface paths {
                             job_id: string;
                             /** @description queued, validating, inserting_patients, inserting_logs, awaiting_confirmation, replaying, backfilling, then completed, completed_with_errors (logs skipped for their own errors), failed or cancelled */
                             status: "queued" | "validating" | "inserting_patients" | "inserting_logs" | "awaiting_confirmation" | "replaying" | "backfilling" | "completed" | "completed_with_errors" | "failed" | "cancelled";
-                            /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING */
+                            /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING; CANCELLING while a cancel cleans up (status then stays where the cancel came) */
                             stage: string;
                             progress_pct: number;
                             require_confirmation: boolean;
@@ -5599,7 +5599,7 @@ export interface paths {
                             job_id: string;
                             /** @description queued, validating, inserting_patients, inserting_logs, awaiting_confirmation, replaying, backfilling, then completed, completed_with_errors (logs skipped for their own errors), failed or cancelled */
                             status: "queued" | "validating" | "inserting_patients" | "inserting_logs" | "awaiting_confirmation" | "replaying" | "backfilling" | "completed" | "completed_with_errors" | "failed" | "cancelled";
-                            /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING */
+                            /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING; CANCELLING while a cancel cleans up (status then stays where the cancel came) */
                             stage: string;
                             progress_pct: number;
                             require_confirmation: boolean;
@@ -5751,7 +5751,7 @@ export interface paths {
                             job_id: string;
                             /** @description queued, validating, inserting_patients, inserting_logs, awaiting_confirmation, replaying, backfilling, then completed, completed_with_errors (logs skipped for their own errors), failed or cancelled */
                             status: "queued" | "validating" | "inserting_patients" | "inserting_logs" | "awaiting_confirmation" | "replaying" | "backfilling" | "completed" | "completed_with_errors" | "failed" | "cancelled";
-                            /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING */
+                            /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING; CANCELLING while a cancel cleans up (status then stays where the cancel came) */
                             stage: string;
                             progress_pct: number;
                             require_confirmation: boolean;
@@ -5900,7 +5900,7 @@ export interface paths {
                             job_id: string;
                             /** @description queued, validating, inserting_patients, inserting_logs, awaiting_confirmation, replaying, backfilling, then completed, completed_with_errors (logs skipped for their own errors), failed or cancelled */
                             status: "queued" | "validating" | "inserting_patients" | "inserting_logs" | "awaiting_confirmation" | "replaying" | "backfilling" | "completed" | "completed_with_errors" | "failed" | "cancelled";
-                            /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING */
+                            /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING; CANCELLING while a cancel cleans up (status then stays where the cancel came) */
                             stage: string;
                             progress_pct: number;
                             require_confirmation: boolean;
@@ -6050,7 +6050,7 @@ export interface paths {
                             job_id: string;
                             /** @description queued, validating, inserting_patients, inserting_logs, awaiting_confirmation, replaying, backfilling, then completed, completed_with_errors (logs skipped for their own errors), failed or cancelled */
                             status: "queued" | "validating" | "inserting_patients" | "inserting_logs" | "awaiting_confirmation" | "replaying" | "backfilling" | "completed" | "completed_with_errors" | "failed" | "cancelled";
-                            /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING */
+                            /** @description QUEUED, VALIDATING, INSERTING_PATIENTS, INSERTING_LOGS, AWAITING_CONFIRMATION, REPLAYING, BACKFILLING; CANCELLING while a cancel cleans up (status then stays where the cancel came) */
                             stage: string;
                             progress_pct: number;
                             require_confirmation: boolean;

@@ -1,6 +1,6 @@
 import { AppError } from "../../src/errors.js";
 import type { JobRecord, JobStatus } from "../../src/ingestion/job-record.js";
-import { wireStatus } from "../../src/ingestion/job-view.js";
+import { shownStage, wireStatus } from "../../src/ingestion/job-view.js";
 import type { JobMachineInput, JobStateName } from "./job-machine.js";
 
 import type { JobControl } from "../../src/ingestion/job-control.js";
@@ -43,10 +43,19 @@ export function statusOf(value: JobStateName, r: JobRecord): JobStatus {
   }
 }
 
-/** A 409 naming the job's status as answers show it (the SDK then reads the job to see where it stands). */
+/** A 409 naming the job's status and stage as answers show them (the SDK then reads the job to see where it stands). */
 export function conflict(r: JobRecord, why: string): AppError {
   const status = wireStatus(r);
-  return new AppError("conflict", `job ${r.job_id} is ${status} (stage ${r.stage}): ${why}`, [{ type: "invalid_job_state", message: why, status, stage: r.stage }]);
+  const stage = shownStage(r);
+  const is = r.cancelling ? `being cancelled (stage ${stage}, cancelled at ${r.stage})` : `${status} (stage ${stage})`;
+  return new AppError("conflict", `job ${r.job_id} is ${is}: ${why}`, [{ type: "invalid_job_state", message: why, status, stage }]);
+}
+
+/** What a job being cancelled says it does, from the moment the cancel is accepted (the cleanup then names its count). */
+export function cancellingMessage(r: JobRecord): string {
+  return r.rollback_on_cancel
+    ? `cancelling: rolling back ${r.patients_created} created patient(s)`
+    : "cancelling: dropping the staged logs (created patients are kept)";
 }
 
 /** Why a job ended, and, when its rollback kept created patients, that it did: the cancel's answer warns. */

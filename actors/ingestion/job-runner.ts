@@ -3,7 +3,7 @@ import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { isAppError, notFound } from "../../src/errors.js";
 import { TERMINAL, type JobRecord, type Stage } from "../../src/ingestion/job-record.js";
 import { StaleJobWriteError, type JobStore, type StoredJob } from "../../src/ingestion/job-store.js";
-import { AT_REVIEW_ONLY, cancelAgain, conflict, endMessage, machineInput, statusOf, type JobControl } from "./job-control.js";
+import { AT_REVIEW_ONLY, cancelAgain, cancellingMessage, conflict, endMessage, machineInput, statusOf, type JobControl } from "./job-control.js";
 import type { JobStateName } from "./job-machine.js";
 import type { HeapGrowthCap } from "../../infra/heap-growth-cap.js";
 import { HeldJob } from "./live-job.js";
@@ -138,14 +138,20 @@ export class JobRunner {
     if (h.job.record.project_id !== c.project_id) throw notFound("ingestion job", c.job_id);
     const held = h;
     // One operation of a job at a time: a removal rewrites staging that a confirm's replay reads.
-    return held.job.exclusive(() => this.apply(held, c));
+    const r = await held.job.exclusive(() => this.apply(held, c));
+    if (c.op !== "cancel" || TERMINAL.has(r.status)) return r;
+    // The cancel answers once its clean-up ended, waited for outside the turn: a confirm
+    // meanwhile hears at once that the job is being cancelled.
+    await this.until(held.job, 30_000);
+    await held.job.save();
+    return r;
   }
 
   private async apply(h: { job: HeldJob; actor: JobActor | null }, c: Exclude<JobControl, { op: "wake" }>): Promise<JobRecord> {
     const state = h.actor ? (h.actor.getSnapshot().value) : null;
     const r = h.job.record;
     const atReview = AT_REVIEW_ONLY[c.op];
-    if (atReview !== undefined && state !== "AWAITING_CONFIRMATION") throw conflict(r, atReview);
+    if (atReview !== undefined && state !== "AWAITING_CONFIRMATION") throw conflict(r, state === "CANCELLING" ? `it is being cancelled; ${atReview}` : atReview);
     if (c.op === "confirm") {
       h.actor!.send({ type: "CONFIRM", ...(c.summary_types ? { summary_types: c.summary_types } : {}) });
     } else if (c.op === "revise") {
@@ -159,9 +165,12 @@ export class JobRunner {
       await removePatient(this.deps, h.job, c.patient_id);
     } else if (c.op === "cancel") {
       if (r.status === "cancelled") return cancelAgain(r, c.rollback);
-      if (state === null || !CANCELLABLE.has(state)) throw conflict(r, "a job can be cancelled until its replay into patient state starts");
-      h.actor!.send({ type: "CANCEL", ...(c.rollback !== undefined ? { rollback: c.rollback } : {}) });
-      await this.until(h.job, 30_000);
+      if (state === "CANCELLING") {
+        // A cancel repeated while the first one cleans up (after a restart, say) waits for it as the first does.
+        if (c.rollback !== undefined && c.rollback !== r.rollback_on_cancel) throw conflict(r, `it is being cancelled ${r.rollback_on_cancel ? "with" : "without"} rollback, which cannot be changed`);
+      } else if (state === null || !CANCELLABLE.has(state)) {
+        throw conflict(r, "a job can be cancelled until its replay into patient state starts");
+      } else h.actor!.send({ type: "CANCEL", ...(c.rollback !== undefined ? { rollback: c.rollback } : {}) });
     } else {
       if (r.status !== "completed" && r.status !== "completed_with_errors") throw conflict(r, "only a completed job's view backfill can be retried");
       if (r.backfill_status === "running") throw conflict(r, "its view backfill is already running");
@@ -246,6 +255,8 @@ export class JobRunner {
     r.skip_backfill = ctx.skip_backfill === true;
     r.rollback_on_cancel = ctx.rollback_on_cancel;
     r.status = statusOf(value, r);
+    r.cancelling = value === "CANCELLING";
+    if (r.cancelling) r.status_message = cancellingMessage(r);
     if (value === "FAILED" || value === "CANCELLED") r.status_message = endMessage(ctx.message, r);
     if (TERMINAL.has(r.status)) {
       r.completed_at = now.toISOString();

@@ -18,6 +18,8 @@ export interface RollbackOutcome {
   /** Created patients kept because they hold something not from this job (at most MAX_PATIENT_DETAILS listed). */
   kept: RollbackKept[];
   keptTotal: number;
+  /** Created patients no longer there when the rollback began (an interrupted earlier run erased them). */
+  gone: number;
 }
 
 type Scope = { organization_id: string; project_id: string };
@@ -39,13 +41,21 @@ type Scope = { organization_id: string; project_id: string };
  * case the patient returns without a state the engine may have folded before the erase
  * (its log and record are whole; a replay of the patient rebuilds the state).
  */
-export async function rollBackCreated(deps: StageDeps, scope: Scope, ids: readonly string[], signal: AbortSignal, settleMs = ROLLBACK_SETTLE_MS): Promise<RollbackOutcome> {
+export async function rollBackCreated(
+  deps: StageDeps,
+  scope: Scope,
+  ids: readonly string[],
+  signal: AbortSignal,
+  settleMs = ROLLBACK_SETTLE_MS,
+  onProgress: (o: RollbackOutcome) => void = () => undefined,
+): Promise<RollbackOutcome> {
   const log = new PatientLog(deps.staging);
   const lastSeq = (patient_id: string) => log.lastSeq({ ...scope, patient_id });
-  const out: RollbackOutcome = { removed: 0, kept: [], keptTotal: 0 };
+  const out: RollbackOutcome = { removed: 0, kept: [], keptTotal: 0, gone: 0 };
   const keep = (patient_id: string, reason: RollbackKept["reason"]) => {
     out.keptTotal++;
     if (out.kept.length < MAX_PATIENT_DETAILS) out.kept.push({ patient_id, reason });
+    onProgress(out);
   };
   // The record as fenced; `restore` false when it was not active before (nothing to give back).
   const fenced: { id: string; before: Patient; restore: boolean }[] = [];
@@ -62,7 +72,10 @@ export async function rollBackCreated(deps: StageDeps, scope: Scope, ids: readon
       // updated_at stays: the fence is not a change a later look should take for one.
       return cur.status === "active" ? { ...cur, status: "deleted" } : undefined;
     });
-    if (now === null || before === null) return; // already gone
+    if (now === null || before === null) {
+      out.gone++;
+      return onProgress(out);
+    }
     if (updated) return keep(id, "updated");
     fenced.push({ id, before, restore: (before as Patient).status === "active" });
   });
@@ -80,6 +93,7 @@ export async function rollBackCreated(deps: StageDeps, scope: Scope, ids: readon
       return keep(id, "live_logs");
     }
     out.removed++;
+    onProgress(out);
   });
   return out;
 }

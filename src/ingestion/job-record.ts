@@ -109,8 +109,13 @@ export interface JobRecord {
   backfill_patients_done: number;
   /** Patients the (last) view backfill goes through. */
   backfill_patients_total: number;
-  /** Why the job failed or was cancelled. */
+  /** Why the job failed or was cancelled; while a cancel cleans up, what it is doing. */
   status_message: string | null;
+  /**
+   * A cancel is cleaning up (dropping staged logs, rolling back created patients); `stage`
+   * stays where the cancel came, and answers show stage CANCELLING.
+   */
+  cancelling: boolean;
   estimated_seconds_remaining: number | null;
   created_at: string;
   started_at: string | null;
@@ -199,6 +204,7 @@ const LATER_FIELDS = () => ({
   patients_rollback_kept: 0,
   rollback_kept: [],
   patient_invalid_counts: {},
+  cancelling: false,
 });
 
 /** A stored record as this build reads it: the fields an earlier build did not write take their defaults. */

@@ -42,6 +42,14 @@ export function wireStatus(r: Pick<JobRecord, "status" | "stage"> & Partial<Pick
   return r.status;
 }
 
+/**
+ * The shown stage: CANCELLING while a cancel cleans up (the status stays one the hosted
+ * product's SDK parses; its `stage` is free text), else the stored one.
+ */
+export function shownStage(r: Pick<JobRecord, "stage"> & Partial<Pick<JobRecord, "cancelling">>): string {
+  return r.cancelling === true ? "CANCELLING" : r.stage;
+}
+
 export function matchesStatus(r: Pick<JobRecord, "status" | "stage"> & Partial<Pick<JobRecord, "backfill_status">>, filter: StatusFilter): boolean {
   const shown = wireStatus(r);
   return filter === "running" ? r.status === "running" || shown === "backfilling" : shown === filter;
@@ -51,6 +59,11 @@ export function matchesStatus(r: Pick<JobRecord, "status" | "stage"> & Partial<P
 function stageWork(r: JobRecord): { key: string; label: string; unit: string; done: number; total: number } | null {
   const at = (key: Stage, label: string, unit: string, done: number, total: number) => ({ key: key.toLowerCase(), label, unit, done: Math.max(0, Math.round(done)), total: Math.max(0, total) });
   if (r.status !== "running") return null;
+  if (r.cancelling) {
+    if (!r.rollback_on_cancel) return null;
+    const done = r.patients_rolled_back + r.patients_rollback_kept;
+    return { key: "cancelling", label: "Created patients rolled back (or kept for data not from this job)", unit: "patients", done, total: Math.max(done, r.patients_created) };
+  }
   switch (r.stage) {
     case "VALIDATING":
       return at(r.stage, "File read and checked", "bytes", r.stage_fraction * r.source.bytes, r.source.bytes);
@@ -82,7 +95,7 @@ export function publicJob(r: JobRecord) {
   return {
     job_id: r.job_id,
     status: wireStatus(r),
-    stage: r.stage,
+    stage: shownStage(r),
     progress_pct: r.progress_pct,
     require_confirmation: r.require_confirmation,
     rollback_on_cancel: r.rollback_on_cancel,
@@ -136,7 +149,7 @@ export const JobSchema = Type.Object(
   {
     job_id: Type.String(),
     status: Type.Union(WIRE_STATUSES.map((s) => Type.Literal(s)), { description: "queued, validating, inserting_patients, inserting_logs, awaiting_confirmation, replaying, backfilling, then completed, completed_with_errors (logs skipped for their own errors), failed or cancelled" }),
-    stage: Type.String({ description: STAGES.join(", ") }),
+    stage: Type.String({ description: `${STAGES.join(", ")}; CANCELLING while a cancel cleans up (status then stays where the cancel came)` }),
     progress_pct: Type.Number(),
     require_confirmation: Type.Boolean(),
     rollback_on_cancel: Type.Boolean(),

@@ -57,6 +57,28 @@ describe("rolling back a cancelled job", () => {
     expect((await inject("GET", `/v1/patients/${pb}`)).statusCode).toBe(404);
   });
 
+  it("reads as being cancelled from the moment the cancel is accepted, and refuses a confirm meanwhile saying so", async () => {
+    const values = [mrn(), mrn(), mrn()];
+    const id = await awaitingJob(values.map(patientRow));
+    let done = false;
+    const cancel = inject("POST", `/v1/ingestion/jobs/${id}/cancel`, { rollback: true }).finally(() => (done = true));
+    let seen: Record<string, unknown> | null = null;
+    while (!done && seen === null) {
+      const j = (await inject("GET", `/v1/ingestion/jobs/${id}`)).json();
+      if (j.stage === "CANCELLING") seen = j;
+      else await new Promise((r) => setTimeout(r, 5));
+    }
+    // The rollback waits ROLLBACK_SETTLE_MS after fencing: the window is there to see.
+    expect(seen).toMatchObject({ status: "awaiting_confirmation", rollback_on_cancel: true, status_message: "cancelling: rolling back 3 created patient(s)" });
+    expect(seen!.stage_work).toMatchObject({ key: "cancelling", unit: "patients", total: 3 });
+    const confirm = await inject("POST", `/v1/ingestion/jobs/${id}/confirm`);
+    expect(confirm.statusCode).toBe(409);
+    expect(confirm.json().message).toMatch(/is being cancelled \(stage CANCELLING, cancelled at AWAITING_CONFIRMATION\): it is being cancelled; only a job awaiting confirmation/);
+    expect(done).toBe(false);
+    expect((await cancel).json()).toMatchObject({ status: "cancelled", stage: "AWAITING_CONFIRMATION", patients_rolled_back: 3, status_message: "cancelled on request" });
+    for (const v of values) expect(await patientByMrn(v)).toBeNull();
+  });
+
   it("never loses a live log accepted while the rollback runs: its patient is kept, else the write was refused", async () => {
     const a = mrn();
     const id = await awaitingJob([patientRow(a), rowOf(a, "2026-03-01T08:00:00Z")]);
@@ -100,7 +122,7 @@ describe("the rollback's fence", () => {
     const v = validateEnvelope(painLog(p.id, "2026-03-02T09:00:00Z", 6), ["log"], at);
     if (!v.ok) throw new Error(v.message);
     await topology.js.publish(topology.names.logSubject(scope.organization_id, scope.project_id, p.id), JSON.stringify({ logs: [toRecord(v.log, scope, at, undefined)] }));
-    expect(await rollback).toEqual({ removed: 0, kept: [{ patient_id: p.id, reason: "live_logs" }], keptTotal: 1 });
+    expect(await rollback).toEqual({ removed: 0, kept: [{ patient_id: p.id, reason: "live_logs" }], keptTotal: 1, gone: 0 });
     expect(await patients.peek(scope.project_id, p.id)).toMatchObject({ status: "active", updated_at: p.created_at });
     expect((await inject("POST", "/v1/logs/batch", { logs: [painLog(p.id, "2026-03-02T10:00:00Z", 5)] })).json().accepted).toBe(1);
   });

@@ -28,6 +28,15 @@ describe("the job's status as answers show it", () => {
     expect(Object.values(shown).every((s) => (WIRE_STATUSES as readonly string[]).includes(s))).toBe(true);
   });
 
+  it("shows a stored job being cancelled (as read after a restart mid-cancel) with stage CANCELLING, a status the SDK parses and the rollback's progress", () => {
+    const r = record({ status: "running", stage: "AWAITING_CONFIRMATION", cancelling: true, rollback_on_cancel: true, patients_created: 3000, patients_rolled_back: 1200, patients_rollback_kept: 1, status_message: "cancelling: rolling back 3000 created patient(s)" });
+    expect(publicJob(r)).toMatchObject({ status: "awaiting_confirmation", stage: "CANCELLING", status_message: "cancelling: rolling back 3000 created patient(s)", patients_rolled_back: 1200, stage_work: { key: "cancelling", done: 1201, total: 3000 } });
+    expect(publicJob({ ...r, cancelling: false, status: "cancelled" })).toMatchObject({ stage: "AWAITING_CONFIRMATION", stage_work: null });
+    // A record of an earlier build has no such field: not being cancelled.
+    const { cancelling: _, ...old } = record();
+    expect(upgradeRecord(old as JobRecord).cancelling).toBe(false);
+  });
+
   it("shows a finished job whose view backfill runs again as backfilling, and as its outcome once that ends", () => {
     const retried = { status: "completed" as const, stage: "BACKFILLING" as const, backfill_status: "running" as const };
     expect(wireStatus(retried)).toBe("backfilling");

@@ -1,7 +1,7 @@
 import { derivedPatientId } from "../../../src/ingestion/patient-refs.js";
 import { docPieces, purgeStaging, readDoc } from "../../../src/ingestion/staging.js";
 import type { StageInput } from "../job-machine.js";
-import { rollBackCreated } from "../rollback.js";
+import { rollBackCreated, type RollbackOutcome } from "../rollback.js";
 import { DOCS, forEachLimited, type PatientDocRow, type RowDocRow, type StageDeps, type StageFn } from "../stage-deps.js";
 
 /**
@@ -14,17 +14,31 @@ import { DOCS, forEachLimited, type PatientDocRow, type RowDocRow, type StageDep
  * the replay, what the replay wrote when it failed.
  */
 export const cleanupStage: StageFn<StageInput & { rollback: boolean }, void> = async (deps, job, input, signal) => {
-  await job.settled();
+  const r = job.record;
+  // Taken first: from its first await on, this stage is part of the work settled() waits for.
+  const interrupted = job.settled();
+  // Saved before anything is removed: a re-run then knows the created patients it finds gone were its own.
+  const rerun = (r.stage_runs.CLEANUP = (r.stage_runs.CLEANUP ?? 0) + 1) > 1;
+  await job.save();
+  await interrupted;
   await purgeStaging(deps.staging, input.job_id);
   if (input.rollback) {
     // Patients taken out during the review were deleted then.
-    const takenOut = new Set(job.record.removed_patients);
+    const takenOut = new Set(r.removed_patients);
     const created = (await createdPatients(deps, input, signal)).filter((id) => !takenOut.has(id));
-    const done = await rollBackCreated(deps, input, created, signal, deps.rollbackSettleMs);
-    Object.assign(job.record, { patients_rolled_back: done.removed, patients_rollback_kept: done.keptTotal, rollback_kept: done.kept });
+    const removed = (o: RollbackOutcome) => o.removed + (rerun ? o.gone : 0);
+    if (r.cancelling) r.status_message = `cancelling: rolling back ${created.length} created patient(s)`;
+    // Shown as it goes; a re-run's counts never drop below what the interrupted run showed.
+    const shown = { removed: r.patients_rolled_back, kept: r.patients_rollback_kept };
+    const done = await rollBackCreated(deps, input, created, signal, deps.rollbackSettleMs, (o) => {
+      r.patients_rolled_back = Math.max(shown.removed, removed(o));
+      r.patients_rollback_kept = Math.max(shown.kept, o.keptTotal);
+      job.touch();
+    });
+    Object.assign(r, { patients_rolled_back: removed(done), patients_rollback_kept: done.keptTotal, rollback_kept: done.kept });
   }
   await purgeStaging(deps.staging, input.job_id, true);
-  job.record.logs_processed = job.record.logs_replayed;
+  r.logs_processed = r.logs_replayed;
   await job.save();
 };
 
