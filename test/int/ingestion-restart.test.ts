@@ -124,7 +124,14 @@ describe.each([
 
     const second = await startIngestionStack({ reuseNamespace: first, ingestion: { bucketBytes: 8 * 1024 }, replayThread });
     live = second;
-    const done = await waitJob(second.app, interrupted, (j) => !["replaying", "backfilling"].includes(j.status));
+    // Progress never goes back, though the resumed run recounts the buckets it finds written.
+    const seen: number[] = [];
+    const done = await waitJob(second.app, interrupted, (j) => {
+      seen.push(j.logs_replayed);
+      return !["replaying", "backfilling"].includes(j.status);
+    });
+    expect(seen[0]).toBeGreaterThanOrEqual(midway.logs_replayed);
+    expect(seen.every((n, i) => i === 0 || n >= seen[i - 1]!), seen.join(" ")).toBe(true);
     expect(done).toMatchObject({ status: "completed", stage: "BACKFILLING", logs_processed: PATIENTS * LOGS_PER_PATIENT, logs_replayed: PATIENTS * LOGS_PER_PATIENT, logs_failed: 0, logs_duplicate: 0, backfill_status: "completed" });
     expect(second.services.jobRunner!.heapCapped).toBe(false);
 

@@ -47,13 +47,17 @@ export const replayStage: StageFn<StageInput, void> = async (deps, job, input, s
   const suspectTo = cursor.claimed_to;
   const start: Counts = { processed: cursor.processed, duplicates: cursor.duplicates, failed: cursor.failed };
   const run: Counts = { processed: 0, duplicates: 0, failed: 0 };
-  const progress: Progress = (d) => {
+  // The cursor counts whole buckets only: a resumed run (or a retried bucket) counts again
+  // what was written past it. Until the end, the counts shown never drop below what was
+  // shown already; the last call sets them exactly.
+  const progress = (d: Counts, exact = false) => {
     add(run, d);
-    r.logs_replayed = start.processed + run.processed;
-    r.logs_duplicate = start.duplicates + run.duplicates;
+    const shown = (now: number, before: number) => (exact ? now : Math.max(now, before));
+    r.logs_replayed = shown(start.processed + run.processed, r.logs_replayed);
+    r.logs_duplicate = shown(start.duplicates + run.duplicates, r.logs_duplicate);
     r.logs_failed = cursor.failed_before + start.failed + run.failed;
     r.logs_processed = r.logs_staged - start.failed - run.failed;
-    r.stage_fraction = r.logs_staged > 0 ? (start.processed + run.processed + start.failed + run.failed) / r.logs_staged : 1;
+    r.stage_fraction = shown(r.logs_staged > 0 ? (start.processed + run.processed + start.failed + run.failed) / r.logs_staged : 1, r.stage_fraction);
     job.touch();
   };
   let claiming: Promise<void> | null = null;
@@ -72,7 +76,7 @@ export const replayStage: StageFn<StageInput, void> = async (deps, job, input, s
   };
   const finished = new Map<number, Counts>();
   const order = Array.from({ length: buckets - cursor.done_below }, (_, k) => cursor.done_below + k);
-  await forEachLimited(order, BUCKETS_AT_ONCE, signal, async (i) => {
+  const replayAll = forEachLimited(order, BUCKETS_AT_ONCE, signal, async (i) => {
     const errorLines = new Set<number>();
     const counts = await retry(async (failures) => {
       await claim(i);
@@ -85,8 +89,13 @@ export const replayStage: StageFn<StageInput, void> = async (deps, job, input, s
       finished.delete(cursor.done_below++);
     }
   });
+  await replayAll.catch((err: unknown) => {
+    // A failed replay ends the job: its counts are then exact. A stop keeps what was shown for the resumed run.
+    if (!signal.aborted) progress({ processed: 0, duplicates: 0, failed: 0 }, true);
+    throw err;
+  });
   await retry(() => purgeStaging(deps.staging, input.job_id));
-  progress({ processed: 0, duplicates: 0, failed: 0 });
+  progress({ processed: 0, duplicates: 0, failed: 0 }, true);
   await retry(() => job.save());
 };
 
