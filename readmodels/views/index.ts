@@ -27,6 +27,13 @@ const DEFS: Readonly<Record<ViewType, ViewDef>> = {
   questionnaire_snapshot: questionnaireSnapshot, device_snapshot: deviceSnapshot,
 };
 
+/**
+ * Version of what the renderers make of a state. Bump it with any change to a view's text,
+ * blocks or data that comes with no module version change: a render cached in Redis under
+ * another version is rendered again, rather than shown until its inputs next change.
+ */
+export const VIEWS_VERSION = 2;
+
 /** The modules each view reads: a change to one of them is all that can change the view. */
 export const VIEW_INPUTS: Record<ViewType, readonly ModuleKey[]> = Object.fromEntries(
   VIEW_TYPES.map((t) => [t, DEFS[t].inputs]),

@@ -1,16 +1,18 @@
-import { renderView, VIEW_INPUTS, type View, type ViewType } from "../../readmodels/views/index.js";
+import { renderView, VIEW_INPUTS, VIEWS_VERSION, type View, type ViewType } from "../../readmodels/views/index.js";
 import { MODEL_FINGERPRINT, type StoredPatientState } from "../../infra/redis/state-store.js";
 import { localDate } from "../../readmodels/lib/time.js";
 
-/** A rendered view as Redis keeps it: the state position and reducers it was rendered from. */
+/** A rendered view as Redis keeps it: the state position, reducers and renderers it was rendered from. */
 interface CachedView {
   applied_seq: number;
   fingerprint: string;
+  /** VIEWS_VERSION of the renderer (absent: rendered before there was one). */
+  views_version?: number;
   view: View;
 }
 
 export function encodeCachedView(stored: StoredPatientState, view: View): string {
-  return JSON.stringify({ applied_seq: stored.applied_seq, fingerprint: stored.fingerprint, view } satisfies CachedView);
+  return JSON.stringify({ applied_seq: stored.applied_seq, fingerprint: stored.fingerprint, views_version: VIEWS_VERSION, view } satisfies CachedView);
 }
 
 /** `types` rendered from `stored` for reads at `readAt` (their week ends that day), encoded as Redis keeps them (field per view type). */
@@ -45,7 +47,7 @@ export function currentCachedView(raw: string | null, stored: StoredPatientState
   if (!raw) return null;
   // Under the current fingerprint, both are in the current layout (see STATE_LAYOUT_VERSION).
   const c = JSON.parse(raw) as CachedView;
-  if (c.fingerprint !== MODEL_FINGERPRINT || stored.fingerprint !== MODEL_FINGERPRINT) return null;
+  if (c.fingerprint !== MODEL_FINGERPRINT || stored.fingerprint !== MODEL_FINGERPRINT || c.views_version !== VIEWS_VERSION) return null;
   if (c.view.window?.last_day !== localDate(readAt, stored.state.timezone)) return null;
   if (c.view.expires_at !== undefined && readAt >= c.view.expires_at) return null;
   return c.applied_seq < lastInputChange(stored, type) ? null : c.view;

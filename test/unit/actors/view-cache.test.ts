@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { applyInOrder, emptyStored, replayAll } from "../../../src/state/apply-logs.js";
 import { currentCachedView, encodeCachedView } from "../../../src/state/view-cache.js";
-import { renderView } from "../../../readmodels/views/index.js";
+import { renderView, VIEWS_VERSION } from "../../../readmodels/views/index.js";
 import { MODEL_FINGERPRINT, STATE_LAYOUT_VERSION } from "../../../infra/redis/state-store.js";
 import type { LogRecord } from "../../../readmodels/log-record.js";
 
@@ -26,6 +26,14 @@ describe("cached views", () => {
   it("go stale when one of the view's inputs changes", () => {
     const s2 = applyInOrder(s1, [{ seq: 12, logs: [symptom("2026-01-03T00:00:00Z", 9)] }], "now").stored;
     expect(currentCachedView(cached, s2, "symptom_snapshot", READ)).toBeNull();
+  });
+
+  it("go stale when the renderers changed (another VIEWS_VERSION), though the state did not", () => {
+    const older = JSON.stringify({ ...JSON.parse(cached), views_version: VIEWS_VERSION - 1 });
+    expect(currentCachedView(older, s1, "symptom_snapshot", READ)).toBeNull();
+    const { views_version: _, ...unversioned } = JSON.parse(cached);
+    expect(currentCachedView(JSON.stringify(unversioned), s1, "symptom_snapshot", READ)).toBeNull();
+    expect(currentCachedView(cached, s1, "symptom_snapshot", READ)).not.toBeNull();
   });
 
   it("go stale after a rebuild, which may have changed anything", () => {
