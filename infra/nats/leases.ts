@@ -184,7 +184,10 @@ export class LeaseHolder {
     const e = this.entries.get(resource);
     if (!e || revision < e.epoch) return;
     if (record && this.isOurs(e, revision, record)) return;
-    this.lose(e, "taken");
+    // Past its deadline the lease had lapsed here before the new owner came (a member waking
+    // from a pause reads the watch's backlog before any timer runs): expired, not taken,
+    // which says the safety margin was too small.
+    this.lose(e, this.now() >= e.deadline ? "expired" : "taken");
   }
 
   /**
