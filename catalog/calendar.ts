@@ -10,9 +10,19 @@ export function utcMs(year: number, monthIndex: number, day: number): number {
   return at.setUTCFullYear(year, monthIndex, day);
 }
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * Whether `year`-`month`-`day` (month 1-12) names a real day of the calendar, leap years
+ * included. Arithmetic only, no Date: the fold asks this for every stamp past the 28th.
+ */
+export function isCalendarDay(year: number, month: number, day: number): boolean {
+  if (!Number.isInteger(month) || !Number.isInteger(day) || month < 1 || month > 12 || day < 1) return false;
+  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return day <= DAYS_IN_MONTH[month - 1]! + (leap ? 1 : 0);
+}
+
 /** Epoch ms of the calendar day `year`-`month`-`day` (month 1-12) at UTC midnight, or undefined when there is no such day (2025-02-30). */
 export function calendarDayMs(year: number, month: number, day: number): number | undefined {
-  const ms = utcMs(year, month - 1, day);
-  const at = new Date(ms);
-  return at.getUTCFullYear() === year && at.getUTCMonth() === month - 1 && at.getUTCDate() === day ? ms : undefined;
+  return isCalendarDay(year, month, day) ? utcMs(year, month - 1, day) : undefined;
 }

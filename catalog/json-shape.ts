@@ -210,12 +210,14 @@ export const OVERFLOWING_NUMBER = "a number too large to represent (it would rea
 /**
  * Where `value`, parsed from the JSON text `text`, holds a number too large for a double
  * (`1e400` parses as Infinity, which JSON.stringify turns into null), or undefined.
- * `shape` is the text's, when a caller has read it already; the value is walked only when
- * the text may hold such a number.
  */
-export function overflowingNumberPath(text: string, value: unknown, shape?: TextShape): (string | number)[] | undefined {
-  const mayOverflow = (shape ?? readTextShape(text, { depth: Infinity, members: Infinity })).mayOverflow;
-  return mayOverflow ? nonFinitePath(value, []) : undefined;
+export function overflowingNumberPath(text: string, value: unknown): (string | number)[] | undefined {
+  return overflowingNumberPathByShape(value, readTextShape(text, { depth: Infinity, members: Infinity }));
+}
+
+/** The same, for a caller that has read the text's shape already: the value is walked only when the text may hold such a number. */
+export function overflowingNumberPathByShape(value: unknown, shape: TextShape): (string | number)[] | undefined {
+  return shape.mayOverflow ? nonFinitePath(value, []) : undefined;
 }
 
 function nonFinitePath(v: unknown, at: (string | number)[]): (string | number)[] | undefined {

@@ -93,7 +93,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     if (refused) return done(refused, undefined);
     const parsed = parseJsonBody(text);
     if (parsed instanceof AppError) return done(parsed, undefined);
-    const overflow = overflowingNumberError(text, parsed.value, shape);
+    const overflow = overflowingNumberError(parsed.value, shape);
     if (overflow) done(overflow, undefined);
     else done(null, parsed.value);
   });

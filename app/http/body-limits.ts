@@ -1,5 +1,5 @@
 import { AppError, fieldIssue } from "../../src/errors.js";
-import { OVERFLOWING_NUMBER, overflowingNumberPath, readTextShape, type TextShape } from "../../catalog/json-shape.js";
+import { OVERFLOWING_NUMBER, overflowingNumberPathByShape, readTextShape, type TextShape } from "../../catalog/json-shape.js";
 
 /**
  * Most levels of objects and arrays a JSON request body may nest. Well above what the
@@ -38,8 +38,8 @@ export function bodyShapeError({ over }: TextShape): AppError | undefined {
  * The 422 for a body holding a number too large for a double (`1e400`): JSON.parse reads
  * it as Infinity, which JSON.stringify would then store as null. Located at its field.
  */
-export function overflowingNumberError(text: string, value: unknown, shape: TextShape): AppError | undefined {
-  const path = overflowingNumberPath(text, value, shape);
+export function overflowingNumberError(value: unknown, shape: TextShape): AppError | undefined {
+  const path = overflowingNumberPathByShape(value, shape);
   if (path === undefined) return undefined;
   const message = `is ${OVERFLOWING_NUMBER}`;
   return new AppError("validation", `request validation failed: ${["body", ...path].join(".")} ${message}`, [fieldIssue(["body", ...path], message)]);

@@ -185,8 +185,8 @@ export class LeaseHolder {
     if (!e || revision < e.epoch) return;
     if (record && this.isOurs(e, revision, record)) return;
     // Past its deadline the lease had lapsed here before the new owner came (a member waking
-    // from a pause reads the watch's backlog before any timer runs): expired, not taken,
-    // which says the safety margin was too small.
+    // from a pause reads the watch's backlog before any timer runs): that is "expired".
+    // "taken" is kept for a takeover inside our deadline, which means the margin was too small.
     this.lose(e, this.now() >= e.deadline ? "expired" : "taken");
   }
 

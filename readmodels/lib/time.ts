@@ -2,19 +2,11 @@
  * Time helpers. Everything here is a function of its arguments: dates in a timezone come
  * from Intl with an explicit zone, never from the machine's clock or zone.
  */
+import { isCalendarDay } from "../../catalog/calendar.js";
 
 /** Epoch ms of an ISO timestamp; NaN when unparsable. */
 export function timeMs(iso: string): number {
   return Date.parse(iso);
-}
-
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-/** Whether year-month-day names a real calendar day (Gregorian, leap years included). */
-export function validDate(y: number, m: number, d: number): boolean {
-  if (m < 1 || m > 12 || d < 1) return false;
-  const leap = m === 2 && y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
-  return d <= DAYS_IN_MONTH[m - 1]! + (leap ? 1 : 0);
 }
 
 const cmpText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -36,7 +28,7 @@ function orderedUtcMs(s: string): number {
   if (!Z_UTC.test(s)) return -1;
   // The regex admits days up to 31 in every month; past 28, check the calendar.
   const day = digit(s, 8) * 10 + digit(s, 9);
-  if (day > 28 && !validDate(digit(s, 0) * 1000 + digit(s, 1) * 100 + digit(s, 2) * 10 + digit(s, 3), digit(s, 5) * 10 + digit(s, 6), day)) return -1;
+  if (day > 28 && !isCalendarDay(digit(s, 0) * 1000 + digit(s, 1) * 100 + digit(s, 2) * 10 + digit(s, 3), digit(s, 5) * 10 + digit(s, 6), day)) return -1;
   const n = s.length;
   if (n === 20) return 0;
   // ".f", ".ff", ".fff" or longer: the first three digits, padded.
@@ -230,7 +222,7 @@ const DAY_STARTS_MAX = 20_000;
  * before everywhere, plus the widest behind already the day itself.
  */
 function firstInstant(date: string, timeZone: string): number {
-  const wall = DATE_RE.test(date) && validDate(Number(date.slice(0, 4)), Number(date.slice(5, 7)), Number(date.slice(8, 10)))
+  const wall = DATE_RE.test(date) && isCalendarDay(Number(date.slice(0, 4)), Number(date.slice(5, 7)), Number(date.slice(8, 10)))
     ? Date.parse(`${date}T00:00:00Z`) : NaN;
   if (Number.isNaN(wall)) return NaN;
   let before = (wall - MAX_AHEAD_MS) / 1000;
@@ -251,9 +243,9 @@ export function canonicalTimestamp(v: unknown): string | null {
   if (typeof v !== "string") return null;
   // Most clients already send canonical UTC: checking it round-trips is enough.
   const c = CANONICAL_UTC_MS.exec(v);
-  if (c) return validDate(Number(c[1]), Number(c[2]), Number(c[3])) ? v : null;
+  if (c) return isCalendarDay(Number(c[1]), Number(c[2]), Number(c[3])) ? v : null;
   const m = ISO_DATETIME.exec(v);
-  if (!m || !validDate(Number(m[1]), Number(m[2]), Number(m[3]))) return null;
+  if (!m || !isCalendarDay(Number(m[1]), Number(m[2]), Number(m[3]))) return null;
   const ms = Date.parse(v);
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
 }

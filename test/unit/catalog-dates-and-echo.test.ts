@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { validatePayload, type LogType } from "../../catalog/index.js";
 import { DATE_OR_DATETIME_PATTERN, DATE_PATTERN, DATETIME_PATTERN } from "../../catalog/schemas/common.js";
 import { validateEnvelope } from "../../src/logs/envelope.js";
-import { validDate } from "../../readmodels/lib/time.js";
+import { isCalendarDay } from "../../catalog/calendar.js";
 
 const at = ["body", "logs", 0];
 const envelope = (log_type: LogType, payload: Record<string, unknown>) =>
@@ -59,7 +59,7 @@ describe("payload dates", () => {
       for (let m = 1; m <= 12; m++) {
         for (let d = 1; d <= 31; d++) {
           const ymd = `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`;
-          const real = validDate(y, m, d);
+          const real = isCalendarDay(y, m, d);
           const accepted = [date.test(ymd), datetime.test(`${ymd}T08:00:00Z`), either.test(ymd), either.test(`${ymd}T08:00-05:00`)];
           if (accepted.some((a) => a !== real)) wrong.push(ymd);
         }
