@@ -13,8 +13,11 @@ const valueText = (v: LabValue) => `${v.value_numeric !== null ? measured(v.valu
 const flagText = (v: LabValue, always: boolean) => (isAbnormal(v) || (always && v.abnormal_flag !== null) ? ` flag ${v.abnormal_flag}` : "");
 const point = (v: LabValue) => ({ value_numeric: v.value_numeric, value_string: v.value_string, unit: v.unit, abnormal_flag: v.abnormal_flag, at: v.timestamp, log_id: v.log_id });
 
+/** Whether a value came in the window: by the time its log reported it, not its draw's (a late result is news). */
+const reportedIn = (v: LabValue, w: ChangeWindow) => inWindow(v.reported_at, w);
+
 /**
- * Every result in the window, as it stands (a result replaced by a later one of the same
+ * Every result reported in the window, as it stands (a result replaced by a later one of the same
  * test and collection time is not one), that is a test's first (new_test), replaces another
  * with a different value or flag (corrected, else updated: e.g. final after preliminary), or
  * is abnormal (abnormal, critical for HH/LL, which goes first), with the result before it
@@ -27,9 +30,9 @@ export function labChanges(before: PatientState, after: PatientState, w: ChangeW
     const name = `${r.test_name ?? r.loinc_code ?? "lab"}${r.loinc_code ? ` (LOINC ${r.loinc_code})` : ""}`;
     const values = currentValues(r.history);
     values.forEach(({ v, replaced }, i) => {
-      if (!inWindow(v.timestamp, w)) return;
+      if (!reportedIn(v, w)) return;
       const prev = i > 0 ? values[i - 1]!.v : undefined;
-      const first = !known.has(keyOf(r)) && !values.slice(0, i).some((x) => inWindow(x.v.timestamp, w));
+      const first = !known.has(keyOf(r)) && !values.slice(0, i).some((x) => reportedIn(x.v, w));
       const was = replaced !== undefined && isCorrection(v, replaced) ? replaced : undefined;
       if (!first && !was && !isAbnormal(v)) return;
       const kind = v.abnormal_flag !== null && CRITICAL.has(v.abnormal_flag) ? "critical"

@@ -17,8 +17,8 @@ const DAY = 86_400_000;
 const START = Date.UTC(2026, 9, 1, 8);
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** 24 tests, HbA1c last: a year of monthly panels (as many as fit with each history cut to its newest value). */
-const N_TESTS = 24;
+/** 25 tests, HbA1c last: a year of monthly panels (each test's history goes before any test would). */
+const N_TESTS = 25;
 const A1C = N_TESTS - 1;
 const TESTS = Array.from({ length: N_TESTS }, (_, i) =>
   i === A1C ? { loinc_code: "4548-4", test_name: "Hemoglobin A1c", unit: "%" } : { loinc_code: `${2000 + i}-${i % 10}`, test_name: `Chemistry test ${i + 1}`, unit: "mg/dL" });
@@ -75,7 +75,7 @@ describe("get_event_state_module over its size budget", () => {
     expect(r.note).toContain("No entity was left out");
   });
 
-  it("keeps all 24 lab tests, HbA1c with its latest value", async () => {
+  it("keeps all 25 lab tests, HbA1c with its latest value", async () => {
     const r = await call("get_event_state_module", { patient_id: pid, module_type: "lab_results" });
     expect(r.truncated).toBe(true);
     expect(r.payload.results).toHaveLength(N_TESTS);

@@ -60,6 +60,20 @@ describe("shrink: an MCP answer cut to its budget", () => {
     expect(out.note).toContain("No entity was left out");
   });
 
+  it("empties a history beside its entity's latest before it leaves an entity out", () => {
+    const value = (j: number) => ({ timestamp: day(j), reported_at: day(j + 1), value_numeric: j, unit: "mg/dL", abnormal_flag: "N", log_id: `log_${j}`.padEnd(30, "0") });
+    const tests = Array.from({ length: 40 }, (_, i) => ({ loinc_code: `1000-${i}`, test_name: `Test ${i}`, latest: value(11), history: Array.from({ length: 12 }, (_, j) => value(j)) }));
+    const { value: out, cuts, leftOut } = shrink({ payload: { results: tests } }, 12_000);
+    expect(size(out)).toBeLessThanOrEqual(12_000);
+    expect(out.payload.results).toHaveLength(40);
+    expect(out.payload.results.every((t) => t.history.length === 0 && t.latest.value_numeric === 11)).toBe(true);
+    expect(leftOut).toEqual([]);
+    expect(cuts).toEqual([{ path: "payload.results[*].history", kept: 0, total: 480 }]);
+    // With room for one entry each, each keeps its newest.
+    const roomy = shrink({ payload: { results: tests } }, 20_000).value;
+    expect(roomy.payload.results.every((t) => t.history.length >= 1 && t.history.at(-1)!.value_numeric === 11)).toBe(true);
+  });
+
   it("keeps a raw view's three blocks, shortening the list inside the largest", () => {
     const results = Array.from({ length: 80 }, (_, i) => ({ test_name: `Test ${i}`, value: i, timestamp: day(i), note: "x".repeat(200) }));
     const doc = { content: { blocks: [{ id: "latest_results", text: "t".repeat(2000), data: results }, { id: "abnormal_results", text: "a".repeat(3000), data: [] }, { id: "critical_values", text: "c".repeat(500), data: [] }] } };

@@ -34,10 +34,10 @@ export function severeSymptoms(state: PatientState, since: string): { fresh: Fin
   return { fresh, ongoing };
 }
 
-/** Abnormal and critical lab values collected since `since`, as they stand: one replaced by a later result of its draw is not. */
+/** Abnormal and critical lab values reported since `since` (a late result of an earlier draw included), as they stand: one replaced by a later result of its draw is not. */
 export function abnormalLabs(state: PatientState, since: string): Finding[] {
   return (doc(state, "lab_results")?.results ?? []).flatMap((r) =>
-    currentValues(r.history).map((c) => c.v).filter((v) => v.abnormal_flag !== null && v.abnormal_flag !== "N" && v.timestamp >= since).map((v) => ({
+    currentValues(r.history).map((c) => c.v).filter((v) => v.abnormal_flag !== null && v.abnormal_flag !== "N" && v.reported_at >= since).map((v) => ({
       timestamp: v.timestamp,
       line: `${r.test_name ?? r.loinc_code ?? "lab"}: ${v.value_numeric ?? v.value_string ?? "?"}${v.unit ? ` ${v.unit}` : ""} flag ${v.abnormal_flag}${
         v.abnormal_flag === "HH" || v.abnormal_flag === "LL" ? " (CRITICAL)" : ""}${labReferenceText(r, v)}`,

@@ -54,6 +54,8 @@ export interface LabValue {
   result_status: string | null;
   /** Collection time: the payload's collection_datetime, else the log's timestamp. */
   timestamp: string;
+  /** Event time of the log that reported it: a result (or its correction) can come days after the draw. */
+  reported_at: string;
   log_id: string;
 }
 
@@ -181,7 +183,7 @@ export const handles = ["lab_results"] as const;
 export const labResults: ReadModel<"lab_results", LabResultsDoc, "lab_results"> = {
   key: "lab_results",
   kind: "event",
-  version: 7,
+  version: 8,
   handles,
   reads: [],
   initial: () => ({ results: [], abnormal: [] }),
@@ -232,7 +234,7 @@ export const labResults: ReadModel<"lab_results", LabResultsDoc, "lab_results"> 
         value_numeric, value_string, unit: valueUnit,
         abnormal_flag: flag ?? (ownRange ? rangeFlag(value_numeric, low ?? null, high ?? null) : null),
         flag_source: flag !== null ? "reported" : ownRange ? "own_range" : "test_range",
-        result_status: text(r.result_status) ?? null, timestamp, log_id: log.id,
+        result_status: text(r.result_status) ?? null, timestamp, reported_at: log.timestamp, log_id: log.id,
       };
       let history = insertSorted(prev?.history ?? [], flagged(value), HISTORY);
       // Results without a flag or range of their own follow their unit's range: a new one re-judges them.

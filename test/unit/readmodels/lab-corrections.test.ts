@@ -60,4 +60,17 @@ describe("lab_results: a result replaced by a later one of the same test and col
     expect(renderView("labs_snapshot", s).blocks.map((b) => b.id)).toEqual(["latest_results", "week_results"]);
     expect(abnormalLabs(s, WINDOW.since)).toEqual([]);
   });
+
+  it("a correction (or a late result) reported in the window for a draw before it is a change, and in the alert", () => {
+    const next = { since: "2026-11-26T00:00:00.000Z", until: "2026-11-28T00:00:00.000Z" };
+    const late = potassium("2026-11-27T10:00:00.000Z", { value_numeric: 5.0, abnormal_flag: "N", result_status: "corrected" });
+    expect(clinicalChanges(given([critical]), given([critical, late]), next, [late]).labs.map((x) => [x.kind, x.what, x.log_ids]))
+      .toEqual([["corrected", "Potassium (LOINC 2823-3): corrected: 6.8 mmol/L flag HH → 5 mmol/L flag N", [late.id, critical.id]]]);
+    // Nothing new in the window: the draw's own result was reported before it.
+    expect(clinicalChanges(given([critical]), given([critical]), next, []).labs).toEqual([]);
+    const culture = log("lab_results", "2026-11-27T12:00:00.000Z", { collection_datetime: "2026-11-24T08:00:00Z", results: [{ test_name: "Blood culture", value_string: "Staphylococcus aureus", abnormal_flag: "HH" }] });
+    expect(clinicalChanges(given([critical]), given([critical, culture]), next, [culture]).labs.map((x) => [x.kind, x.at]))
+      .toEqual([["critical", "2026-11-24T08:00:00.000Z"]]);
+    expect(abnormalLabs(given([critical, culture]), next.since).map((f) => f.line)).toEqual(["Blood culture: Staphylococcus aureus flag HH (CRITICAL)"]);
+  });
 });
