@@ -1,5 +1,9 @@
-import { arg, list, str, UsageError, type Command } from "../command.js";
+import { arg, list, noMoreArgs, str, UsageError, type Command } from "../command.js";
 import { json, record, table } from "../output.js";
+
+/** The positionals each subcommand takes, its name included: more is a usage error, not ignored. */
+const KEYS_ARGS: Record<string, number> = { create: 1, list: 1, revoke: 2 };
+const PROJECTS_ARGS: Record<string, number> = { list: 1, create: 2, get: 2, update: 2, duplicate: 3, deprecate: 2, restore: 2, delete: 2 };
 
 const KEY_COLUMNS = ["id", "name", "scopes", "project_id", "created_at", "revoked_at"];
 const PROJECT_COLUMNS = ["id", "slug", "name", "status", "environment", "is_default", "deprecated_at", "created_at"];
@@ -23,6 +27,7 @@ Example:
   options: { name: { type: "string" }, scope: { type: "string", multiple: true }, "bind-project": { type: "string" } },
   async run({ args, values, io, client }) {
     const sub = arg(args, 0, "subcommand (create, list, revoke)");
+    if (KEYS_ARGS[sub] !== undefined) noMoreArgs(args, KEYS_ARGS[sub], `see pss keys --help for what keys ${sub} takes`);
     const c = await client();
     switch (sub) {
       case "create": {
@@ -89,6 +94,7 @@ if it fails halfway, run it again to finish.`,
   },
   async run({ args, values, io, client }) {
     const sub = arg(args, 0, "subcommand (list, create, get, update, duplicate, deprecate, restore, delete)");
+    if (PROJECTS_ARGS[sub] !== undefined) noMoreArgs(args, PROJECTS_ARGS[sub], `see pss projects --help for what projects ${sub} takes`);
     const c = await client();
     const show = (p: object) => io.out(values.json ? `${json(p)}\n` : `${record({ ...p })}\n`);
     const slug = str(values.slug);

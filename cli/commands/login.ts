@@ -1,7 +1,7 @@
 import { createInterface } from "node:readline";
 import { PatientStateClient } from "../../client/index.js";
 import { credentialsPath, removeLogin, saveLogin } from "../credentials.js";
-import { serviceUrl, str, UsageError, type Command, type Io } from "../command.js";
+import { noMoreArgs, serviceUrl, str, UsageError, type Command, type Io } from "../command.js";
 import { json } from "../output.js";
 
 /** The key from --api-key or PSS_API_KEY, else the first line of stdin (so it stays out of shell history). */
@@ -31,7 +31,9 @@ not stored. The JWT expires (15 minutes by default): log in again when told.
 
   pss logout         Removes the stored login for the URL.`,
   options: {},
-  async run({ values, io }) {
+  async run({ args, values, io }) {
+    // Not echoed: the argument is likely the key itself.
+    if (args.length > 0) throw new UsageError("pss login takes no argument: give the key as --api-key KEY, in PSS_API_KEY or on stdin");
     const url = serviceUrl(values, io.env);
     const key = await apiKey(values, io);
     const token = await new PatientStateClient({ baseUrl: url }).auth.token(key);
@@ -51,7 +53,8 @@ export const logoutCommand: Command = {
 
 Removes the JWT that \`pss login\` stored for the URL from ${"$"}XDG_CONFIG_HOME/pss/credentials.json.`,
   options: {},
-  async run({ values, io }) {
+  async run({ args, values, io }) {
+    noMoreArgs(args, 0, "pss logout takes no argument (--url URL names the service)");
     const url = serviceUrl(values, io.env);
     const had = await removeLogin(url, io.env);
     io.out(had ? `Logged out of ${url}.\n` : `No stored login for ${url} (${credentialsPath(io.env)}).\n`);

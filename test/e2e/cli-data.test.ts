@@ -78,6 +78,16 @@ describe("pss command-line tool", () => {
     expect(frob).toMatchObject({ code: 2, stderr: expect.stringContaining("unknown subcommand jobs frob: use one of list, get") });
     expect(page).toMatchObject({ code: 2, stderr: expect.stringContaining("--page must be at least 1") });
     expect(size).toMatchObject({ code: 2, stderr: expect.stringContaining("--batch-size 6000 is over the service's 5000 logs per batch") });
+    // Admin commands too: `revoke A B` would revoke A alone, `login KEY` would ignore the key.
+    const [revoke, get, login, logout] = await Promise.all([
+      cli(["keys", "revoke", "key_a", "key_b"]), cli(["projects", "get", "default", "other"]), cli(["login", "secret-key-value"]), cli(["logout", "x"]),
+    ]);
+    expect(revoke).toMatchObject({ code: 2, stderr: expect.stringContaining('unexpected argument "key_b": see pss keys --help') });
+    expect(get).toMatchObject({ code: 2, stderr: expect.stringContaining('unexpected argument "other"') });
+    expect(login.code).toBe(2);
+    expect(login.stderr).toContain("pss login takes no argument");
+    expect(login.stderr).not.toContain("secret-key-value");
+    expect(logout).toMatchObject({ code: 2, stderr: expect.stringContaining("pss logout takes no argument") });
   });
 
   it("validates as the service would: an empty file fails with empty_file, an undeclared patient is unknown_patient", async () => {
