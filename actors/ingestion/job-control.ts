@@ -1,7 +1,7 @@
 import { AppError } from "../../src/errors.js";
-import type { JobRecord, JobStatus } from "../../src/ingestion/job-record.js";
+import { TERMINAL, type JobRecord, type JobStatus, type Stage } from "../../src/ingestion/job-record.js";
 import { shownStage, wireStatus } from "../../src/ingestion/job-view.js";
-import type { JobMachineInput, JobStateName } from "./job-machine.js";
+import type { JobContext, JobMachineInput, JobStateName } from "./job-machine.js";
 
 import type { JobControl } from "../../src/ingestion/job-control.js";
 
@@ -78,4 +78,35 @@ export function cancelAgain(r: JobRecord, rollback: boolean | undefined): JobRec
     ? `it was cancelled with rollback: ${r.patients_rolled_back} created patient(s) were removed${r.patients_rollback_kept > 0 ? ` and ${r.patients_rollback_kept} kept` : ""}, and cannot be restored`
     : `it was cancelled without rollback: its ${r.patients_created} created patient(s) were kept, and its working documents are gone, so they can no longer be rolled back (delete them with DELETE /v1/patients/{id})`;
   throw conflict(r, `already cancelled; ${did}`);
+}
+
+/** Machine states that are stages of the record (the others are outcomes, or a clean-up). */
+const STAGE_STATES = new Set<string>(["QUEUED", "VALIDATING", "INSERTING_PATIENTS", "INSERTING_LOGS", "AWAITING_CONFIRMATION", "REPLAYING", "BACKFILLING"]);
+
+/**
+ * Mirrors the machine entering `value` into the job's record (stage, status, times, what
+ * the context decided), at `now`. True when the job has ended: its working files can go.
+ */
+export function recordTransition(r: JobRecord, value: JobStateName, ctx: JobContext, now: Date): boolean {
+  if (r.awaiting_since !== null && value !== "AWAITING_CONFIRMATION") {
+    r.awaited_ms += now.getTime() - Date.parse(r.awaiting_since);
+    r.awaiting_since = null;
+  }
+  if (STAGE_STATES.has(value) && r.stage !== value) {
+    r.stage = value as Stage;
+    r.stage_fraction = 0;
+  }
+  if (value === "AWAITING_CONFIRMATION") r.awaiting_since ??= now.toISOString();
+  if (value !== "QUEUED") r.started_at ??= now.toISOString();
+  r.summary_types = ctx.summary_types;
+  r.skip_backfill = ctx.skip_backfill === true;
+  r.rollback_on_cancel = ctx.rollback_on_cancel;
+  r.status = statusOf(value, r);
+  r.cancelling = value === "CANCELLING";
+  if (r.cancelling) r.status_message = cancellingMessage(r);
+  if (value === "FAILED" || value === "CANCELLED") r.status_message = endMessage(ctx.message, r);
+  if (!TERMINAL.has(r.status)) return false;
+  r.completed_at = now.toISOString();
+  if (value === "COMPLETED" && ctx.backfill_ok === false) r.backfill_status = "failed";
+  return true;
 }

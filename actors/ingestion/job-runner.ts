@@ -1,9 +1,9 @@
 import { createActor, type Actor, type SnapshotFrom } from "xstate";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { isAppError, notFound } from "../../src/errors.js";
-import { TERMINAL, type JobRecord, type Stage } from "../../src/ingestion/job-record.js";
+import { TERMINAL, type JobRecord } from "../../src/ingestion/job-record.js";
 import { StaleJobWriteError, type JobStore, type StoredJob } from "../../src/ingestion/job-store.js";
-import { AT_REVIEW_ONLY, cancelAgain, cancellingMessage, conflict, endMessage, machineInput, statusOf, type JobControl } from "./job-control.js";
+import { AT_REVIEW_ONLY, cancelAgain, conflict, machineInput, recordTransition, type JobControl } from "./job-control.js";
 import type { JobStateName } from "./job-machine.js";
 import type { HeapGrowthCap } from "../../infra/heap-growth-cap.js";
 import { HeldJob } from "./live-job.js";
@@ -32,7 +32,6 @@ type JobActor = Actor<ProvidedJobMachine>;
 
 /** Machine states that hold one of the `maxRunning` slots. */
 const WORKING = new Set<JobStateName>(["VALIDATING", "INSERTING_PATIENTS", "INSERTING_LOGS", "REPLAYING", "BACKFILLING", "CANCELLING", "FAILING"]);
-const STAGE_STATES = new Set<string>(["QUEUED", "VALIDATING", "INSERTING_PATIENTS", "INSERTING_LOGS", "AWAITING_CONFIRMATION", "REPLAYING", "BACKFILLING"]);
 const CANCELLABLE = new Set<JobStateName>(["QUEUED", "VALIDATING", "INSERTING_PATIENTS", "INSERTING_LOGS", "AWAITING_CONFIRMATION"]);
 
 /**
@@ -239,30 +238,7 @@ export class JobRunner {
 
   /** Mirrors a transition into the record, saves it with the snapshot, frees slots. */
   private onTransition(job: HeldJob, value: JobStateName, ctx: SnapshotFrom<ProvidedJobMachine>["context"]): void {
-    const r = job.record;
-    const now = new Date();
-    if (r.awaiting_since !== null && value !== "AWAITING_CONFIRMATION") {
-      r.awaited_ms += now.getTime() - Date.parse(r.awaiting_since);
-      r.awaiting_since = null;
-    }
-    if (STAGE_STATES.has(value) && r.stage !== value) {
-      r.stage = value as Stage;
-      r.stage_fraction = 0;
-    }
-    if (value === "AWAITING_CONFIRMATION") r.awaiting_since ??= now.toISOString();
-    if (value !== "QUEUED") r.started_at ??= now.toISOString();
-    r.summary_types = ctx.summary_types;
-    r.skip_backfill = ctx.skip_backfill === true;
-    r.rollback_on_cancel = ctx.rollback_on_cancel;
-    r.status = statusOf(value, r);
-    r.cancelling = value === "CANCELLING";
-    if (r.cancelling) r.status_message = cancellingMessage(r);
-    if (value === "FAILED" || value === "CANCELLED") r.status_message = endMessage(ctx.message, r);
-    if (TERMINAL.has(r.status)) {
-      r.completed_at = now.toISOString();
-      if (value === "COMPLETED" && ctx.backfill_ok === false) r.backfill_status = "failed";
-      void this.finish(job);
-    }
+    if (recordTransition(job.record, value, ctx, new Date())) void this.finish(job);
     void job.save();
     this.schedule();
   }
