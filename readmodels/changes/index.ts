@@ -12,6 +12,7 @@ import { significant, worsened } from "../views/questionnaire.js";
 import { labChanges } from "./labs.js";
 import { medicationChanges } from "./medications.js";
 import { symptomChanges } from "./symptoms.js";
+import { foldedAlone } from "./window-logs.js";
 import { inWindow, newestFirst, type ChangeItem, type ChangeWindow, type ClinicalChanges } from "./types.js";
 
 export { inWindow, type ChangeItem, type ChangeWindow, type ClinicalChanges } from "./types.js";
@@ -71,13 +72,15 @@ function encounterChanges(after: PatientState, w: ChangeWindow): ChangeItem[] {
 /** Every domain's changes in the window, newest first within each. */
 export function clinicalChanges(before: PatientState, after: PatientState, w: ChangeWindow, logs: readonly LogRecord[]): ClinicalChanges {
   const sorted = (items: ChangeItem[]) => items.sort(newestFirst);
-  const inW = (ts: string) => inWindow(ts, w);
+  // Readings, dose reports and symptom reports from the logs, not the modules' bounded lists.
+  const alone = foldedAlone(after, logs);
+  const all = () => true;
   return {
-    symptoms: sorted(symptomChanges(before, after, w)),
+    symptoms: sorted(symptomChanges(before, after, w, alone)),
     labs: sorted(labChanges(before, after, w)),
-    medications: sorted(medicationChanges(before, after, w, logs)),
-    vitals: sorted(outOfRange(vitalsOutOfRange(after, inW))),
-    devices: sorted(outOfRange(deviceOutOfRange(after, inW))),
+    medications: sorted(medicationChanges(before, after, w, logs, alone)),
+    vitals: sorted(outOfRange(alone.flatMap((a) => vitalsOutOfRange(a.state, all)))),
+    devices: sorted(outOfRange(alone.flatMap((a) => deviceOutOfRange(a.state, all)))),
     questionnaires: sorted(questionnaireChanges(before, after, w)),
     encounters: sorted(encounterChanges(after, w)),
   };

@@ -5,7 +5,10 @@ import { moduleEntry, type PatientState } from "../patient-state.js";
 import { findMissedDoses, localClock } from "../findings.js";
 import { doc, sourceIds } from "../views/lib.js";
 import { keyOf } from "../views/medication.js";
+import { reportsDose, type Dose } from "../modules/adherence/index.js";
+import { timeMs } from "../lib/time.js";
 import { inWindow, type ChangeItem, type ChangeWindow } from "./types.js";
+import { foldedAlone, type LoneLog } from "./window-logs.js";
 
 const nameOf = (m: { rxnorm_cui: string | null; medication_name: string | null }) => m.medication_name ?? m.rxnorm_cui ?? "medication";
 
@@ -68,14 +71,33 @@ function listChanges(before: PatientState, after: PatientState, w: ChangeWindow,
 }
 
 /**
+ * Doses reported skipped by the window's logs, less those a later report of the window
+ * (taken after all) decides: the module's kept reports are the newest 50, the window's
+ * may be more. In fold order.
+ */
+function skippedDoses(alone: readonly LoneLog[]): Dose[] {
+  const doses = alone.flatMap((a) => doc(a.state, "adherence")?.recent ?? []);
+  const byScheduled = new Map<number, number[]>();
+  doses.forEach((d, i) => {
+    if (d.scheduled_time !== null) byScheduled.set(timeMs(d.scheduled_time), [...(byScheduled.get(timeMs(d.scheduled_time)) ?? []), i]);
+  });
+  return doses.filter((d, i) => {
+    if (d.status !== "skipped" || d.superseded_by !== null) return false;
+    if (d.scheduled_time === null) return true;
+    const ms = timeMs(d.scheduled_time);
+    return !(byScheduled.get(ms) ?? []).some((j) => j > i && reportsDose(doses[j]!, d, ms));
+  });
+}
+
+/**
  * Doses reported skipped in the window, and per medication the scheduled doses of the
  * window with no report by `until` (schedules are laid out over the 7 days before it),
  * citing the listing's latest log.
  */
-function missedDoses(after: PatientState, w: ChangeWindow): ChangeItem[] {
+function missedDoses(after: PatientState, w: ChangeWindow, alone: readonly LoneLog[]): ChangeItem[] {
   const tz = after.timezone;
-  const { skipped, unreported } = findMissedDoses(after, w.until, (t) => inWindow(t, w));
-  const out: ChangeItem[] = skipped.map((d) => ({
+  const { unreported } = findMissedDoses(after, w.until, (t) => inWindow(t, w));
+  const out: ChangeItem[] = skippedDoses(alone).map((d) => ({
     kind: "skipped_dose",
     what: `${nameOf(d)}: dose skipped${d.scheduled_time ? `, scheduled ${localClock(d.scheduled_time, tz)}` : ""}`,
     at: d.timestamp,
@@ -94,6 +116,6 @@ function missedDoses(after: PatientState, w: ChangeWindow): ChangeItem[] {
   return out;
 }
 
-export function medicationChanges(before: PatientState, after: PatientState, w: ChangeWindow, logs: readonly LogRecord[]): ChangeItem[] {
-  return [...listChanges(before, after, w, logs), ...missedDoses(after, w)];
+export function medicationChanges(before: PatientState, after: PatientState, w: ChangeWindow, logs: readonly LogRecord[], alone = foldedAlone(after, logs)): ChangeItem[] {
+  return [...listChanges(before, after, w, logs), ...missedDoses(after, w, alone)];
 }

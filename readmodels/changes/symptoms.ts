@@ -4,6 +4,7 @@ import type { PatientState } from "../patient-state.js";
 import { doc, fmt } from "../views/lib.js";
 import { isSevere } from "../views/symptom.js";
 import { inWindow, type ChangeItem, type ChangeWindow } from "./types.js";
+import type { LoneLog } from "./window-logs.js";
 
 const keyOf = (s: Symptom) => s.name.toLowerCase();
 const said = (r: SymptomReport) => `${fmt(r.score)} (${r.instrument})`;
@@ -20,11 +21,14 @@ function kindOf(before: SymptomReport | undefined, latest: SymptomReport): strin
 
 /**
  * Each symptom reported in the window, compared with where it stood at the window's start
- * (the state folded to then, so a history cut short later does not matter). Unchanged
- * symptoms are left out; a severe one says so.
+ * (the state folded to then, so a history cut short later does not matter), with how many
+ * reports the window's logs hold. Unchanged symptoms are left out; a severe one says so.
  */
-export function symptomChanges(before: PatientState, after: PatientState, w: ChangeWindow): ChangeItem[] {
+export function symptomChanges(before: PatientState, after: PatientState, w: ChangeWindow, alone: readonly LoneLog[]): ChangeItem[] {
   const start = new Map((doc(before, "symptoms")?.symptoms ?? []).map((s) => [keyOf(s), s]));
+  // Reports per symptom from the window's logs: the kept history holds the newest 50.
+  const counted = new Map<string, number>();
+  for (const a of alone) for (const s of doc(a.state, "symptoms")?.symptoms ?? []) counted.set(keyOf(s), (counted.get(keyOf(s)) ?? 0) + 1);
   const out: ChangeItem[] = [];
   for (const s of doc(after, "symptoms")?.symptoms ?? []) {
     const reports = s.history.filter((h) => inWindow(h.timestamp, w));
@@ -34,7 +38,8 @@ export function symptomChanges(before: PatientState, after: PatientState, w: Cha
     const kind = kindOf(was, latest);
     if (kind === null) continue;
     const severe = isSevere(s) ? ", severe" : "";
-    const n = reports.length === 1 ? "1 report" : `${reports.length} reports`;
+    const count = Math.max(counted.get(keyOf(s)) ?? 0, reports.length);
+    const n = count === 1 ? "1 report" : `${count} reports`;
     out.push({
       kind,
       what: `${s.name}: ${kind.replace("_", " ")}, ${was ? `${said(was)} → ` : ""}${said(latest)}${severe} (${n} in the window)`,

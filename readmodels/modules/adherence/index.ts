@@ -110,12 +110,17 @@ function tally(c: Counts, d: Dose, sign: 1 | -1): Counts {
   };
 }
 
+/** Whether `d` reports the dose of `med` scheduled at the instant `scheduledMs` (a later report of it decides it instead). */
+export function reportsDose(d: Dose, med: Pick<Dose, "rxnorm_cui" | "medication_name">, scheduledMs: number): boolean {
+  return d.scheduled_time !== null && timeMs(d.scheduled_time) === scheduledMs && findByIdentity([d], identityOf(med), identityOf) === 0;
+}
+
 /** Index in `recent` of the report that decides a medication's dose scheduled at `scheduled` (the same instant), or -1. */
 function reportOf(recent: readonly Dose[], med: Pick<Dose, "rxnorm_cui" | "medication_name">, scheduled: string): number {
   const ms = timeMs(scheduled);
   for (let i = recent.length - 1; i >= 0; i--) {
     const d = recent[i]!;
-    if (d.superseded_by === null && d.scheduled_time !== null && timeMs(d.scheduled_time) === ms && findByIdentity([d], identityOf(med), identityOf) === 0) return i;
+    if (d.superseded_by === null && reportsDose(d, med, ms)) return i;
   }
   return -1;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { atOrAfter, vitalsOutOfRange } from "../../../readmodels/findings.js";
-import { clinicalChanges } from "../../../readmodels/changes/index.js";
+import { clinicalChanges, inWindow } from "../../../readmodels/changes/index.js";
 import { at, given, log } from "./given.js";
 
 /** Each caller's window, said once: the alert from `since` inclusive, get_changes after `since` up to `until`. */
@@ -19,7 +19,9 @@ describe("out of range, by window", () => {
   });
 
   it("get_changes leaves out the reading at `since` and keeps the one at `until`", () => {
-    const c = clinicalChanges(given(logs.slice(0, 2)), given(logs.slice(0, 4).concat(logs[5]!, logs[6]!)), { since, until }, []);
+    // As the route reads it: the states at both ends, and the logs with an event time in the window.
+    const upTo = logs.slice(0, 4).concat(logs[5]!, logs[6]!);
+    const c = clinicalChanges(given(logs.slice(0, 2)), given(upTo), { since, until }, upTo.filter((l) => inWindow(l.timestamp, { since, until })));
     expect(c.vitals.map((x) => x.log_ids[0])).toEqual([id(3), id(2)]);
     expect(c.devices.map((x) => [x.what, x.log_ids[0]])).toEqual([["CGM glucose 52 mg/dL", id(6)]]);
   });
