@@ -20,7 +20,7 @@ export type MetricJson = Awaited<ReturnType<Registry["getMetricsAsJSON"]>>[numbe
  * A code outside them counts as `other`, so a new code never grows the label's values
  * past what this list allows.
  */
-const REJECT_REASONS = new Set(["validation_error", "unknown_log_type", "patient_not_found", "storage_error"]);
+const REJECT_REASONS = new Set(["validation_error", "unknown_log_type", "patient_not_found", "idempotency_conflict", "storage_error"]);
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 const SOURCES_OF: Record<InstanceRole, LogSource[]> = { api: ["batch", "fhir"], worker: ["feed", "ingestion"], all: ["batch", "fhir", "feed", "ingestion"] };
 

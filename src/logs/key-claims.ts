@@ -35,6 +35,12 @@ export interface Pending {
   claim?: KeyClaim;
 }
 
+/** A log whose key (or log id) a log of another patient holds. */
+export interface KeyConflict {
+  index: number;
+  field: "idempotency_key" | "log_id";
+}
+
 /** A pending log that has a key to claim. */
 type Keyed = Pending & { claim: KeyClaim };
 
@@ -50,7 +56,8 @@ type Histories = Map<string, { readAt: number; ids: Promise<Set<string>> }>;
  * A batch's claims on the two ledgers: a client's idempotency key (or a key the feed
  * generated) for good, else a client's own log id for the day it was accepted and the
  * next. A log whose key is held is a duplicate of the holder, once the holder is known
- * stored; a claim whose log never landed is taken over.
+ * stored, if the holder is the same patient's (else a conflict); a claim whose log never
+ * landed is taken over.
  */
 export class KeyClaims {
   constructor(
@@ -92,7 +99,7 @@ export class KeyClaims {
     valid: Valid[],
     answer: BatchAnswer,
     day: number,
-  ): Promise<{ toStore: Pending[]; twins: { index: number; first: number }[]; claimedAt: number }> {
+  ): Promise<{ toStore: Pending[]; twins: { index: number; first: number }[]; conflicts: KeyConflict[]; claimedAt: number }> {
     const firstInBatch = new Map<string, Pending>();
     const twins: { index: number; first: number }[] = [];
     const pending: Pending[] = [];
@@ -120,6 +127,7 @@ export class KeyClaims {
     // A batch retried after a crash finds many of its keys held by its own earlier attempt:
     // each patient's history is read once for all of them, not once per key.
     const histories: Histories = new Map();
+    const conflicts: KeyConflict[] = [];
     await Promise.all(
       keyed.map(async (p, i) => {
         const r = results[i]!;
@@ -127,14 +135,17 @@ export class KeyClaims {
           toStore.push(p);
           return;
         }
-        // A patient token sees only its patient: a key another patient's log holds is a
-        // duplicate still (keys are the project's), but that log's id is not its to learn.
-        const theirs = scope.only_patient_id !== undefined && r.existing.patient_id !== scope.only_patient_id;
-        answer.results[p.index] = { index: p.index, id: theirs ? null : r.existing.log_id, status: "duplicate" };
+        // A key held by another patient's log is no retry of it: answered "duplicate", the
+        // log would be lost while its sender is told it is stored. The holder is not named.
+        if (r.existing.patient_id !== p.log.patient_id) {
+          conflicts.push({ index: p.index, field: p.claim.ledger === this.deps.logIds ? "log_id" : "idempotency_key" });
+          return;
+        }
+        answer.results[p.index] = { index: p.index, id: r.existing.log_id, status: "duplicate" };
         answer.duplicates++;
       }),
     );
-    return { toStore, twins, claimedAt: now };
+    return { toStore, twins, conflicts, claimedAt: now };
   }
 
   /**

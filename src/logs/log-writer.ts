@@ -162,7 +162,11 @@ export class LogWriter {
       this.count(opts.source, answer);
       throw new AppError("validation", `${answer.errors.length} of ${raw.length} logs are invalid; nothing was written (atomic)`, answer.errors.flatMap((e) => e.details));
     }
-    const { toStore, twins, claimedAt } = await this.claims.claimKeys(scope, valid, answer, day);
+    const { toStore, twins, conflicts, claimedAt } = await this.claims.claimKeys(scope, valid, answer, day);
+    for (const { index, field } of conflicts) {
+      const msg = `${field} is already held by a log of another patient: it names one log of the project, so this one would never be stored; send it with ${field === "log_id" ? "a log_id" : "an idempotency_key"} of its own`;
+      fail(index, "idempotency_conflict", msg, [{ ...fieldIssue([...pathOf(index), field], msg), type: "idempotency_conflict" }]);
+    }
     await this.store(scope, toStore, answer, claimedAt);
     this.answerTwins(twins, answer);
     this.count(opts.source, answer);

@@ -72,15 +72,22 @@ describe("POST /v1/auth/token (patient tokens)", () => {
     expect((await t.app.inject({ method: "POST", url: "/v1/state/logs/query", headers: t.auth, payload: { count: true, patient_ids: [gone] } })).json().count).toBe(1);
   });
 
-  it("answers a key another patient's log holds as a duplicate without that log's id", async () => {
+  it("refuses a key another patient's log holds (idempotency_conflict, the holder unnamed), whoever sends it; the same patient's is a duplicate", async () => {
     const log = (pid: string) => ({ log_type: "user_login", patient_id: pid, timestamp: "2026-03-01T10:00:00Z", payload: {}, idempotency_key: "shared-key-1" });
-    const first = (await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: [log(a)] } })).json();
+    // A patient token claims first a key the clinic will use for another patient.
+    const token = (await mint(t.auth, { patient_id: a })).json().access_token;
+    const first = (await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: bearer(token), payload: { logs: [log(a)] } })).json();
     expect(first.results[0].status).toBe("accepted");
-    const token = (await mint(t.auth, { patient_id: b })).json().access_token;
-    const r = (await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: bearer(token), payload: { logs: [log(b)] } })).json();
-    expect(r.results[0]).toEqual({ index: 0, id: null, status: "duplicate" });
-    // The key's own patient, or an API key, still learns the id.
-    expect((await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: [log(b)] } })).json().results[0].id).toBe(first.results[0].id);
+    for (const headers of [t.auth, bearer((await mint(t.auth, { patient_id: b })).json().access_token)]) {
+      const r = (await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers, payload: { logs: [log(b)] } })).json();
+      expect(r).toMatchObject({ accepted: 0, duplicates: 0, failed: 1, results: [{ index: 0, id: null, status: "failed" }] });
+      expect(r.errors[0]).toMatchObject({ index: 0, code: "idempotency_conflict", details: [expect.objectContaining({ location: ["body", "logs", 0, "idempotency_key"] })] });
+      expect(r.errors[0].message).toContain("already held by a log of another patient");
+      expect(JSON.stringify(r)).not.toContain(first.results[0].id);
+      expect(JSON.stringify(r)).not.toContain(a);
+    }
+    // The key's own patient: a duplicate, with the id.
+    expect((await t.app.inject({ method: "POST", url: "/v1/logs/batch", headers: t.auth, payload: { logs: [log(a)] } })).json().results[0]).toEqual({ index: 0, id: first.results[0].id, status: "duplicate" });
   });
 
   it("needs sdk:patient-token, and a patient token cannot mint tokens", async () => {
