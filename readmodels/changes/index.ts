@@ -5,14 +5,14 @@
  */
 import type { LogRecord } from "../log-record.js";
 import type { PatientState } from "../patient-state.js";
-import { deviceOutOfRange, vitalsOutOfRange, type Finding } from "../findings.js";
+import type { Finding } from "../findings.js";
 import type { Instrument } from "../modules/questionnaires/index.js";
 import { calendarDate, doc } from "../views/lib.js";
 import { significant, worsened } from "../views/questionnaire.js";
 import { labChanges } from "./labs.js";
 import { medicationChanges } from "./medications.js";
 import { symptomChanges } from "./symptoms.js";
-import { foldedAlone } from "./window-logs.js";
+import { foldedAlone, readingsOutOfRange } from "./window-logs.js";
 import { inWindow, newestFirst, type ChangeItem, type ChangeWindow, type ClinicalChanges } from "./types.js";
 
 export { inWindow, type ChangeItem, type ChangeWindow, type ClinicalChanges } from "./types.js";
@@ -74,13 +74,13 @@ export function clinicalChanges(before: PatientState, after: PatientState, w: Ch
   const sorted = (items: ChangeItem[]) => items.sort(newestFirst);
   // Readings, dose reports and symptom reports from the logs, not the modules' bounded lists.
   const alone = foldedAlone(after, logs);
-  const all = () => true;
+  const readings = readingsOutOfRange(alone);
   return {
     symptoms: sorted(symptomChanges(before, after, w, alone)),
     labs: sorted(labChanges(before, after, w)),
     medications: sorted(medicationChanges(before, after, w, logs, alone)),
-    vitals: sorted(outOfRange(alone.flatMap((a) => vitalsOutOfRange(a.state, all)))),
-    devices: sorted(outOfRange(alone.flatMap((a) => deviceOutOfRange(a.state, all)))),
+    vitals: sorted(outOfRange(readings.vitals)),
+    devices: sorted(outOfRange(readings.devices)),
     questionnaires: sorted(questionnaireChanges(before, after, w)),
     encounters: sorted(encounterChanges(after, w)),
   };

@@ -5,10 +5,8 @@ import { moduleEntry, type PatientState } from "../patient-state.js";
 import { findMissedDoses, localClock } from "../findings.js";
 import { doc, sourceIds } from "../views/lib.js";
 import { keyOf } from "../views/medication.js";
-import { reportsDose, type Dose } from "../modules/adherence/index.js";
-import { timeMs } from "../lib/time.js";
 import { inWindow, type ChangeItem, type ChangeWindow } from "./types.js";
-import { foldedAlone, type LoneLog } from "./window-logs.js";
+import { foldedAlone, skippedDoses, type LoneLog } from "./window-logs.js";
 
 const nameOf = (m: { rxnorm_cui: string | null; medication_name: string | null }) => m.medication_name ?? m.rxnorm_cui ?? "medication";
 
@@ -68,25 +66,6 @@ function listChanges(before: PatientState, after: PatientState, w: ChangeWindow,
     out.push({ kind: "removed", what: `${nameOf(m)}: taken off the list`, at: by?.timestamp ?? w.until, log_ids: by ? [by.id] : sourceIds(m).slice(-1), before: m });
   }
   return out;
-}
-
-/**
- * Doses reported skipped by the window's logs, less those a later report of the window
- * (taken after all) decides: the module's kept reports are the newest 50, the window's
- * may be more. In fold order.
- */
-function skippedDoses(alone: readonly LoneLog[]): Dose[] {
-  const doses = alone.flatMap((a) => doc(a.state, "adherence")?.recent ?? []);
-  const byScheduled = new Map<number, number[]>();
-  doses.forEach((d, i) => {
-    if (d.scheduled_time !== null) byScheduled.set(timeMs(d.scheduled_time), [...(byScheduled.get(timeMs(d.scheduled_time)) ?? []), i]);
-  });
-  return doses.filter((d, i) => {
-    if (d.status !== "skipped" || d.superseded_by !== null) return false;
-    if (d.scheduled_time === null) return true;
-    const ms = timeMs(d.scheduled_time);
-    return !(byScheduled.get(ms) ?? []).some((j) => j > i && reportsDose(doses[j]!, d, ms));
-  });
 }
 
 /**

@@ -5,12 +5,16 @@
  * the module that reads it, so its units, names and flags are the module's. A log is in
  * the window by its event time (when it was reported), whatever time it says it measured.
  */
+import { deviceOutOfRange, vitalsOutOfRange, type Finding } from "../findings.js";
+import { timeMs } from "../lib/time.js";
 import type { LogRecord } from "../log-record.js";
+import { reportsDose, type Dose } from "../modules/adherence/index.js";
 import type { ModuleKey } from "../module.js";
 import { compareLogs } from "../order.js";
 import { emptyPatientState, evolvePatient, moduleEntry, type PatientState } from "../patient-state.js";
 import { MODELS } from "../registry.js";
 import { routeLog } from "../routing.js";
+import { doc } from "../views/lib.js";
 
 /** Modules whose lists a window's answer reads, and the ones they read while folding (dose reports read the medication list). */
 const READ_ALONE: readonly ModuleKey[] = ["glucose", "heart", "vitals", "symptoms", "adherence"];
@@ -41,4 +45,29 @@ export function foldedAlone(after: PatientState, logs: readonly LogRecord[]): Lo
     .filter((log) => routeLog(log.log_type).some((k) => READ_ALONE.includes(k)))
     .sort(compareLogs)
     .map((log) => ({ log, state: evolvePatient(base, log).state }));
+}
+
+/**
+ * Doses reported skipped by the window's logs, less those a later report of the window
+ * (taken after all) decides: the module's kept reports are the newest 50, the window's
+ * may be more. In fold order.
+ */
+export function skippedDoses(alone: readonly LoneLog[]): Dose[] {
+  const doses = alone.flatMap((a) => doc(a.state, "adherence")?.recent ?? []);
+  const byScheduled = new Map<number, number[]>();
+  doses.forEach((d, i) => {
+    if (d.scheduled_time !== null) byScheduled.set(timeMs(d.scheduled_time), [...(byScheduled.get(timeMs(d.scheduled_time)) ?? []), i]);
+  });
+  return doses.filter((d, i) => {
+    if (d.status !== "skipped" || d.superseded_by !== null) return false;
+    if (d.scheduled_time === null) return true;
+    const ms = timeMs(d.scheduled_time);
+    return !(byScheduled.get(ms) ?? []).some((j) => j > i && reportsDose(doses[j]!, d, ms));
+  });
+}
+
+/** Vital signs and device readings out of range, each log of `alone` on its own. */
+export function readingsOutOfRange(alone: readonly LoneLog[]): { vitals: Finding[]; devices: Finding[] } {
+  const all = () => true;
+  return { vitals: alone.flatMap((a) => vitalsOutOfRange(a.state, all)), devices: alone.flatMap((a) => deviceOutOfRange(a.state, all)) };
 }

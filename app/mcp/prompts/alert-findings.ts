@@ -3,6 +3,7 @@ import { doc, sourceIds } from "../../../readmodels/views/lib.js";
 import type { Symptom } from "../../../readmodels/modules/symptoms/index.js";
 import { isSevere } from "../../../readmodels/views/symptom.js";
 import { findMissedDoses, labReferenceText, localClock, type Finding } from "../../../readmodels/findings.js";
+import type { Dose } from "../../../readmodels/modules/adherence/index.js";
 import { changeAt } from "../../../readmodels/modules/questionnaires/index.js";
 import { currentValues } from "../../../readmodels/modules/lab_results/index.js";
 import { changeText, priorOf, resultFlags, scoreText } from "../../../readmodels/views/questionnaire.js";
@@ -45,10 +46,16 @@ export function abnormalLabs(state: PatientState, since: string): Finding[] {
     })));
 }
 
-/** Skipped doses, and scheduled doses not reported by `now` (the time of the read), citing the medication listing. */
-export function missedDoses(state: PatientState, since: string, now: string): Finding[] {
+/**
+ * Skipped doses, and scheduled doses not reported by `now` (the time of the read), citing
+ * the medication listing. `reported`: the skips read from the window's logs (skippedDoses),
+ * else those among the module's kept reports.
+ */
+export function missedDoses(state: PatientState, since: string, now: string, reported?: readonly Dose[]): Finding[] {
   const tz = state.timezone;
-  const { skipped, unreported } = findMissedDoses(state, now, (t) => t >= since);
+  const found = findMissedDoses(state, now, (t) => t >= since);
+  const { unreported } = found;
+  const skipped = reported ?? found.skipped;
   const missed: Finding[] = skipped.map((d) => ({
     timestamp: d.timestamp,
     line: `${d.medication_name ?? d.rxnorm_cui ?? "medication"}: dose skipped${d.scheduled_time ? ` (scheduled ${localClock(d.scheduled_time, tz)})` : ""}`,

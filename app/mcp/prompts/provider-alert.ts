@@ -1,7 +1,8 @@
 import { z } from "zod";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { PatientState } from "../../../readmodels/patient-state.js";
-import { abnormalLabs, atOrAfter, deviceOutOfRange, latestOf, LIMITS_TEXT, missedDoses, questionnaireChanges, severeSymptoms, vitalsOutOfRange, type Finding } from "./alert-findings.js";
+import { foldedAlone, readingsOutOfRange, skippedDoses, type LoneLog } from "../../../readmodels/changes/window-logs.js";
+import { abnormalLabs, latestOf, LIMITS_TEXT, missedDoses, questionnaireChanges, severeSymptoms, type Finding } from "./alert-findings.js";
 import { AppError } from "../../../src/errors.js";
 import { patientIdArg, type McpContext } from "../context.js";
 import { cite, promptPatient, resolvePrompt, userMessage } from "./shared.js";
@@ -9,17 +10,22 @@ import { cite, promptPatient, resolvePrompt, userMessage } from "./shared.js";
 /** Default look-back when no `since` is given: the 7 days before the read, as the views' week. */
 const WEEK_MS = 7 * 24 * 3600 * 1000;
 
-/** What a clinician must hear about, read from the modules so each item names its own log. */
-function findings(state: PatientState, since: string, now: string) {
+/**
+ * What a clinician must hear about, read from the modules so each item names its own log;
+ * readings and skipped doses from the window's logs (`alone`), which may be more than the
+ * modules keep (the newest 50 CGM readings: four hours at one every five minutes).
+ */
+function findings(state: PatientState, since: string, now: string, alone: readonly LoneLog[]) {
   const newestFirst = (a: Finding, b: Finding) => (a.timestamp < b.timestamp ? 1 : a.timestamp > b.timestamp ? -1 : 0);
   const severe = severeSymptoms(state, since);
+  const readings = readingsOutOfRange(alone);
   return {
     severe: severe.fresh.sort(newestFirst),
     ongoing: severe.ongoing.sort(newestFirst),
     labs: abnormalLabs(state, since).sort(newestFirst),
-    vitals: vitalsOutOfRange(state, atOrAfter(since)).sort(newestFirst),
-    devices: deviceOutOfRange(state, atOrAfter(since)).sort(newestFirst),
-    missed: missedDoses(state, since, now).sort(newestFirst),
+    vitals: readings.vitals.sort(newestFirst),
+    devices: readings.devices.sort(newestFirst),
+    missed: missedDoses(state, since, now, skippedDoses(alone)).sort(newestFirst),
     questionnaires: questionnaireChanges(state, since).sort(newestFirst),
   };
 }
@@ -52,7 +58,8 @@ export function registerProviderAlert(server: McpServer, ctx: McpContext): void 
       }
       const now = ctx.services.stateReader.now();
       const start = from?.toISOString() ?? new Date(Date.parse(now) - WEEK_MS).toISOString();
-      const f = findings(state, start, now);
+      const { logs } = await ctx.services.horizonReader.history(ctx.principal, pid);
+      const f = findings(state, start, now, foldedAlone(state, logs.filter((l) => l.timestamp >= start)));
       const total = f.severe.length + f.labs.length + f.vitals.length + f.devices.length + f.missed.length + f.questionnaires.length;
       const material = [
         section("New severe symptoms (severe since this window began)", f.severe),
