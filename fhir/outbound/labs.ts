@@ -1,5 +1,5 @@
 import type { Observation, ObservationReferenceRange } from "@medplum/fhirtypes";
-import { rangeIn, type LabResult, type LabValue } from "../../readmodels/modules/lab_results/index.js";
+import { currentValues, isCorrection, rangeIn, type CurrentValue, type LabResult } from "../../readmodels/modules/lab_results/index.js";
 import type { ProcedureResult } from "../../readmodels/modules/procedures/index.js";
 import { normName } from "../../readmodels/lib/payload.js";
 import { moduleEntry } from "../../readmodels/patient-state.js";
@@ -23,17 +23,29 @@ function rangeOf(r: LabResult, unit: string | null): ObservationReferenceRange[]
 }
 
 /**
- * One lab value as an Observation (category laboratory): the test by LOINC and name, the
- * value as a quantity in its own unit (or a string), the test's reference range in that unit, the flag
- * as interpretation, the specimen type, and the log it came from. The latest value has the
- * test's result_status; earlier ones are final (the state keeps a status per test only).
+ * The status of a value as it stands: its own result_status. A value that replaces a final
+ * one of the same draw and says something else is a correction in FHIR's terms even when the
+ * lab called it final (its value changed after being final); after a preliminary it is final.
+ * A value sent without a status is final, as the catalog's results are unless they say otherwise.
  */
-export function labObservation(patientId: string, r: LabResult, v: LabValue): Mapped<Observation> {
+function valueStatus({ v, replaced }: CurrentValue): Observation["status"] {
+  const own = statusOf(v.result_status);
+  if (own !== "final" || !replaced || replaced.result_status === "preliminary") return own;
+  return isCorrection(v, replaced) ? "corrected" : "final";
+}
+
+/**
+ * One lab value as it stands as an Observation (category laboratory): the test by LOINC and
+ * name, the value as a quantity in its own unit (or a string), the test's reference range in
+ * that unit, the flag as interpretation, the specimen type, its own status (see valueStatus),
+ * and the log it came from.
+ */
+export function labObservation(patientId: string, r: LabResult, current: CurrentValue): Mapped<Observation> {
+  const { v } = current;
   const unit = v.unit ?? r.unit;
-  const isLatest = v.log_id === r.latest.log_id && v.timestamp === r.latest.timestamp;
   const resource = compact<Omit<Observation, "id">>({
     resourceType: "Observation",
-    status: isLatest ? statusOf(r.result_status) : "final",
+    status: valueStatus(current),
     category: [
       fhirCode(OBSERVATION_CATEGORY, "laboratory", "Laboratory"),
       ...(r.test_category ? [{ text: r.test_category }] : []),
@@ -71,12 +83,15 @@ export function procedureResultObservation(patientId: string, r: ProcedureResult
   return mapped<Observation>(patientId, ["procedure_result", r.key], resource, r.sources.map((s) => s.log_id), r.updated_at);
 }
 
-/** Every lab value the state keeps (the last 50 per test), tests in the state's order, values oldest first. */
+/**
+ * Every lab value the state keeps (the last 50 per test) as it stands, tests in the state's
+ * order, values oldest first: a value a later one of the same draw replaced is not a result any more.
+ */
 export function labObservations({ state, patient }: OutboundInput): Mapped<Observation>[] {
   const results = moduleEntry(state, "lab_results")?.payload.results ?? [];
   const procedureResults = moduleEntry(state, "procedures")?.payload.results ?? [];
   return [
-    ...results.flatMap((r) => r.history.map((v) => labObservation(patient.id, r, v))),
+    ...results.flatMap((r) => currentValues(r.history).map((c) => labObservation(patient.id, r, c))),
     ...procedureResults.map((r) => procedureResultObservation(patient.id, r)).filter((m): m is Mapped<Observation> => m !== undefined),
   ];
 }

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Bundle, Observation } from "@medplum/fhirtypes";
+import { startStack, type TestStack } from "../support/stack.js";
+
+/** A result sent again through POST /v1/fhir/resource (corrected, amended) as FHIR out then shows it. */
+let t: TestStack;
+
+const UCUM = "http://unitsofmeasure.org";
+const LOINC = "http://loinc.org";
+const category = (code: string) => [{ coding: [{ system: "http://terminology.hl7.org/CodeSystem/observation-category", code }] }];
+const qty = (value: number, code: string) => ({ value, unit: code, system: UCUM, code });
+const interpretation = (code: string) => [{ coding: [{ system: "http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation", code }] }];
+const AT = "2026-11-20T08:00:00-05:00";
+
+const lab = (id: string, status: string, value: number, extra: Record<string, unknown> = {}) => ({
+  resourceType: "Observation", id, status, category: category("laboratory"),
+  code: { coding: [{ system: LOINC, code: "718-7", display: "Hemoglobin [Mass/volume] in Blood" }] },
+  effectiveDateTime: AT, valueQuantity: qty(value, "g/dL"), referenceRange: [{ low: qty(12, "g/dL"), high: qty(16, "g/dL") }], ...extra,
+});
+const post = (url: string, payload: unknown) => t.app.inject({ method: "POST", url, headers: t.auth, payload: payload as object });
+const newPatient = async () => (await post("/v1/patients", { first_name: "Grace" })).json().id as string;
+async function send(pid: string, resource: unknown): Promise<void> {
+  const r = (await post("/v1/fhir/resource", { patient_id: pid, resource })).json();
+  expect(r, JSON.stringify(r.errors)).toMatchObject({ accepted: 1, failed: 0 });
+}
+async function observations(pid: string, query = ""): Promise<Observation[]> {
+  const r = await t.app.inject({ method: "GET", url: `/v1/state/${pid}/fhir/Observation${query}`, headers: t.auth });
+  expect(r.statusCode).toBe(200);
+  return (r.json<Bundle>().entry ?? []).map((e) => e.resource as Observation);
+}
+async function summaryObservations(pid: string): Promise<Observation[]> {
+  const r = await t.app.inject({ method: "GET", url: `/v1/state/${pid}/fhir/summary`, headers: t.auth });
+  return (r.json<Bundle>().entry ?? []).map((e) => e.resource!).filter((x): x is Observation => x.resourceType === "Observation");
+}
+const shown = (obs: Observation[]) => obs.map((o) => [o.effectiveDateTime, o.valueQuantity?.value, o.status, o.interpretation?.[0]?.coding?.[0]?.code]);
+
+beforeAll(async () => {
+  t = await startStack({});
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+describe("FHIR out after a result is sent again for the same draw", () => {
+  it("shows a corrected lab value in place of the final one, in the searchset and the summary", async () => {
+    const pid = await newPatient();
+    await send(pid, lab("hgb-1", "final", 13.2));
+    await send(pid, lab("hgb-1", "corrected", 10.1, { interpretation: interpretation("L") }));
+    const expected = [["2026-11-20T13:00:00.000Z", 10.1, "corrected", "L"]];
+    expect(shown(await observations(pid, "?code=718-7"))).toEqual(expected);
+    expect(shown(await summaryObservations(pid))).toEqual(expected);
+  });
+
+  it("never shows a preliminary value as final: an amended one replaces it, as corrected", async () => {
+    const pid = await newPatient();
+    await send(pid, lab("hgb-2", "preliminary", 5.5));
+    expect(shown(await observations(pid))).toEqual([["2026-11-20T13:00:00.000Z", 5.5, "preliminary", "L"]]);
+    await send(pid, lab("hgb-2", "amended", 6.1));
+    expect(shown(await observations(pid))).toEqual([["2026-11-20T13:00:00.000Z", 6.1, "corrected", "L"]]);
+  });
+});
