@@ -30,12 +30,16 @@ export const BODY_POSITION = "http://hl7.org/fhir/StructureDefinition/observatio
 
 const quantity = (value: number, unit: string): Quantity => ({ value, unit, system: SYSTEMS.ucum, code: unit });
 
-function observation(patientId: string, e: VitalsEntry, key: string, body: Pick<Observation, "code" | "valueQuantity" | "component">): Mapped<Observation> {
+/** Corrected when the entry replaced a different value of one of `names` measured at the same instant (see the vitals module), else final. */
+const statusOf = (e: VitalsEntry, names: readonly string[]): Observation["status"] =>
+  names.some((k) => e.replaced[k] !== undefined && e.replaced[k].value !== e.measurements[k]) ? "corrected" : "final";
+
+function observation(patientId: string, e: VitalsEntry, key: string, names: readonly string[], body: Pick<Observation, "code" | "valueQuantity" | "component">): Mapped<Observation> {
   const position = typeof e.context?.position === "string" ? e.context.position : undefined;
   const resource = compact<Omit<Observation, "id">>({
     resourceType: "Observation",
     extension: position ? [{ url: BODY_POSITION, valueCodeableConcept: { text: position } }] : undefined,
-    status: "final",
+    status: statusOf(e, names),
     category: [fhirCode(OBSERVATION_CATEGORY, "vital-signs", "Vital Signs")],
     code: body.code,
     subject: patientRef(patientId),
@@ -56,7 +60,7 @@ export function vitalObservations(patientId: string, e: VitalsEntry): Mapped<Obs
   const m = e.measurements;
   const bp = (["systolic_bp_mmhg", "diastolic_bp_mmhg"] as const).filter((k) => m[k] !== undefined);
   if (bp.length > 0) {
-    out.push(observation(patientId, e, "blood_pressure", {
+    out.push(observation(patientId, e, "blood_pressure", bp, {
       code: { coding: [BP_PANEL], text: "Blood pressure" },
       component: bp.map((k) => ({ code: { coding: VITAL_CODES[k]!.codings, text: VITAL_CODES[k]!.text }, valueQuantity: quantity(m[k]!, VITAL_CODES[k]!.unit) })),
     }));
@@ -64,7 +68,7 @@ export function vitalObservations(patientId: string, e: VitalsEntry): Mapped<Obs
   for (const [name, value] of Object.entries(m)) {
     const c = VITAL_CODES[name];
     if (!c || name === "systolic_bp_mmhg" || name === "diastolic_bp_mmhg") continue;
-    out.push(observation(patientId, e, name, { code: { coding: c.codings, text: c.text }, valueQuantity: quantity(value, c.unit) }));
+    out.push(observation(patientId, e, name, [name], { code: { coding: c.codings, text: c.text }, valueQuantity: quantity(value, c.unit) }));
   }
   return out;
 }

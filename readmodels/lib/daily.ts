@@ -18,6 +18,19 @@ export function addStat(s: Stat | null, x: number | undefined): Stat | null {
   return { count, sum, mean: round(sum / count), min: Math.min(s.min, x), max: Math.max(s.max, x) };
 }
 
+/**
+ * The statistics with one reading `was` replaced by `now` (a measurement corrected). Count,
+ * sum and mean are exact; min and max are exact when `others` holds the day's other readings
+ * (count - 1 of them), else `was` may still bound them as the running statistics cannot forget it.
+ */
+export function replaceInStat(s: Stat, was: number, now: number, others: readonly number[]): Stat {
+  if (others.length !== s.count - 1) {
+    const sum = s.sum - was + now;
+    return { count: s.count, sum, mean: round(sum / s.count), min: Math.min(s.min, now), max: Math.max(s.max, now) };
+  }
+  return [...others, now].reduce<Stat | null>(addStat, null)!;
+}
+
 export function addNum(a: number | null, x: number | undefined): number | null {
   return x === undefined ? a : (a ?? 0) + x;
 }

@@ -16,7 +16,11 @@ const lab = (id: string, status: string, value: number, extra: Record<string, un
   resourceType: "Observation", id, status, category: category("laboratory"),
   code: { coding: [{ system: LOINC, code: "718-7", display: "Hemoglobin [Mass/volume] in Blood" }] },
   effectiveDateTime: AT, valueQuantity: qty(value, "g/dL"), referenceRange: [{ low: qty(12, "g/dL"), high: qty(16, "g/dL") }], ...extra,
+});const weight = (status: string, lb: number) => ({
+  resourceType: "Observation", id: "w1", status, category: category("vital-signs"),
+  code: { coding: [{ system: LOINC, code: "29463-7", display: "Body weight" }] }, effectiveDateTime: AT, valueQuantity: qty(lb, "[lb_av]"),
 });
+
 const post = (url: string, payload: unknown) => t.app.inject({ method: "POST", url, headers: t.auth, payload: payload as object });
 const newPatient = async () => (await post("/v1/patients", { first_name: "Grace" })).json().id as string;
 async function send(pid: string, resource: unknown): Promise<void> {
@@ -58,5 +62,15 @@ describe("FHIR out after a result is sent again for the same draw", () => {
     expect(shown(await observations(pid))).toEqual([["2026-11-20T13:00:00.000Z", 5.5, "preliminary", "L"]]);
     await send(pid, lab("hgb-2", "amended", 6.1));
     expect(shown(await observations(pid))).toEqual([["2026-11-20T13:00:00.000Z", 6.1, "corrected", "L"]]);
+  });
+
+  it("shows a corrected weight in place of the one measured at the same time, in the state and FHIR out", async () => {
+    const pid = await newPatient();
+    await send(pid, weight("final", 185));
+    await send(pid, weight("corrected", 158));
+    expect(shown(await observations(pid, "?code=29463-7"))).toEqual([["2026-11-20T13:00:00.000Z", 71.67, "corrected", undefined]]);
+    const vitals = (await t.app.inject({ method: "GET", url: `/v1/state/${pid}/event-modules/vitals`, headers: t.auth })).json();
+    expect(vitals.payload.history.map((h: { measurements: unknown }) => h.measurements)).toEqual([{ weight_kg: 71.67 }]);
+    expect(vitals.payload.latest.weight_kg.value).toBe(71.67);
   });
 });

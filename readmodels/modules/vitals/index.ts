@@ -1,9 +1,9 @@
 import type { LogPayloads } from "../../../catalog/payloads.js";
-import { addStat, upsertDay, type Stat } from "../../lib/daily.js";
+import { addStat, replaceInStat, upsertDay, type Stat } from "../../lib/daily.js";
 import { insertSorted } from "../../lib/lists.js";
 import type { TypedLog } from "../../log-record.js";
 import { extra, finite, obj, record, str, text, type Obj } from "../../lib/payload.js";
-import { cmpStamped, dayOf, utcInstant } from "../../lib/time.js";
+import { cmpStamped, cmpTime, dayOf, utcInstant } from "../../lib/time.js";
 import { withDoc, type ReadModel } from "../../module.js";
 
 /** Measurement names: the vitals_measurement fields, and weight_measurement's weight_kg, body_fat_percent, bmi. */
@@ -32,6 +32,17 @@ export interface VitalsEntry {
   /** The payload's source (null when none) and extensions (`{}` when none), as sent. */
   source: unknown;
   extensions: Obj;
+  /**
+   * By measurement name, the value of an earlier log this one replaced: the same measurement
+   * at the same instant is the same reading sent again (a correction), so the earlier entry
+   * no longer holds it. `{}` when it replaced nothing.
+   */
+  replaced: Record<string, ReplacedValue>;
+}
+
+export interface ReplacedValue {
+  value: number;
+  log_id: string;
 }
 
 export interface WeightDay {
@@ -93,10 +104,34 @@ function takenOf(log: VitalsLog): Pick<VitalsEntry, "context" | "device_provider
   };
 }
 
+/**
+ * The history without the measurements a log measures again at the same instant (an entry
+ * left with none is dropped), and what it took from them. Logs at the same instant are folded
+ * in acceptance order, so the later one is the correction.
+ */
+function supersede(history: readonly VitalsEntry[], timestamp: string, measurements: Record<string, number>): { history: VitalsEntry[]; replaced: Record<string, ReplacedValue> } {
+  const replaced: Record<string, ReplacedValue> = {};
+  const kept = history.flatMap((h) => {
+    if (cmpTime(h.timestamp, timestamp) !== 0) return [h];
+    const names = Object.keys(h.measurements).filter((k) => measurements[k] !== undefined);
+    if (names.length === 0) return [h];
+    for (const k of names) replaced[k] = { value: h.measurements[k]!, log_id: h.log_id };
+    const left = Object.fromEntries(Object.entries(h.measurements).filter(([k]) => measurements[k] === undefined));
+    return Object.keys(left).length === 0 ? [] : [{ ...h, measurements: left }];
+  });
+  return { history: kept, replaced };
+}
+
+/** The weight of the day: a reading added, or (a correction) put in place of the one it replaced. */
+function dayWeight(d: WeightDay, kg: number, was: number | undefined, others: () => number[]): WeightDay {
+  if (was === undefined || d.weight_kg === null) return { ...d, weight_kg: addStat(d.weight_kg, kg) };
+  return { ...d, weight_kg: replaceInStat(d.weight_kg, was, kg, others()) };
+}
+
 export const vitals: ReadModel<"vitals", VitalsDoc, (typeof handles)[number]> = {
   key: "vitals",
   kind: "event",
-  version: 3,
+  version: 4,
   handles,
   reads: [],
   initial: () => ({ latest: {}, history: [], daily_weight: [] }),
@@ -105,19 +140,26 @@ export const vitals: ReadModel<"vitals", VitalsDoc, (typeof handles)[number]> = 
     if (Object.keys(measurements).length === 0) return s;
     const { given, context, device_provider, source, extensions } = takenOf(log);
     const timestamp = given === undefined ? log.timestamp : utcInstant(given);
-    const entry: VitalsEntry = { timestamp, log_id: log.id, log_type: log.log_type, measurements, context, device_provider, source, extensions };
+    const measuredAgain = supersede(s.doc.history, timestamp, measurements);
+    const { replaced } = measuredAgain;
+    const entry: VitalsEntry = { timestamp, log_id: log.id, log_type: log.log_type, measurements, context, device_provider, source, extensions, replaced };
     const latest = { ...s.doc.latest };
+    // Same instant: this log is the later one (see supersede), so it wins a tie.
     for (const [name, value] of Object.entries(measurements)) {
       const prev = latest[name];
       if (!prev || cmpStamped(prev, entry) <= 0) latest[name] = { value, timestamp, log_id: log.id };
     }
+    const history = insertSorted(measuredAgain.history, entry, HISTORY_MAX);
     const kg = measurements.weight_kg;
     // local_date is a field of neither type in the catalog, but a reading that carries one is put on that day, as every device reading is.
     const date = dayOf(str(log.payload, "local_date"), timestamp, ctx.timezone);
+    const othersOfDay = () => measuredAgain.history
+      .filter((h) => h.measurements.weight_kg !== undefined && dayOf(undefined, h.timestamp, ctx.timezone) === date)
+      .map((h) => h.measurements.weight_kg!);
     const daily_weight =
       kg === undefined
         ? s.doc.daily_weight
-        : upsertDay(s.doc.daily_weight, date, () => ({ date, weight_kg: null }), (d) => ({ ...d, weight_kg: addStat(d.weight_kg, kg) }));
-    return withDoc(s, { latest, history: insertSorted(s.doc.history, entry, HISTORY_MAX), daily_weight });
+        : upsertDay(s.doc.daily_weight, date, () => ({ date, weight_kg: null }), (d) => dayWeight(d, kg, replaced.weight_kg?.value, othersOfDay));
+    return withDoc(s, { latest, history, daily_weight });
   },
 };
