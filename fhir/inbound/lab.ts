@@ -1,6 +1,7 @@
 import type { Observation, Organization, Reference, Specimen } from "@medplum/fhirtypes";
 import { codingIn, conceptText, quantityOf, SYSTEMS } from "../lib/datatypes.js";
 import type { MapContext, MapIssue } from "../types.js";
+import { rangeFieldsOf } from "./reference-range.js";
 
 type Path = (string | number)[];
 type Flag = "H" | "L" | "N" | "HH" | "LL";
@@ -87,14 +88,9 @@ export function labResultOf(o: Observation, path: Path, ctx: MapContext): { ok: 
   if (specimen) result.specimen_type = specimen;
   const flag = flagOf(o.interpretation);
   if (flag) result.abnormal_flag = flag;
-  const range = o.referenceRange?.[0];
-  const low = range?.low?.value;
-  const high = range?.high?.value;
-  if (low !== undefined && high !== undefined && low > high) {
-    return { ok: false, issue: { path: [...path, "referenceRange", 0, "high"], message: `${high} is below the range's low ${low}` } };
-  }
-  if (low !== undefined) result.reference_range_low = low;
-  if (high !== undefined) result.reference_range_high = high;
+  const range = rangeFieldsOf(o, path, ctx);
+  if ("path" in range) return { ok: false, issue: range };
+  Object.assign(result, range);
   result.result_status = status.status;
   return { ok: true, result };
 }

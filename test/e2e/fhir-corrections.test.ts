@@ -74,3 +74,20 @@ describe("FHIR out after a result is sent again for the same draw", () => {
     expect(vitals.payload.latest.weight_kg.value).toBe(71.67);
   });
 });
+
+describe("FHIR in: a lab reference range in another unit than the value's", () => {
+  it("is not applied: a normal glucose in mg/dL with a range in mmol/L is not flagged high, in the state or FHIR out", async () => {
+    const pid = await newPatient();
+    await send(pid, {
+      resourceType: "Observation", id: "glu-1", status: "final", category: category("laboratory"),
+      code: { coding: [{ system: LOINC, code: "2345-7" }] }, effectiveDateTime: AT, valueQuantity: qty(100, "mg/dL"),
+      referenceRange: [{ low: { value: 3.9, code: "mmol/L" }, high: { value: 5.6, code: "mmol/L" } }],
+    });
+    const [glucose] = await observations(pid, "?code=2345-7");
+    expect(glucose).toMatchObject({ valueQuantity: { value: 100, unit: "mg/dL" } });
+    expect(glucose?.interpretation).toBeUndefined();
+    expect(glucose?.referenceRange).toBeUndefined();
+    const labs = (await t.app.inject({ method: "GET", url: `/v1/state/${pid}/event-modules/lab_results`, headers: t.auth })).json();
+    expect(labs.payload.results[0]).toMatchObject({ reference_range_low: null, reference_range_high: null, latest: { abnormal_flag: null } });
+  });
+});
