@@ -7,13 +7,26 @@ type Path = (string | number)[];
 type Flag = "H" | "L" | "N" | "HH" | "LL";
 
 /**
- * FHIR observation-status → the catalog's result_status. The others (registered,
- * cancelled, entered-in-error, unknown) carry no result the catalog can keep: it has no
- * retraction of a result, so a wrong one is replaced by sending the corrected result.
+ * FHIR observation-status → the catalog's result_status, which has no amended: an amended
+ * result changes one that was released, which the catalog calls corrected. The others
+ * (registered, cancelled, entered-in-error, unknown) carry no result the catalog can keep.
  */
 export const RESULT_STATUS: Readonly<Record<string, "final" | "preliminary" | "corrected">> = {
   final: "final", preliminary: "preliminary", amended: "corrected", corrected: "corrected",
 };
+
+/**
+ * How a wrong value is put right, for each log an Observation can become: none of them can
+ * record entered-in-error (lab_results' result_status is final, preliminary or corrected;
+ * vitals_measurement, cgm_reading and social_determinants have no status), so nothing can be
+ * withdrawn, but a lab result or a vital sent again for the same draw replaces the earlier one.
+ */
+export const PUT_RIGHT = {
+  lab: "To fix a wrong value, send the right result for the same test and effective time with status corrected: it replaces the wrong one",
+  vital: "To fix a wrong value, send the right measurement for the same code and effective time with status corrected: it replaces the wrong one",
+  glucose: "A device glucose reading is kept as sent: one sent again for the same time is another reading",
+  social: "To fix a wrong answer, send the right one: the latest answer is the one kept",
+} as const;
 
 /**
  * v3 ObservationInterpretation → abnormal_flag. Significantly high or low (HU, LU) is not
@@ -22,12 +35,15 @@ export const RESULT_STATUS: Readonly<Record<string, "final" | "preliminary" | "c
  */
 const INTERPRETATION: Readonly<Record<string, Flag>> = { H: "H", HU: "H", L: "L", LU: "L", N: "N", HH: "HH", LL: "LL" };
 
-/** The observation's status as result_status, or the located reason it has no result. */
-export function resultStatus(o: Pick<Observation, "status">, path: Path): { status: "final" | "preliminary" | "corrected" } | { issue: MapIssue } {
+/** The observation's status as result_status, or the located reason it has no result (`fix`: how to put a wrong value right, a sentence). */
+export function resultStatus(o: Pick<Observation, "status">, path: Path, fix: string): { status: "final" | "preliminary" | "corrected" } | { issue: MapIssue } {
   const status = RESULT_STATUS[o.status];
   if (status) return { status };
   const mapped = Object.keys(RESULT_STATUS).join(", ");
-  const message = `is ${o.status}: only results with status ${mapped} are kept (a wrong result is replaced by sending the corrected one)`;
+  const message = o.status === "entered-in-error"
+    ? `is entered-in-error, which the patient's logs cannot record: nothing was stored or removed. ${fix}; ` +
+      "a result that should not have been sent at all cannot be withdrawn"
+    : `is ${o.status}: only results with status ${mapped} are kept`;
   return { issue: { path: [...path, "status"], message } };
 }
 
@@ -76,7 +92,7 @@ export function performingLab(performers: Reference[] | undefined, ctx: MapConte
 
 /** One Observation as one entry of lab_results' `results`, or where it cannot be one. */
 export function labResultOf(o: Observation, path: Path, ctx: MapContext): { ok: true; result: Record<string, unknown> } | { ok: false; issue: MapIssue } {
-  const status = resultStatus(o, path);
+  const status = resultStatus(o, path, PUT_RIGHT.lab);
   if ("issue" in status) return { ok: false, issue: status.issue };
   const loinc = codingIn(o.code, SYSTEMS.loinc)?.code;
   const name = conceptText(o.code);

@@ -1,7 +1,7 @@
 import type { Observation } from "@medplum/fhirtypes";
 import { codesIn, codesOfAll, conceptText, effectiveOf, quantityOf, referenceText, SYSTEMS } from "../lib/datatypes.js";
 import { unmappable, type MapContext, type MapOutcome, type Mapper } from "../types.js";
-import { flagOf, labResultOf, performingLab, resultStatus } from "./lab.js";
+import { flagOf, labResultOf, performingLab, PUT_RIGHT, resultStatus } from "./lab.js";
 import { GLUCOSE, GLUCOSE_MG_DL_PER_MMOL, SOCIAL_HISTORY, vitalCodes } from "./loinc.js";
 import { isVitalSign, mapVitalSigns } from "./vital-signs.js";
 
@@ -30,7 +30,7 @@ function mapLab(o: Observation, ctx: MapContext): MapOutcome {
  * minutes would crowd a lab test's history of 50. Without a device it is a lab result.
  */
 function mapDeviceGlucose(o: Observation, code: string, ctx: MapContext): MapOutcome {
-  const status = resultStatus(o, []);
+  const status = resultStatus(o, [], PUT_RIGHT.glucose);
   if ("issue" in status) return { ok: false, issues: [status.issue] };
   const q = quantityOf(o.valueQuantity);
   if (!q) return unmappable(["valueQuantity"], `is required: a ${GLUCOSE[code]!.name} reading needs its value in mg/dL or mmol/L`);
@@ -70,7 +70,7 @@ function mapSocial(o: Observation): MapOutcome {
     const known = Object.entries(SOCIAL_HISTORY).map(([c, s]) => `${c} (${s.name})`).join(", ");
     return unmappable(["code"], `is not a social-history code the catalog keeps: mapped LOINC codes are ${known}`);
   }
-  const status = resultStatus(o, []);
+  const status = resultStatus(o, [], PUT_RIGHT.social);
   if ("issue" in status) return { ok: false, issues: [status.issue] };
   const answer = answerOf(o);
   if (answer === undefined) return unmappable(["value[x]"], `is required: the ${SOCIAL_HISTORY[code]!.name} needs an answer (valueCodeableConcept, valueString, valueBoolean or valueQuantity)`);

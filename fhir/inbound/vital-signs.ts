@@ -1,7 +1,7 @@
 import type { Observation, Quantity } from "@medplum/fhirtypes";
 import { codesIn, codingIn, effectiveOf, referenceText, referenceType, SYSTEMS } from "../lib/datatypes.js";
 import { unmappable, type DerivedLog, type MapOutcome } from "../types.js";
-import { resultStatus } from "./lab.js";
+import { PUT_RIGHT, resultStatus } from "./lab.js";
 import { VITAL_PANELS, VITAL_SIGNS, type VitalCode } from "./loinc.js";
 
 type Path = (string | number)[];
@@ -62,7 +62,7 @@ function positionOf(o: Observation): "sitting" | "standing" | "supine" | null {
  * height, BMI and head circumference, which the vitals have no key for.
  */
 export function mapVitalSigns(o: Observation): MapOutcome {
-  const status = resultStatus(o, []);
+  const status = resultStatus(o, [], PUT_RIGHT.vital);
   if ("issue" in status) return { ok: false, issues: [status.issue] };
   const found: { vital: VitalCode; code: string; q: Quantity; path: Path }[] = [];
   const own = vitalOf(o.code);

@@ -91,3 +91,14 @@ describe("FHIR in: a lab reference range in another unit than the value's", () =
     expect(labs.payload.results[0]).toMatchObject({ reference_range_low: null, reference_range_high: null, latest: { abnormal_flag: null } });
   });
 });
+
+describe("FHIR in: a lab result or vital entered in error", () => {
+  it("is refused with what to do instead, and the value sent before stays until a corrected one replaces it", async () => {
+    const pid = await newPatient();
+    await send(pid, lab("hgb-3", "final", 13.2));
+    const r = (await post("/v1/fhir/resource", { patient_id: pid, resource: lab("hgb-3", "entered-in-error", 13.2) })).json();
+    expect(r).toMatchObject({ accepted: 0, failed: 1 });
+    expect(r.errors[0].message).toMatch(/entered-in-error, which the patient's logs cannot record: nothing was stored or removed\. To fix a wrong value, send the right result for the same test and effective time with status corrected/);
+    expect(shown(await observations(pid))).toEqual([["2026-11-20T13:00:00.000Z", 13.2, "final", "N"]]);
+  });
+});

@@ -95,9 +95,15 @@ describe("Observation: vital signs", () => {
     expect(out.issues[0]).toMatchObject({ path: ["valueQuantity", "code"], message: expect.stringMatching(/Hz .*\/min/) });
   });
 
-  it("refuses an entered-in-error vital: the catalog has no retraction", () => {
-    const out = refused({ ...vital("8867-4", 72, "/min"), status: "entered-in-error" });
-    expect(out.issues[0]).toMatchObject({ path: ["status"], message: expect.stringMatching(/final, preliminary, amended, corrected/) });
+  it("refuses an entered-in-error vital or lab result, saying nothing was removed and how a wrong value is replaced", () => {
+    const vitalOut = refused({ ...vital("8867-4", 72, "/min"), status: "entered-in-error" });
+    expect(vitalOut).toMatchObject({ code: "fhir_unmappable", issues: [{ path: ["status"] }] });
+    expect(vitalOut.issues[0]!.message).toBe(
+      "is entered-in-error, which the patient's logs cannot record: nothing was stored or removed. To fix a wrong value, send the right measurement " +
+      "for the same code and effective time with status corrected: it replaces the wrong one; a result that should not have been sent at all cannot be withdrawn",
+    );
+    expect(refused({ ...creatinine, status: "entered-in-error" }).issues[0]!.message).toMatch(/nothing was stored or removed.*the right result for the same test and effective time with status corrected/);
+    expect(refused({ ...vital("8867-4", 72, "/min"), status: "cancelled" }).issues[0]).toMatchObject({ path: ["status"], message: "is cancelled: only results with status final, preliminary, amended, corrected are kept" });
   });
 });
 
