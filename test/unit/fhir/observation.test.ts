@@ -142,6 +142,15 @@ describe("Observation: laboratory", () => {
     expect(derived(troponin)[0]!.payload.results).toMatchObject([{ value_string: "<0.01", unit: "ng/mL" }]);
   });
 
+  it("reads interpretation A (abnormal, no direction) as no flag: the range judges the value, and without one it is unflagged", () => {
+    const abnormal = { ...creatinine, interpretation: [{ coding: [{ system: "http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation", code: "A" }] }] };
+    const [withRange] = derived(abnormal);
+    expect(withRange!.payload.results).toEqual([expect.not.objectContaining({ abnormal_flag: expect.anything() })]);
+    expect(folded("lab_results", [withRange!]).results[0]!.latest).toMatchObject({ abnormal_flag: "H", flag_source: "own_range" });
+    const { referenceRange: _r, ...bare } = abnormal;
+    expect(folded("lab_results", derived(bare)).results[0]!.latest.abnormal_flag).toBeNull();
+  });
+
   it("takes a LOINC-coded result without a category as a lab result", () => {
     const { category: _c, ...bare } = creatinine;
     expect(derived(bare)[0]!.log_type).toBe("lab_results");
