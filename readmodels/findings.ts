@@ -8,6 +8,7 @@ import { GLUCOSE_HIGH, GLUCOSE_LOW, SPO2_LOW } from "./views/device.js";
 import { listingOf, schedulesAt } from "./views/medication.js";
 import type { Dose, MedicationSchedule, ScheduledDose } from "./modules/adherence/index.js";
 import type { Medication } from "./modules/medications/index.js";
+import type { VitalsEntry } from "./modules/vitals/index.js";
 import { rangeIn, type LabValue } from "./modules/lab_results/index.js";
 import type { PatientState } from "./patient-state.js";
 
@@ -65,8 +66,13 @@ export const LIMITS_TEXT = [
  * `atOrAfter(since)`, get_changes' half-open window).
  */
 export function vitalsOutOfRange(state: PatientState, inRange: (ts: string) => boolean): Finding[] {
+  return entriesOutOfRange((doc(state, "vitals")?.history ?? []).filter((x) => inRange(x.timestamp)));
+}
+
+/** Measurements of `entries` out of VITAL_LIMITS, one finding per entry. */
+export function entriesOutOfRange(entries: readonly VitalsEntry[]): Finding[] {
   const out: Finding[] = [];
-  for (const h of (doc(state, "vitals")?.history ?? []).filter((x) => inRange(x.timestamp))) {
+  for (const h of entries) {
     // In VITAL_LIMITS' order, whatever order the log listed them in.
     const bad = Object.entries(VITAL_LIMITS).flatMap(([k, l]) => {
       const v = h.measurements[k];

@@ -5,10 +5,11 @@
  * the module that reads it, so its units, names and flags are the module's. A log is in
  * the window by its event time (when it was reported), whatever time it says it measured.
  */
-import { deviceOutOfRange, vitalsOutOfRange, type Finding } from "../findings.js";
+import { deviceOutOfRange, entriesOutOfRange, type Finding } from "../findings.js";
 import { timeMs } from "../lib/time.js";
 import type { LogRecord } from "../log-record.js";
 import { reportsDose, type Dose } from "../modules/adherence/index.js";
+import { supersede, type VitalsEntry } from "../modules/vitals/index.js";
 import type { ModuleKey } from "../module.js";
 import { compareLogs } from "../order.js";
 import { emptyPatientState, evolvePatient, moduleEntry, type PatientState } from "../patient-state.js";
@@ -66,8 +67,15 @@ export function skippedDoses(alone: readonly LoneLog[]): Dose[] {
   });
 }
 
-/** Vital signs and device readings out of range, each log of `alone` on its own. */
+/**
+ * Vital signs and device readings out of range, from the logs of `alone`. A vital sign
+ * measured again at the same instant by a later log is no reading any more (the vitals
+ * module's rule, `supersede`), so its entries are put together without the module's cap.
+ */
 export function readingsOutOfRange(alone: readonly LoneLog[]): { vitals: Finding[]; devices: Finding[] } {
-  const all = () => true;
-  return { vitals: alone.flatMap((a) => vitalsOutOfRange(a.state, all)), devices: alone.flatMap((a) => deviceOutOfRange(a.state, all)) };
+  let entries: VitalsEntry[] = [];
+  for (const a of alone) {
+    for (const e of doc(a.state, "vitals")?.history ?? []) entries = [...supersede(entries, e.timestamp, e.measurements).history, e];
+  }
+  return { vitals: entriesOutOfRange(entries), devices: alone.flatMap((a) => deviceOutOfRange(a.state, () => true)) };
 }

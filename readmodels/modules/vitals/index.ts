@@ -109,7 +109,7 @@ function takenOf(log: VitalsLog): Pick<VitalsEntry, "context" | "device_provider
  * left with none is dropped), and what it took from them. Logs at the same instant are folded
  * in acceptance order, so the later one is the correction.
  */
-function supersede(history: readonly VitalsEntry[], timestamp: string, measurements: Record<string, number>): { history: VitalsEntry[]; replaced: Record<string, ReplacedValue> } {
+export function supersede(history: readonly VitalsEntry[], timestamp: string, measurements: Record<string, number>): { history: VitalsEntry[]; replaced: Record<string, ReplacedValue> } {
   const replaced: Record<string, ReplacedValue> = {};
   const kept = history.flatMap((h) => {
     if (cmpTime(h.timestamp, timestamp) !== 0) return [h];

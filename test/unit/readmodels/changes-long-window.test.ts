@@ -36,6 +36,14 @@ describe("changes over a long window", () => {
     expect(c.vitals.map((v) => [v.what, v.at, v.log_ids])).toEqual([["Systolic BP 195 mmHg, Diastolic BP 115 mmHg", iso(START - 2 * 86_400_000), [late.id]]]);
   });
 
+  it("leaves out a vital sign corrected for the same instant by a later log", () => {
+    const taken = iso(START + 3_600_000);
+    const high = log("vitals_measurement", iso(START + 2 * 3_600_000), { measurements: { systolic_bp_mmhg: 195 }, collection_datetime: taken });
+    const corrected = log("vitals_measurement", iso(START + 3 * 3_600_000), { measurements: { systolic_bp_mmhg: 125 }, collection_datetime: taken });
+    expect(changesOver(w, [high, corrected]).vitals).toEqual([]);
+    expect(changesOver(w, [high]).vitals.map((v) => v.log_ids)).toEqual([[high.id]]);
+  });
+
   it("lists every skipped dose of the window, less one taken after all, and counts every symptom report", () => {
     const med = log("medication_list_update", iso(START - 2 * MIN), { medications: [{ action: "add", medication_name: "Metformin", rxnorm_cui: "860975", schedule_times: ["08:00", "20:00"] }] });
     const doses = Array.from({ length: 60 }, (_, i) => {
