@@ -1,5 +1,6 @@
 import type { Condition } from "@medplum/fhirtypes";
 import { codeOf, codesIn, codingIn, conceptText, dateOf, dateOrInstant, instantOf, SYSTEMS } from "../lib/datatypes.js";
+import { versionTime } from "../lib/versions.js";
 import { checkConcept, CONDITION_CLINICAL, CONDITION_VERIFICATION } from "../lib/statuses.js";
 import { unmappable, type Mapper } from "../types.js";
 
@@ -14,20 +15,17 @@ const ENDED = new Set(["inactive", "remission", "resolved"]);
 const RETURNED = new Set(["recurrence", "relapse"]);
 
 /**
- * The log's time. The condition module keeps, per field, the value of the latest log by
- * event time, and every version of one Condition carries the same onset and recordedDate,
- * so a change of status must be dated after them or the version accepted last wins (an
- * older active one undid a resolution). An ended condition is dated at its abatement, else
- * its version's meta.lastUpdated; a recurrence or relapse at its lastUpdated; an active one
- * stays at recordedDate, else onset, so the state as of any time since then holds it.
+ * The log's time (versionTime says why a change of status is dated when it happened): an
+ * ended condition at its abatement, else its version's meta.lastUpdated; a recurrence or
+ * relapse at its lastUpdated; an active one at recordedDate, else onset.
  */
 function assertedAt(c: Condition, clinical: string | undefined): string | undefined {
-  const onset = instantOf(c.onsetDateTime ?? c.onsetPeriod?.start);
-  const recorded = instantOf(c.recordedDate);
-  const updated = instantOf(c.meta?.lastUpdated);
-  if (clinical && ENDED.has(clinical)) return instantOf(c.abatementDateTime ?? c.abatementPeriod?.start) ?? updated ?? recorded ?? onset;
-  if (clinical && RETURNED.has(clinical)) return updated ?? recorded ?? onset;
-  return recorded ?? onset ?? updated;
+  const change = clinical && ENDED.has(clinical) ? "ended" : clinical && RETURNED.has(clinical) ? "returned" : "holds";
+  return versionTime(change, {
+    since: [c.recordedDate, c.onsetDateTime ?? c.onsetPeriod?.start],
+    ended: c.abatementDateTime ?? c.abatementPeriod?.start,
+    lastUpdated: c.meta?.lastUpdated,
+  });
 }
 
 /** Condition → condition: named by SNOMED CT, ICD-10 or its text; entered-in-error is the correction. */

@@ -1,6 +1,7 @@
 import type { CodeableConcept, Dosage, Reference, Timing } from "@medplum/fhirtypes";
-import { codingIn, conceptText, dateOf, SYSTEMS } from "../lib/datatypes.js";
-import type { DerivedLog, MapContext, MapIssue } from "../types.js";
+import { clinicalDate, codingIn, conceptText, dateOf, SYSTEMS } from "../lib/datatypes.js";
+import { versionTime } from "../lib/versions.js";
+import type { DerivedLog, MapContext, MapIssue, Resource } from "../types.js";
 
 const NDC = "http://hl7.org/fhir/sid/ndc";
 
@@ -97,12 +98,26 @@ export function dosageOf(d: Dosage | undefined): Record<string, unknown> {
 export type ListAction = "add" | "delete";
 
 /**
- * One medication_list_update entry. A delete carries the identity alone (what the catalog
- * needs to remove it); an add carries the dosage too, and `extra` (start date, prescriber).
+ * One medication_list_update entry at `timestamp` (listUpdateAt). A delete carries the
+ * identity alone (what the catalog needs to remove it); an add carries the dosage too, and
+ * `extra` (start date, prescriber).
  */
-export function listUpdate(action: ListAction, identity: MedicationIdentity, dosage: Dosage | undefined, extra: Record<string, unknown>): DerivedLog {
+export function listUpdate(
+  action: ListAction, identity: MedicationIdentity, dosage: Dosage | undefined, extra: Record<string, unknown>, timestamp: string | undefined,
+): DerivedLog {
   const entry = action === "delete" ? { action, ...identity } : { action, ...identity, ...extra, ...dosageOf(dosage) };
-  return { log_type: "medication_list_update", payload: { medications: [entry] } };
+  return { log_type: "medication_list_update", ...(timestamp ? { timestamp } : {}), payload: { medications: [entry] } };
+}
+
+/**
+ * When a request's or statement's list update happened, so that an older version
+ * delivered after a newer one does not undo it (versionTime): an add at the resource's
+ * clinical date (authoredOn, effective start); a removal at `ended`, the date the resource
+ * gives for the end, else at the version's meta.lastUpdated, else at the clinical date
+ * (where two versions tie and the one accepted last wins).
+ */
+export function listUpdateAt(action: ListAction, resource: Resource, ended?: string): string | undefined {
+  return versionTime(action === "add" ? "holds" : "ended", { since: [clinicalDate(resource)], ended, lastUpdated: resource.meta?.lastUpdated });
 }
 
 /** The located refusal of a status that has no list action, naming those that have. */

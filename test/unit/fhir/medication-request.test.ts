@@ -50,6 +50,22 @@ describe("MedicationRequest", () => {
     }
   });
 
+  it("dates a stop at the version's lastUpdated, so an older active version delivered after it does not bring the drug back", () => {
+    const version = (status: MedicationRequest["status"], lastUpdated: string): MedicationRequest =>
+      ({ ...metformin, id: "mr9", status, authoredOn: "2026-06-01T10:00:00Z", meta: { lastUpdated } });
+    const [stop] = derived(version("stopped", "2026-09-01T10:00:00Z"));
+    const [older] = derived(version("active", "2026-06-01T10:00:00Z"));
+    expect(stop!.timestamp).toBe("2026-09-01T10:00:00Z");
+    // The active version stays at authoredOn: the state as of any time since then lists it.
+    expect(older!.timestamp).toBe("2026-06-01T10:00:00Z");
+    // Stored in arrival order: the stop, then the older active version.
+    expect(folded("medications", [stop!], [older!]).medications).toEqual([]);
+    expect(folded("medications", [older!]).medications).toMatchObject([{ rxnorm_cui: "861007" }]);
+    // Without lastUpdated both versions are at authoredOn: the one accepted last wins.
+    const { meta: _m, ...undated } = version("stopped", "2026-09-01T10:00:00Z");
+    expect(derived(undated)[0]!.timestamp).toBe("2026-06-01T10:00:00Z");
+  });
+
   it("reads a contained Medication by reference, with its form", () => {
     const med: Medication = {
       resourceType: "Medication", id: "m1",

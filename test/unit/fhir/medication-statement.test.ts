@@ -35,6 +35,14 @@ describe("MedicationStatement", () => {
     }
   });
 
+  it("dates a stop at the version's lastUpdated, so an older active version delivered after it does not list the drug again", () => {
+    const [stop] = derived({ ...ibuprofen, status: "stopped", meta: { lastUpdated: "2025-10-01T08:00:00Z" } });
+    const [older] = derived({ ...ibuprofen, meta: { lastUpdated: "2025-08-15T08:00:00Z" } });
+    expect(stop!.timestamp).toBe("2025-10-01T08:00:00Z");
+    expect(older!.timestamp).toBe("2025-08-15T00:00:00Z");
+    expect(folded("medications", [stop!], [older!]).medications).toEqual([]);
+  });
+
   it("refuses intended and unknown, which say neither taken nor stopped", () => {
     expect(refused({ ...ibuprofen, status: "intended" }).issues[0]).toMatchObject({ path: ["status"], message: expect.stringMatching(/not-taken \(delete\)/) });
   });
