@@ -12,9 +12,13 @@ export const STATEMENT_ACTION: Readonly<Record<string, ListAction>> = {
   active: "add", "on-hold": "add", completed: "delete", stopped: "delete", "not-taken": "delete", "entered-in-error": "delete",
 };
 
+/** Statuses whose effectivePeriod.end is when the patient stopped taking it. */
+const STOPPED = new Set(["stopped", "completed"]);
+
 /**
  * MedicationStatement → medication_list_update: what the patient takes (or stopped), with
- * its dosage and since when. A stop is dated at the version's meta.lastUpdated.
+ * its dosage and since when. A stop is dated at the period's end (the state as of any time
+ * before it still lists the medication), else at the version's meta.lastUpdated.
  */
 export const mapMedicationStatement: Mapper<MedicationStatement> = (s, ctx) => {
   const action = STATEMENT_ACTION[s.status];
@@ -22,5 +26,6 @@ export const mapMedicationStatement: Mapper<MedicationStatement> = (s, ctx) => {
   const med = medicationOf(s, ctx);
   if (!med.ok) return { ok: false, issues: [med.issue] };
   const start = dateOf(s.effectivePeriod?.start ?? s.effectiveDateTime);
-  return { ok: true, logs: [listUpdate(action, med.identity, s.dosage?.[0], start ? { start_date: start } : {}, listUpdateAt(action, s))] };
+  const ended = STOPPED.has(s.status) ? s.effectivePeriod?.end : undefined;
+  return { ok: true, logs: [listUpdate(action, med.identity, s.dosage?.[0], start ? { start_date: start } : {}, listUpdateAt(action, s, ended))] };
 };

@@ -43,4 +43,19 @@ describe("medication versions over FHIR", () => {
     // It was taken from its authoredOn until the stop was recorded.
     expect(await listed(pid, "?as_of=2026-07-01T00:00:00Z")).toEqual(["310965"]);
   });
+
+  it("dates a MedicationStatement's stop at its period's end: the summary as of before it still lists the medication", async () => {
+    const pid = await newPatient("Otto");
+    const amlodipine = { coding: [{ system: RXNORM, code: "197361", display: "amlodipine 5 MG Oral Tablet" }] };
+    const statement = (extra: Partial<MedicationStatement>): MedicationStatement =>
+      ({ resourceType: "MedicationStatement", id: "ms1", status: "active", subject: { reference: "Patient/ehr-o" }, medicationCodeableConcept: amlodipine, ...extra });
+    await send(pid, statement({ effectiveDateTime: "2026-06-01" }));
+    await send(pid, statement({ status: "stopped", effectivePeriod: { start: "2026-06-01", end: "2026-11-01" } }));
+    const summary = await t.app.inject({ method: "GET", url: `/v1/state/${pid}/fhir/summary?as_of=2026-08-01T00:00:00Z`, headers: t.auth });
+    expect(summary.statusCode, summary.body).toBe(200);
+    const codes = summary.json().entry.filter((e: { resource: Resource }) => e.resource.resourceType === "MedicationStatement")
+      .map((e: { resource: MedicationStatement }) => e.resource.medicationCodeableConcept?.coding?.[0]?.code);
+    expect(codes).toEqual(["197361"]);
+    expect(await listed(pid)).toEqual([]);
+  });
 });

@@ -43,6 +43,18 @@ describe("MedicationStatement", () => {
     expect(folded("medications", [stop!], [older!]).medications).toEqual([]);
   });
 
+  it("dates a stop at the period's end, so the state before it still lists the medication", () => {
+    const [taken] = derived({ ...ibuprofen, effectivePeriod: undefined, effectiveDateTime: "2026-06-01" });
+    const [stop] = derived({ ...ibuprofen, status: "stopped", effectivePeriod: { start: "2026-06-01", end: "2026-11-01" } });
+    expect(stop!.timestamp).toBe("2026-11-01T00:00:00Z");
+    expect(derived({ ...ibuprofen, status: "completed", effectivePeriod: { start: "2026-06-01", end: "2026-11-01" } })[0]!.timestamp).toBe("2026-11-01T00:00:00Z");
+    // The end wins over lastUpdated: it is when the patient stopped, not when the source wrote it down.
+    expect(derived({ ...ibuprofen, status: "stopped", meta: { lastUpdated: "2026-11-20T00:00:00Z" }, effectivePeriod: { start: "2026-06-01", end: "2026-11-01" } })[0]!.timestamp).toBe("2026-11-01T00:00:00Z");
+    // Entered in error says the listing was a mistake, not that it ended: its period end is no stop date.
+    expect(derived({ ...ibuprofen, status: "entered-in-error", effectivePeriod: { start: "2026-06-01", end: "2026-11-01" } })[0]!.timestamp).toBe("2026-06-01T00:00:00Z");
+    expect(folded("medications", [taken!], [stop!]).medications).toEqual([]);
+  });
+
   it("refuses intended and unknown, which say neither taken nor stopped", () => {
     expect(refused({ ...ibuprofen, status: "intended" }).issues[0]).toMatchObject({ path: ["status"], message: expect.stringMatching(/not-taken \(delete\)/) });
   });
