@@ -1,5 +1,6 @@
 import type { Condition } from "@medplum/fhirtypes";
 import { codeOf, codesIn, codingIn, conceptText, dateOf, dateOrInstant, instantOf, SYSTEMS } from "../lib/datatypes.js";
+import { EXTENSION_KEYS } from "../lib/extensions.js";
 import { versionTime } from "../lib/versions.js";
 import { checkConcept, CONDITION_CLINICAL, CONDITION_VERIFICATION } from "../lib/statuses.js";
 import { unmappable, type Mapper } from "../types.js";
@@ -28,10 +29,17 @@ function assertedAt(c: Condition, clinical: string | undefined): string | undefi
   });
 }
 
+/** The system of the first ICD-10 or ICD-10-CM coding of `code`. */
+const codingOf = (cc: Condition["code"], code: string): string | undefined =>
+  cc?.coding?.find((x) => x.code === code && (x.system === SYSTEMS.icd10 || x.system === SYSTEMS.icd10cm))?.system;
+
 /** Condition → condition: named by SNOMED CT, ICD-10 or its text; entered-in-error is the correction. */
 export const mapCondition: Mapper<Condition> = (c) => {
   const snomed = codingIn(c.code, SYSTEMS.snomed)?.code;
   const icd10 = codesIn(c.code, SYSTEMS.icd10, SYSTEMS.icd10cm);
+  const extensions: Record<string, unknown> = {};
+  // icd10_codes are bare codes: each code's system rides in extensions, so ICD-10-CM leaves as ICD-10-CM.
+  if (icd10.length > 0) extensions[EXTENSION_KEYS.icd10Systems] = Object.fromEntries(icd10.map((code) => [code, codingOf(c.code, code)]));
   const name = conceptText(c.code);
   if (!snomed && icd10.length === 0 && !name) return unmappable(["code"], "is required: a SNOMED CT or ICD-10 coding, or text, naming the condition");
   const payload: Record<string, unknown> = {};
@@ -53,6 +61,7 @@ export const mapCondition: Mapper<Condition> = (c) => {
   if (onset && codeOf(c.category?.[0]) !== "problem-list-item") payload.diagnosis_date = instantOf(c.onsetDateTime ?? c.onsetPeriod?.start);
   // The catalog's condition has no abatement or resolution date: it goes in extensions, which the type allows.
   const abated = dateOrInstant(c.abatementDateTime ?? c.abatementPeriod?.start);
-  if (abated) payload.extensions = { abatement_date: abated };
+  if (abated) extensions[EXTENSION_KEYS.abatementDate] = abated;
+  if (Object.keys(extensions).length > 0) payload.extensions = extensions;
   return { ok: true, logs: [{ log_type: "condition", timestamp: assertedAt(c, clinical.code), payload }] };
 };

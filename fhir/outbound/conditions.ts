@@ -3,6 +3,7 @@ import type { Condition as StateCondition } from "../../readmodels/modules/condi
 import { normName } from "../../readmodels/lib/payload.js";
 import { moduleEntry } from "../../readmodels/patient-state.js";
 import { SYSTEMS } from "../lib/datatypes.js";
+import { EXTENSION_KEYS, stringMap } from "../lib/extensions.js";
 import { compact, concept, fhirCode, fhirDateTime, mapped, patientRef, type Mapped, type OutboundInput } from "./lib.js";
 
 const CLINICAL = "http://terminology.hl7.org/CodeSystem/condition-clinical";
@@ -19,7 +20,7 @@ const STATUS: Record<string, string> = { active: "active", resolved: "resolved",
  * FHIR's con-4 asks: a recurrence leaves the old date among the extensions.
  */
 function abatementOf(c: StateCondition): string | undefined {
-  const at = c.status === "active" ? undefined : c.extensions.abatement_date;
+  const at = c.status === "active" ? undefined : c.extensions[EXTENSION_KEYS.abatementDate];
   return typeof at === "string" ? fhirDateTime(at) : undefined;
 }
 
@@ -29,6 +30,8 @@ const keyOf = (c: StateCondition): string => c.snomed_code ?? c.icd10_codes?.[0]
 export function conditionResource(patientId: string, c: StateCondition): Mapped<Condition> | undefined {
   const clinical = STATUS[c.status];
   if (clinical === undefined) return undefined; // entered in error: withdrawn
+  // Each ICD-10 code in the system it came in; one sent in a log without a system is WHO ICD-10.
+  const icd10Systems = stringMap(c.extensions[EXTENSION_KEYS.icd10Systems]);
   const resource = compact<Omit<Condition, "id">>({
     resourceType: "Condition",
     extension: c.diagnosis_date ? [{ url: ASSERTED_DATE, valueDateTime: fhirDateTime(c.diagnosis_date) }] : undefined,
@@ -36,7 +39,7 @@ export function conditionResource(patientId: string, c: StateCondition): Mapped<
     category: [fhirCode(CATEGORY, "problem-list-item", "Problem List Item")],
     code: concept([
       c.snomed_code ? { system: SYSTEMS.snomed, code: c.snomed_code } : undefined,
-      ...(c.icd10_codes ?? []).map((code) => ({ system: SYSTEMS.icd10, code })),
+      ...(c.icd10_codes ?? []).map((code) => ({ system: icd10Systems[code] ?? SYSTEMS.icd10, code })),
     ], c.disease_type),
     subject: patientRef(patientId),
     onsetDateTime: fhirDateTime(c.onset_date),

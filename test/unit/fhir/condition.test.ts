@@ -95,6 +95,15 @@ describe("Condition", () => {
     expect(out(resolved, back).abatementDateTime).toBeUndefined();
   });
 
+  it("gives each ICD-10 code back in the system it came in: ICD-10-CM stays ICD-10-CM, WHO ICD-10 stays ICD-10", () => {
+    const icd = (system: string, code: string) => ({ system: `http://hl7.org/fhir/sid/${system}`, code });
+    const diabetes: Condition = { resourceType: "Condition", subject: { reference: "Patient/example" }, code: { coding: [icd("icd-10-cm", "E11.65"), icd("icd-10", "E11.6")], text: "Type 2 diabetes with hyperglycemia" } };
+    const [log] = derived(diabetes);
+    expect(log!.payload).toMatchObject({ icd10_codes: ["E11.65", "E11.6"], extensions: { icd10_code_systems: { "E11.65": icd("icd-10-cm", "").system, "E11.6": icd("icd-10", "").system } } });
+    const out = conditionResource("p1", folded("condition_diagnosis", [log!]).conditions[0]!)!.resource;
+    expect(out.code?.coding).toEqual([icd("icd-10-cm", "E11.65"), icd("icd-10", "E11.6")]);
+  });
+
   it("refuses a condition without any name, saying where to put one", () => {
     const { code: _c, ...unnamed } = heartFailure;
     const out = refused(unnamed);

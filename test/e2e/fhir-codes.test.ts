@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Bundle, Condition, Resource } from "@medplum/fhirtypes";
+import { startStack, type TestStack } from "../support/stack.js";
+
+/**
+ * What POST /v1/fhir/resource takes in comes back out of the summary as sent: code
+ * systems, codings and the precision of dates.
+ */
+let t: TestStack;
+let pid: string;
+let summary: Bundle;
+
+const post = (url: string, payload: unknown) => t.app.inject({ method: "POST", url, headers: t.auth, payload: payload as object });
+const sent: Resource[] = [
+  {
+    resourceType: "Condition", id: "dm-1", subject: { reference: "Patient/ehr-1" },
+    code: { coding: [{ system: "http://hl7.org/fhir/sid/icd-10-cm", code: "E11.65" }], text: "Type 2 diabetes mellitus with hyperglycemia" },
+  },
+];
+const outOf = <R extends Resource>(type: R["resourceType"]): R => (summary.entry ?? []).map((e) => e.resource!).find((r): r is R => r.resourceType === type)!;
+
+beforeAll(async () => {
+  t = await startStack({});
+  pid = (await post("/v1/patients", { first_name: "Nia" })).json().id;
+  for (const resource of sent) {
+    const r = (await post("/v1/fhir/resource", { patient_id: pid, resource })).json();
+    expect(r, JSON.stringify(r)).toMatchObject({ accepted: 1, failed: 0 });
+  }
+  const s = await t.app.inject({ method: "GET", url: `/v1/state/${pid}/fhir/summary`, headers: t.auth });
+  expect(s.statusCode, s.body).toBe(200);
+  summary = s.json();
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+describe("FHIR codes in and out", () => {
+  it("exports an ICD-10-CM Condition code under ICD-10-CM, not WHO ICD-10", () => {
+    expect(outOf<Condition>("Condition").code?.coding).toEqual([{ system: "http://hl7.org/fhir/sid/icd-10-cm", code: "E11.65" }]);
+  });
+});
