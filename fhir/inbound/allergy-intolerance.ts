@@ -1,5 +1,6 @@
 import type { AllergyIntolerance } from "@medplum/fhirtypes";
 import { codingIn, conceptText, dateOf, instantOf, SYSTEMS } from "../lib/datatypes.js";
+import { EXTENSION_KEYS, keptCodings, type KeptCoding } from "../lib/extensions.js";
 import { ALLERGY_CLINICAL, ALLERGY_CRITICALITY, ALLERGY_VERIFICATION, checkCode, checkConcept } from "../lib/statuses.js";
 import { unmappable, type Mapper } from "../types.js";
 
@@ -21,9 +22,30 @@ const CATEGORY: Record<string, string> = { food: "food", medication: "medication
 const WITHDRAWN = new Set(["entered-in-error", "refuted"]);
 
 /**
+ * What the catalog's allergy entry has no field for, in its extensions: the allergen's
+ * codings (the entry keeps a SNOMED CT code alone; a drug allergen is coded in RxNorm),
+ * each reaction's manifestation codings by its name, and recordedDate when it has a time
+ * (recorded_date is a date).
+ */
+function extensionsOf(a: AllergyIntolerance, reactions: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const allergen = keptCodings(a.code);
+  if (allergen.length > 0) out[EXTENSION_KEYS.allergenCodings] = allergen;
+  const byName: Record<string, KeptCoding[]> = {};
+  for (const m of (a.reaction ?? []).flatMap((r) => r.manifestation)) {
+    const name = conceptText(m);
+    const codings = keptCodings(m);
+    if (name && reactions.includes(name) && codings.length > 0 && !byName[name]) byName[name] = codings;
+  }
+  if (Object.keys(byName).length > 0) out[EXTENSION_KEYS.reactionCodings] = byName;
+  if (a.recordedDate?.includes("T")) out[EXTENSION_KEYS.recordedDateTime] = instantOf(a.recordedDate);
+  return out;
+}
+
+/**
  * AllergyIntolerance → allergy_intolerance, one allergy named by its SNOMED CT code and
- * text. type (allergy or intolerance), reaction severity and the RxNorm code of a drug
- * allergen have no place in the entry; they stay in the log's fhir_resource.
+ * text, its other codings in extensions. Reaction severity has no place in the entry; it
+ * stays in the log's fhir_resource.
  */
 export const mapAllergyIntolerance: Mapper<AllergyIntolerance> = (a) => {
   const allergen = conceptText(a.code);
@@ -45,6 +67,8 @@ export const mapAllergyIntolerance: Mapper<AllergyIntolerance> = (a) => {
   const recorded = dateOf(a.recordedDate);
   if (recorded) entry.recorded_date = recorded;
   if (verification.ok && verification.code && WITHDRAWN.has(verification.code)) entry.action = "remove";
+  const extensions = extensionsOf(a, reactions);
+  if (Object.keys(extensions).length > 0) entry.extensions = extensions;
   const timestamp = instantOf(a.recordedDate) ?? instantOf(a.onsetDateTime);
   return { ok: true, logs: [{ log_type: "allergy_intolerance", ...(timestamp ? { timestamp } : {}), payload: { allergies: [entry] } }] };
 };

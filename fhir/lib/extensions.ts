@@ -1,3 +1,5 @@
+import type { CodeableConcept, Coding } from "@medplum/fhirtypes";
+
 /**
  * Keys of what FHIR-made logs keep under a payload's `extensions` (the catalog's open bag)
  * where the catalog has no field: written by the inbound mappers, read by the outbound
@@ -11,10 +13,45 @@ export const EXTENSION_KEYS = {
    * The catalog's icd10_codes are bare codes; ICD-10-CM and WHO ICD-10 are different systems.
    */
   icd10Systems: "icd10_code_systems",
+  /** AllergyIntolerance: the allergen's codings as sent (RxNorm, SNOMED CT, UNII...): the catalog keeps a SNOMED CT code alone. */
+  allergenCodings: "allergen_codings",
+  /** AllergyIntolerance: each reaction's manifestation codings, by the reaction's name in `reactions`. */
+  reactionCodings: "reaction_codings",
+  /** AllergyIntolerance: recordedDate as sent when it has a time (the catalog's recorded_date is a date). */
+  recordedDateTime: "recorded_datetime",
 } as const;
+
+/** A coding as these extensions keep it: what identifies the code, nothing else. */
+export interface KeptCoding {
+  system?: string;
+  code: string;
+  display?: string;
+}
+
+/** A concept's codings that have a code, as KeptCoding. */
+export function keptCodings(cc: CodeableConcept | undefined): KeptCoding[] {
+  return (cc?.coding ?? []).flatMap((c) => (c.code ? [{ ...(c.system ? { system: c.system } : {}), code: c.code, ...(c.display ? { display: c.display } : {}) }] : []));
+}
+
+/** The codings kept under an extension key, ignoring anything else a client may have put there. */
+export function codingsAt(v: unknown): Coding[] {
+  if (!Array.isArray(v)) return [];
+  const str = (x: unknown) => (typeof x === "string" && x ? x : undefined);
+  return v.flatMap((c: Record<string, unknown>) => {
+    const code = typeof c === "object" && c !== null ? str(c.code) : undefined;
+    if (!code) return [];
+    const system = str(c.system);
+    const display = str(c.display);
+    return [{ ...(system ? { system } : {}), code, ...(display ? { display } : {}) }];
+  });
+}
+
+/** An object under an extension key, else an empty one. */
+export function objectAt(v: unknown): Readonly<Record<string, unknown>> {
+  return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
 
 /** A string-valued map under an extension key (`{code: system}`), ignoring anything else a client may have put there. */
 export function stringMap(v: unknown): Readonly<Record<string, string>> {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return {};
-  return Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === "string"));
+  return Object.fromEntries(Object.entries(objectAt(v)).filter((e): e is [string, string] => typeof e[1] === "string"));
 }

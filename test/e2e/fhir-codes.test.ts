@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Bundle, Condition, Resource } from "@medplum/fhirtypes";
+import type { AllergyIntolerance, Bundle, Condition, Resource } from "@medplum/fhirtypes";
 import { startStack, type TestStack } from "../support/stack.js";
 
 /**
@@ -15,6 +15,12 @@ const sent: Resource[] = [
   {
     resourceType: "Condition", id: "dm-1", subject: { reference: "Patient/ehr-1" },
     code: { coding: [{ system: "http://hl7.org/fhir/sid/icd-10-cm", code: "E11.65" }], text: "Type 2 diabetes mellitus with hyperglycemia" },
+  },
+  {
+    resourceType: "AllergyIntolerance", id: "pcn-1", patient: { reference: "Patient/ehr-1" }, recordedDate: "2026-01-10T10:00:00-05:00",
+    clinicalStatus: { coding: [{ system: "http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical", code: "active" }] },
+    code: { coding: [{ system: "http://www.nlm.nih.gov/research/umls/rxnorm", code: "7980", display: "Penicillin G" }] },
+    reaction: [{ manifestation: [{ coding: [{ system: "http://snomed.info/sct", code: "247472004", display: "Hives" }] }] }],
   },
 ];
 const outOf = <R extends Resource>(type: R["resourceType"]): R => (summary.entry ?? []).map((e) => e.resource!).find((r): r is R => r.resourceType === type)!;
@@ -38,5 +44,12 @@ afterAll(async () => {
 describe("FHIR codes in and out", () => {
   it("exports an ICD-10-CM Condition code under ICD-10-CM, not WHO ICD-10", () => {
     expect(outOf<Condition>("Condition").code?.coding).toEqual([{ system: "http://hl7.org/fhir/sid/icd-10-cm", code: "E11.65" }]);
+  });
+
+  it("exports an AllergyIntolerance with its allergen and manifestation codings and its recordedDate to the second", () => {
+    const a = outOf<AllergyIntolerance>("AllergyIntolerance");
+    expect(a.code).toEqual({ coding: [{ system: "http://www.nlm.nih.gov/research/umls/rxnorm", code: "7980", display: "Penicillin G" }], text: "Penicillin G" });
+    expect(a.reaction?.[0]?.manifestation).toEqual([{ coding: [{ system: "http://snomed.info/sct", code: "247472004", display: "Hives" }], text: "Hives" }]);
+    expect(a.recordedDate).toBe("2026-01-10T10:00:00-05:00");
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { AllergyIntolerance } from "@medplum/fhirtypes";
 import { derived, refused } from "./derive-helpers.js";
 import { folded } from "./fold-helpers.js";
+import { allergyResource } from "../../../fhir/outbound/allergies.js";
 
 const status = (system: string, code: string) => ({ coding: [{ system: `http://terminology.hl7.org/CodeSystem/${system}`, code }] });
 
@@ -59,6 +60,19 @@ describe("AllergyIntolerance", () => {
       trace: { object_type: "AllergyIntolerance", object_id: "alg-peanut" },
     });
     expect(log!.payload.allergies).toEqual([expect.not.objectContaining({ action: expect.anything() })]);
+  });
+
+  it("gives back the allergen's and each reaction's codings, and recordedDate with its time", () => {
+    const hives = { coding: [{ system: "http://snomed.info/sct", code: "247472004", display: "Hives" }] };
+    const sent: AllergyIntolerance = { ...penicillin, recordedDate: "2026-01-10T10:00:00-05:00", reaction: [{ manifestation: [hives] }] };
+    const out = allergyResource("p1", folded("allergies", derived(sent)).allergies[0]!).resource;
+    expect(out.code).toEqual({ coding: penicillin.code!.coding, text: "Penicillin G" });
+    expect(out.reaction).toEqual([{ manifestation: [{ ...hives, text: "Hives" }] }]);
+    expect(out.recordedDate).toBe("2026-01-10T10:00:00-05:00");
+    // A SNOMED CT coding sent with the allergen is not repeated; a date alone stays a date.
+    const peanutOut = allergyResource("p1", folded("allergies", derived({ ...peanut, recordedDate: "2024-02-11" })).allergies[0]!).resource;
+    expect(peanutOut.code?.coding).toEqual(peanut.code!.coding);
+    expect(peanutOut.recordedDate).toBe("2024-02-11");
   });
 
   it("lands in the allergies module, one entry per allergen", () => {
