@@ -24,8 +24,8 @@ const WITHDRAWN = new Set(["entered-in-error", "refuted"]);
 /**
  * What the catalog's allergy entry has no field for, in its extensions: the allergen's
  * codings (the entry keeps a SNOMED CT code alone; a drug allergen is coded in RxNorm),
- * each reaction's manifestation codings by its name, and recordedDate when it has a time
- * (recorded_date is a date).
+ * each reaction's manifestation codings by its name, recordedDate when it has a time
+ * (recorded_date is a date), and its type (allergy or intolerance).
  */
 function extensionsOf(a: AllergyIntolerance, reactions: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -39,6 +39,7 @@ function extensionsOf(a: AllergyIntolerance, reactions: readonly string[]): Reco
   }
   if (Object.keys(byName).length > 0) out[EXTENSION_KEYS.reactionCodings] = byName;
   if (a.recordedDate?.includes("T")) out[EXTENSION_KEYS.recordedDateTime] = instantOf(a.recordedDate);
+  if (a.type) out[EXTENSION_KEYS.allergyType] = a.type;
   return out;
 }
 
@@ -68,6 +69,7 @@ export const mapAllergyIntolerance: Mapper<AllergyIntolerance> = (a) => {
   if (recorded) entry.recorded_date = recorded;
   if (verification.ok && verification.code && WITHDRAWN.has(verification.code)) entry.action = "remove";
   const extensions = extensionsOf(a, reactions);
+  if (verification.ok && verification.code) extensions[EXTENSION_KEYS.verificationStatus] = verification.code;
   if (Object.keys(extensions).length > 0) entry.extensions = extensions;
   const timestamp = instantOf(a.recordedDate) ?? instantOf(a.onsetDateTime);
   return { ok: true, logs: [{ log_type: "allergy_intolerance", ...(timestamp ? { timestamp } : {}), payload: { allergies: [entry] } }] };

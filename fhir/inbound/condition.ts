@@ -1,6 +1,6 @@
 import type { Condition } from "@medplum/fhirtypes";
-import { codeOf, codesIn, codingIn, conceptText, dateOf, dateOrInstant, instantOf, SYSTEMS } from "../lib/datatypes.js";
-import { EXTENSION_KEYS } from "../lib/extensions.js";
+import { codesIn, codingIn, conceptText, dateOf, dateOrInstant, instantOf, SYSTEMS } from "../lib/datatypes.js";
+import { ASSERTED_DATE, EXTENSION_KEYS } from "../lib/extensions.js";
 import { versionTime } from "../lib/versions.js";
 import { checkConcept, CONDITION_CLINICAL, CONDITION_VERIFICATION } from "../lib/statuses.js";
 import { unmappable, type Mapper } from "../types.js";
@@ -58,7 +58,10 @@ export const mapCondition: Mapper<Condition> = (c) => {
   if (onset) payload.onset_date = onset;
   const recorded = instantOf(c.recordedDate);
   if (recorded) payload.recorded_at = recorded;
-  if (onset && codeOf(c.category?.[0]) !== "problem-list-item") payload.diagnosis_date = instantOf(c.onsetDateTime ?? c.onsetPeriod?.start);
+  // The diagnosis date is the assertedDate the source gave, never the onset (a date is not a datetime); a date alone stays in fhir_resource.
+  const asserted = c.extension?.find((e) => e.url === ASSERTED_DATE)?.valueDateTime;
+  if (asserted?.includes("T")) payload.diagnosis_date = instantOf(asserted);
+  if (verification.code) extensions[EXTENSION_KEYS.verificationStatus] = verification.code;
   // The catalog's condition has no abatement or resolution date: it goes in extensions, which the type allows.
   const abated = dateOrInstant(c.abatementDateTime ?? c.abatementPeriod?.start);
   if (abated) extensions[EXTENSION_KEYS.abatementDate] = abated;

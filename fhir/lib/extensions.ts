@@ -19,7 +19,14 @@ export const EXTENSION_KEYS = {
   reactionCodings: "reaction_codings",
   /** AllergyIntolerance: recordedDate as sent when it has a time (the catalog's recorded_date is a date). */
   recordedDateTime: "recorded_datetime",
+  /** Condition, AllergyIntolerance: the verificationStatus code (confirmed, unconfirmed, provisional...). */
+  verificationStatus: "verification_status",
+  /** AllergyIntolerance: its type, allergy or intolerance. */
+  allergyType: "type",
 } as const;
+
+/** The core extension for when a condition was first asserted: the catalog's diagnosis_date. */
+export const ASSERTED_DATE = "http://hl7.org/fhir/StructureDefinition/condition-assertedDate";
 
 /** A coding as these extensions keep it: what identifies the code, nothing else. */
 export interface KeptCoding {

@@ -4,12 +4,14 @@ import { normName } from "../../readmodels/lib/payload.js";
 import { moduleEntry } from "../../readmodels/patient-state.js";
 import { SYSTEMS } from "../lib/datatypes.js";
 import { codingsAt, EXTENSION_KEYS, objectAt } from "../lib/extensions.js";
-import { compact, concept, fhirCode, fhirDateTime, mapped, patientRef, type Mapped, type OutboundInput } from "./lib.js";
+import { ALLERGY_VERIFICATION } from "../lib/statuses.js";
+import { compact, concept, fhirCode, fhirDateTime, mapped, patientRef, verificationOf, type Mapped, type OutboundInput } from "./lib.js";
 
 const CLINICAL = "http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical";
 const CATEGORIES = new Set(["food", "medication", "environment", "biologic"]);
 const CRITICALITY: Record<string, AllergyIntolerance["criticality"]> = { high: "high", low: "low", unable_to_assess: "unable-to-assess" };
 const STATUSES = new Set(["active", "inactive", "resolved"]);
+const TYPES = new Set(["allergy", "intolerance"]);
 
 /** The allergen's codings: those it came with (FHIR in keeps them in extensions), and its SNOMED CT code if they lack it. */
 function allergenCodings(a: Allergy): Coding[] {
@@ -34,6 +36,8 @@ export function allergyResource(patientId: string, a: Allergy): Mapped<AllergyIn
   const resource = compact<Omit<AllergyIntolerance, "id">>({
     resourceType: "AllergyIntolerance",
     clinicalStatus: fhirCode(CLINICAL, STATUSES.has(a.status) ? a.status : "active"),
+    verificationStatus: verificationOf(a.extensions, ALLERGY_VERIFICATION),
+    type: TYPES.has(String(a.extensions[EXTENSION_KEYS.allergyType])) ? (a.extensions[EXTENSION_KEYS.allergyType] as AllergyIntolerance["type"]) : undefined,
     category: a.category && CATEGORIES.has(a.category) ? [a.category as "food"] : undefined,
     criticality: a.criticality ? CRITICALITY[a.criticality] : undefined,
     code: concept(allergenCodings(a), a.allergen),

@@ -3,13 +3,12 @@ import type { Condition as StateCondition } from "../../readmodels/modules/condi
 import { normName } from "../../readmodels/lib/payload.js";
 import { moduleEntry } from "../../readmodels/patient-state.js";
 import { SYSTEMS } from "../lib/datatypes.js";
-import { EXTENSION_KEYS, stringMap } from "../lib/extensions.js";
-import { compact, concept, fhirCode, fhirDateTime, mapped, patientRef, type Mapped, type OutboundInput } from "./lib.js";
+import { ASSERTED_DATE, EXTENSION_KEYS, stringMap } from "../lib/extensions.js";
+import { CONDITION_VERIFICATION } from "../lib/statuses.js";
+import { compact, concept, fhirCode, fhirDateTime, mapped, patientRef, verificationOf, type Mapped, type OutboundInput } from "./lib.js";
 
 const CLINICAL = "http://terminology.hl7.org/CodeSystem/condition-clinical";
 const CATEGORY = "http://terminology.hl7.org/CodeSystem/condition-category";
-/** The diagnosis date, which Condition has no element for: the core extension for when it was first asserted. */
-export const ASSERTED_DATE = "http://hl7.org/fhir/StructureDefinition/condition-assertedDate";
 
 /** The state's statuses are FHIR's condition-clinical codes (entered_in_error is left out of the summary). */
 const STATUS: Record<string, string> = { active: "active", resolved: "resolved", remission: "remission", inactive: "inactive" };
@@ -34,8 +33,10 @@ export function conditionResource(patientId: string, c: StateCondition): Mapped<
   const icd10Systems = stringMap(c.extensions[EXTENSION_KEYS.icd10Systems]);
   const resource = compact<Omit<Condition, "id">>({
     resourceType: "Condition",
+    // The diagnosis date, which Condition has no element for: the core extension for when it was first asserted.
     extension: c.diagnosis_date ? [{ url: ASSERTED_DATE, valueDateTime: fhirDateTime(c.diagnosis_date) }] : undefined,
     clinicalStatus: fhirCode(CLINICAL, clinical),
+    verificationStatus: verificationOf(c.extensions, CONDITION_VERIFICATION),
     category: [fhirCode(CATEGORY, "problem-list-item", "Problem List Item")],
     code: concept([
       c.snomed_code ? { system: SYSTEMS.snomed, code: c.snomed_code } : undefined,

@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import type { CodeableConcept, Coding, Device, Narrative, Patient, Practitioner, Reference, Resource } from "@medplum/fhirtypes";
 import type { PatientState } from "../../readmodels/patient-state.js";
 import { SYSTEMS } from "../lib/datatypes.js";
+import { EXTENSION_KEYS } from "../lib/extensions.js";
+import type { StatusCodes } from "../lib/statuses.js";
 
 /** The identifier system of the service's log ids (Provenance.entity.what.identifier). */
 export const LOG_SYSTEM = "urn:pss:log";
@@ -95,6 +97,15 @@ export const textConcept = (text: string | null | undefined): CodeableConcept | 
 
 /** A coding of a FHIR code system (status, category) by its code. */
 export const fhirCode = (system: string, code: string, display?: string): CodeableConcept => ({ coding: [{ system, code, ...(display ? { display } : {}) }] });
+
+/**
+ * The verificationStatus FHIR in kept in an entry's extensions, as a coding of its value
+ * set; none when none was kept, or entered-in-error (such an entry is withdrawn).
+ */
+export function verificationOf(extensions: Readonly<Record<string, unknown>>, set: StatusCodes): CodeableConcept | undefined {
+  const code = extensions[EXTENSION_KEYS.verificationStatus];
+  return typeof code === "string" && code !== "entered-in-error" && set.codes.includes(code) && set.system ? fhirCode(set.system, code) : undefined;
+}
 
 export const loinc = (code: string, display?: string): Coding => ({ system: SYSTEMS.loinc, code, ...(display ? { display } : {}) });
 

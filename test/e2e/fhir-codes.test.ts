@@ -13,12 +13,15 @@ let summary: Bundle;
 const post = (url: string, payload: unknown) => t.app.inject({ method: "POST", url, headers: t.auth, payload: payload as object });
 const sent: Resource[] = [
   {
-    resourceType: "Condition", id: "dm-1", subject: { reference: "Patient/ehr-1" },
+    resourceType: "Condition", id: "dm-1", subject: { reference: "Patient/ehr-1" }, onsetDateTime: "2020-01-01",
+    category: [{ coding: [{ system: "http://terminology.hl7.org/CodeSystem/condition-category", code: "encounter-diagnosis" }] }],
+    verificationStatus: { coding: [{ system: "http://terminology.hl7.org/CodeSystem/condition-ver-status", code: "confirmed" }] },
     code: { coding: [{ system: "http://hl7.org/fhir/sid/icd-10-cm", code: "E11.65" }], text: "Type 2 diabetes mellitus with hyperglycemia" },
   },
   {
     resourceType: "AllergyIntolerance", id: "pcn-1", patient: { reference: "Patient/ehr-1" }, recordedDate: "2026-01-10T10:00:00-05:00",
-    clinicalStatus: { coding: [{ system: "http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical", code: "active" }] },
+    clinicalStatus: { coding: [{ system: "http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical", code: "active" }] }, type: "intolerance",
+    verificationStatus: { coding: [{ system: "http://terminology.hl7.org/CodeSystem/allergyintolerance-verification", code: "unconfirmed" }] },
     code: { coding: [{ system: "http://www.nlm.nih.gov/research/umls/rxnorm", code: "7980", display: "Penicillin G" }] },
     reaction: [{ manifestation: [{ coding: [{ system: "http://snomed.info/sct", code: "247472004", display: "Hives" }] }] }],
   },
@@ -44,6 +47,15 @@ afterAll(async () => {
 describe("FHIR codes in and out", () => {
   it("exports an ICD-10-CM Condition code under ICD-10-CM, not WHO ICD-10", () => {
     expect(outOf<Condition>("Condition").code?.coding).toEqual([{ system: "http://hl7.org/fhir/sid/icd-10-cm", code: "E11.65" }]);
+  });
+
+  it("exports the verificationStatus a Condition and an AllergyIntolerance came with, an allergy's type, and no assertedDate the source did not give", () => {
+    const c = outOf<Condition>("Condition");
+    expect(c.verificationStatus).toEqual({ coding: [{ system: "http://terminology.hl7.org/CodeSystem/condition-ver-status", code: "confirmed" }] });
+    expect(c.onsetDateTime).toBe("2020-01-01");
+    expect(c.extension).toBeUndefined();
+    const a = outOf<AllergyIntolerance>("AllergyIntolerance");
+    expect(a).toMatchObject({ type: "intolerance", verificationStatus: { coding: [{ system: "http://terminology.hl7.org/CodeSystem/allergyintolerance-verification", code: "unconfirmed" }] } });
   });
 
   it("exports an AllergyIntolerance with its allergen and manifestation codings and its recordedDate to the second", () => {

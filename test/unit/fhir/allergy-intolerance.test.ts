@@ -75,6 +75,12 @@ describe("AllergyIntolerance", () => {
     expect(peanutOut.recordedDate).toBe("2024-02-11");
   });
 
+  it("gives back its verificationStatus and type", () => {
+    const out = allergyResource("p1", folded("allergies", derived(peanut)).allergies[0]!).resource;
+    expect(out).toMatchObject({ type: "allergy", verificationStatus: peanut.verificationStatus });
+    expect(allergyResource("p1", folded("allergies", derived(penicillin)).allergies[0]!).resource.type).toBeUndefined();
+  });
+
   it("lands in the allergies module, one entry per allergen", () => {
     const doc = folded("allergies", derived(peanut), derived(penicillin));
     const byName = (name: string) => doc.allergies.find((a) => a.allergen === name);

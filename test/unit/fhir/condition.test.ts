@@ -104,6 +104,16 @@ describe("Condition", () => {
     expect(out.code?.coding).toEqual([icd("icd-10-cm", "E11.65"), icd("icd-10", "E11.6")]);
   });
 
+  it("gives back its verificationStatus, and a diagnosis date only from an assertedDate given with a time, never from the onset", () => {
+    const out = (c: Condition) => conditionResource("p1", folded("condition_diagnosis", derived(c)).conditions[0]!)!.resource;
+    const fromOnset = out({ ...heartFailure, onsetDateTime: "2020-01-01" });
+    expect(fromOnset.verificationStatus).toEqual(heartFailure.verificationStatus);
+    expect(fromOnset.extension).toBeUndefined();
+    const asserted = (valueDateTime: string) => ({ ...heartFailure, extension: [{ url: "http://hl7.org/fhir/StructureDefinition/condition-assertedDate", valueDateTime }] });
+    expect(out(asserted("2025-09-15T08:30:00+02:00")).extension).toEqual([{ url: "http://hl7.org/fhir/StructureDefinition/condition-assertedDate", valueDateTime: "2025-09-15T08:30:00+02:00" }]);
+    expect(out(asserted("2025-09-15")).extension).toBeUndefined();
+  });
+
   it("refuses a condition without any name, saying where to put one", () => {
     const { code: _c, ...unnamed } = heartFailure;
     const out = refused(unnamed);
