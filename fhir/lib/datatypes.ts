@@ -140,7 +140,12 @@ export function humanName(names: HumanName[] | undefined): string | undefined {
  */
 export function resourceKey(resource: Resource): string {
   const identifiers = (resource as { identifier?: { value?: string }[] }).identifier;
-  return resource.id ?? identifiers?.find((i) => i.value?.trim())?.value ?? `content-${createHash("sha256").update(canonicalJson(resource)).digest("hex").slice(0, 32)}`;
+  return resource.id ?? identifiers?.find((i) => i.value?.trim())?.value ?? contentId(resource);
+}
+
+/** A name for a resource from its content alone (`content-<digest>`): the same content, the same name. */
+export function contentId(resource: Resource): string {
+  return `content-${createHash("sha256").update(canonicalJson(resource)).digest("hex").slice(0, 32)}`;
 }
 
 /** A label as the catalog's client-defined values spell them: "Pathology report" → pathology_report. */

@@ -124,7 +124,9 @@ async function planEntry(
     else if (literal) patient = await lookUp(literal);
     else if (ref === undefined && opts.patient_id !== undefined) patient = await lookUp(opts.patient_id);
     else {
-      const message = ref
+      const message = ref?.startsWith("Patient?")
+        ? `references ${ref}, a conditional reference, which is not supported: put the Patient in the Bundle with that identifier and reference its fullUrl (an existing patient holding the identifier is matched), or reference Patient/<id> with this service's patient id`
+        : ref
         ? `references ${ref}, which is neither a Patient entry of this Bundle nor a patient of this project`
         : "names no patient: reference a Patient entry of the Bundle in subject (or patient), or send patient_id";
       return { kind: "failed", failure: { status: "404 Not Found", code: "patient_not_found", message, path: [] } };

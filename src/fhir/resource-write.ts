@@ -1,4 +1,5 @@
 import { deriveLogs } from "../../fhir/inbound/index.js";
+import { contentId } from "../../fhir/lib/datatypes.js";
 import type { Resource } from "../../fhir/types.js";
 import { echoField, echoValue, fieldIssue, type ErrorDetail } from "../errors.js";
 import type { BatchAnswer, LogWriter, WriteScope } from "../logs/log-writer.js";
@@ -45,7 +46,8 @@ export async function writeResource(
   input: { patient_id: string; resource: Resource; idempotency_key?: string },
 ): Promise<BatchAnswer> {
   const at = ["body", "resource"];
-  const derived = deriveLogs(input.resource, { resolve: containedOf(input.resource) }, `urn:pss:${input.patient_id}`);
+  // A resource without an id is named by its content, never by the patient: its trace names the resource.
+  const derived = deriveLogs(input.resource, { resolve: containedOf(input.resource) }, contentId(input.resource));
   if (!derived.ok) {
     const details = derived.issues.map((i) => fieldIssue([...at, ...i.path], i.message, valueAt(input.resource, i.path)));
     return refusedAnswer(derived.code, derived.message, details);
