@@ -1,6 +1,7 @@
 import type { Address, Extension, Patient } from "@medplum/fhirtypes";
 import { LANGUAGE_TAG_PATTERN } from "../../catalog/schemas/common.js";
-import { codeOf, conceptText, humanName, instantOf } from "../lib/datatypes.js";
+import { codeOf, conceptText, currentName, humanName, instantOf } from "../lib/datatypes.js";
+import { EXTENSION_KEYS } from "../lib/extensions.js";
 import type { Mapper } from "../types.js";
 
 const US_CORE = "http://hl7.org/fhir/us/core/StructureDefinition";
@@ -42,7 +43,13 @@ function usCoreText(extensions: Extension[] | undefined, name: string): string |
 export const mapPatient: Mapper<Patient> = (p) => {
   const payload: Record<string, unknown> = {};
   const name = humanName(p.name);
-  if (name) payload.name = name;
+  const extensions: Record<string, unknown> = {};
+  if (name) {
+    payload.name = name;
+    // demographics' name is one string: the parts go in extensions so given names come back out.
+    const n = currentName(p.name)!;
+    extensions[EXTENSION_KEYS.nameParts] = { name, given: (n.given ?? []).filter((g) => g.trim()), family: n.family?.trim() || null };
+  }
   if (p.birthDate && /^\d{4}-\d{2}-\d{2}$/.test(p.birthDate)) payload.dob = p.birthDate;
   if (p.gender) payload.sex = p.gender;
   const marital = p.maritalStatus?.text ?? p.maritalStatus?.coding?.find((c) => c.display)?.display ?? MARITAL[codeOf(p.maritalStatus) ?? ""];
@@ -69,7 +76,8 @@ export const mapPatient: Mapper<Patient> = (p) => {
   const ethnicity = usCoreText(p.extension, "us-core-ethnicity");
   if (ethnicity) payload.ethnicity = ethnicity;
   const race = usCoreText(p.extension, "us-core-race");
-  if (race) payload.extensions = { race };
+  if (race) extensions.race = race;
+  if (Object.keys(extensions).length > 0) payload.extensions = extensions;
   if (Object.keys(payload).length === 0) return { ok: true, logs: [] };
   // Demographics merge field by field, latest event time first: the time the source last
   // changed the record orders two versions of it, whatever order they arrive in.

@@ -121,10 +121,15 @@ export function clinicalDate(resource: Resource): string | undefined {
   return undefined;
 }
 
+/** The name a person goes by: the official name, else the usual, else the first not marked old. */
+export function currentName(names: HumanName[] | undefined): HumanName | undefined {
+  const current = names?.filter((n) => n.use !== "old") ?? [];
+  return current.find((x) => x.use === "official") ?? current.find((x) => x.use === "usual") ?? current[0];
+}
+
 /** The name a person goes by: the official name, else the usual, else the first not marked old; its text, else given names and family. */
 export function humanName(names: HumanName[] | undefined): string | undefined {
-  const current = names?.filter((n) => n.use !== "old") ?? [];
-  const n = current.find((x) => x.use === "official") ?? current.find((x) => x.use === "usual") ?? current[0];
+  const n = currentName(names);
   if (!n) return undefined;
   if (n.text?.trim()) return n.text.trim();
   const parts = [...(n.given ?? []), n.family].filter((p): p is string => Boolean(p?.trim()));

@@ -23,6 +23,12 @@ export const EXTENSION_KEYS = {
   verificationStatus: "verification_status",
   /** AllergyIntolerance: its type, allergy or intolerance. */
   allergyType: "type",
+  /**
+   * Patient: the given names and family of the name demographics' `name` was made from,
+   * `{name, given: string[], family: string | null}`, all three always written (extensions
+   * merge leaf by leaf); read only while `name` is still demographics' name.
+   */
+  nameParts: "name_parts",
 } as const;
 
 /** The core extension for when a condition was first asserted: the catalog's diagnosis_date. */

@@ -1,6 +1,7 @@
 import type { Address as FhirAddress, ContactPoint, HumanName, Identifier, Patient } from "@medplum/fhirtypes";
 import type { Address, DemographicsDoc } from "../../readmodels/modules/demographics/index.js";
 import { moduleEntry } from "../../readmodels/patient-state.js";
+import { EXTENSION_KEYS, objectAt } from "../lib/extensions.js";
 import { compact, mapped, PATIENT_SYSTEM, textConcept, uniqueSorted, type Mapped, type OutboundInput } from "./lib.js";
 
 const GENDERS: Record<string, Patient["gender"]> = {
@@ -10,9 +11,13 @@ const TELECOM_SYSTEMS = new Set(["phone", "fax", "email", "pager", "url", "sms",
 const TELECOM_USES = new Set(["home", "work", "temp", "old", "mobile"]);
 
 function nameOf(d: DemographicsDoc | undefined, p: OutboundInput["patient"]): HumanName[] {
-  const given = p.first_name ? [p.first_name] : undefined;
-  const family = p.last_name ?? undefined;
   const text = d?.name ?? ([p.first_name, p.last_name].filter(Boolean).join(" ") || undefined);
+  // The parts FHIR in kept with demographics' name, while that is still the name; else the record's.
+  const parts = objectAt(d?.extensions[EXTENSION_KEYS.nameParts]);
+  const kept = d?.name !== undefined && parts.name === d.name && Array.isArray(parts.given);
+  const keptGiven = kept ? (parts.given as unknown[]).filter((g): g is string => typeof g === "string") : [];
+  const given = kept ? (keptGiven.length > 0 ? keptGiven : undefined) : p.first_name ? [p.first_name] : undefined;
+  const family = kept ? (typeof parts.family === "string" ? parts.family : undefined) : (p.last_name ?? undefined);
   if (!text && !given && !family) return [];
   // The demographics name is one string: it is the text; the record's parts are given and family.
   return [compact<HumanName>({ use: "official", text, family, given })];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AllergyIntolerance, Bundle, Condition, Resource } from "@medplum/fhirtypes";
+import type { AllergyIntolerance, Bundle, Condition, Patient, Resource } from "@medplum/fhirtypes";
 import { startStack, type TestStack } from "../support/stack.js";
 
 /**
@@ -12,6 +12,7 @@ let summary: Bundle;
 
 const post = (url: string, payload: unknown) => t.app.inject({ method: "POST", url, headers: t.auth, payload: payload as object });
 const sent: Resource[] = [
+  { resourceType: "Patient", id: "ehr-1", name: [{ use: "official", family: "Chalmers", given: ["Peter", "James"] }] },
   {
     resourceType: "Condition", id: "dm-1", subject: { reference: "Patient/ehr-1" }, onsetDateTime: "2020-01-01",
     category: [{ coding: [{ system: "http://terminology.hl7.org/CodeSystem/condition-category", code: "encounter-diagnosis" }] }],
@@ -45,6 +46,10 @@ afterAll(async () => {
 });
 
 describe("FHIR codes in and out", () => {
+  it("exports every given name of the Patient, not only the record's first name", () => {
+    expect(outOf<Patient>("Patient").name).toEqual([{ use: "official", text: "Peter James Chalmers", family: "Chalmers", given: ["Peter", "James"] }]);
+  });
+
   it("exports an ICD-10-CM Condition code under ICD-10-CM, not WHO ICD-10", () => {
     expect(outOf<Condition>("Condition").code?.coding).toEqual([{ system: "http://hl7.org/fhir/sid/icd-10-cm", code: "E11.65" }]);
   });

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { Patient } from "@medplum/fhirtypes";
 import { derived, refused } from "./derive-helpers.js";
 import { folded } from "./fold-helpers.js";
+import { given, log } from "../readmodels/given.js";
+import { patientResource } from "../../../fhir/outbound/patient.js";
 
 const US_CORE = "http://hl7.org/fhir/us/core/StructureDefinition";
 const omb = "urn:oid:2.16.840.1.113883.6.238";
@@ -66,7 +68,8 @@ describe("Patient", () => {
         { system: "email", value: "rosa.delgado@example.org", use: "home" },
       ],
       identifiers: [{ system: "urn:oid:2.16.840.1.113883.19.5", value: "00417342", type: "MRN" }],
-      language: "es-MX", ethnicity: "Hispanic or Latino", extensions: { race: "White" },
+      language: "es-MX", ethnicity: "Hispanic or Latino",
+      extensions: { race: "White", name_parts: { name: "Rosa Maria Delgado", given: ["Rosa", "Maria"], family: "Delgado" } },
     });
   });
 
@@ -74,6 +77,16 @@ describe("Patient", () => {
     const moved = { ...rosa, meta: { lastUpdated: "2026-02-01T09:00:00Z" }, address: [{ use: "home" as const, city: "Ballarat", state: "VIC" }] };
     const doc = folded("demographics", derived(moved), derived(rosa));
     expect(doc).toMatchObject({ name: "Rosa Maria Delgado", dob: "1981-07-09", sex: "female", language: "es-MX", address: { city: "Ballarat", state: "VIC" }, addresses: [{ city: "Ballarat", state: "VIC" }] });
+  });
+
+  it("gives back every given name, not only the patient record's first name", () => {
+    const peter = { ...rosa, name: [{ use: "official" as const, family: "Chalmers", given: ["Peter", "James"] }] };
+    const doc = folded("demographics", derived(peter));
+    const record = { id: "p1", first_name: "Peter", last_name: "Chalmers", email: null, phone_number: null, date_of_birth: null, sex: null, external_identifiers: [] };
+    expect(patientResource({ state: given([]), patient: record }).resource.name).toEqual([{ use: "official", text: "Peter Chalmers", family: "Chalmers", given: ["Peter"] }]);
+    const withDemographics = patientResource({ state: given(derived(peter).map((l) => log(l.log_type, "2026-01-01T00:00:00Z", l.payload))), patient: record });
+    expect(doc.name).toBe("Peter James Chalmers");
+    expect(withDemographics.resource.name).toEqual([{ use: "official", text: "Peter James Chalmers", family: "Chalmers", given: ["Peter", "James"] }]);
   });
 
   it("leaves out a birth date of only a year, which dob cannot hold", () => {
