@@ -22,7 +22,7 @@ export const EXTENSION_KEYS = {
   /** Condition, AllergyIntolerance: the verificationStatus code (confirmed, unconfirmed, provisional...). */
   verificationStatus: "verification_status",
   /** AllergyIntolerance: its type, allergy or intolerance. */
-  allergyType: "type",
+  allergyType: "allergy_type",
   /**
    * Patient: the given names and family of the name demographics' `name` was made from,
    * `{name, given: string[], family: string | null}`, all three always written (extensions
