@@ -66,17 +66,24 @@ export function filterEntities(payload: unknown, entities: readonly string[]): E
 
 const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
 
-/** Before `since`: an entry's timestamp as an instant, or a daily rollup's `date` against since's UTC date. */
+/**
+ * Before `since`: an entry's timestamp as an instant; else a scheduled dose's
+ * scheduled_time (adherence's `schedule[].doses`, laid out by the module rather than
+ * reported, so they carry no event time of their own); else a daily rollup's `date`
+ * against since's UTC date.
+ */
 function before(x: Obj, from: number, fromDay: string): boolean {
   if (typeof x.timestamp === "string") return Date.parse(x.timestamp) < from;
+  if (typeof x.scheduled_time === "string") return Date.parse(x.scheduled_time) < from;
   return typeof x.date === "string" && DAY_RE.test(x.date) && x.date < fromDay;
 }
 
 /**
- * Leaves out every dated entry (a record with a `timestamp`, or a daily rollup with a
- * `date`, at any depth of the payload) before `since`; the entities holding them stay,
- * with their current status. Timestamps compare as instants, so offsets and fractions do
- * not matter; a rollup's day (the patient's calendar day) compares with since's UTC date.
+ * Leaves out every dated entry (a record with a `timestamp`, a scheduled dose with a
+ * `scheduled_time`, or a daily rollup with a `date`, at any depth of the payload) before
+ * `since`; the entities holding them stay, with their current status and counts.
+ * Timestamps compare as instants, so offsets and fractions do not matter; a rollup's day
+ * (the patient's calendar day) compares with since's UTC date.
  */
 export function filterSince(payload: unknown, since: string): unknown {
   const from = Date.parse(since);

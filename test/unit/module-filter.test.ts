@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { filterEntities, filterSince } from "../../src/state/module-filter.js";
+import { at, given, log, payload } from "./readmodels/given.js";
 
 describe("narrowing a module", () => {
   it("since drops dated entries and daily rollups before it, keeping the entities", () => {
@@ -13,6 +14,21 @@ describe("narrowing a module", () => {
     });
     const symptoms = { symptoms: [{ name: "pain", history: [{ timestamp: "2026-11-01T08:00:00Z", score: 3 }, { timestamp: "2026-11-20T08:00:00Z", score: 7 }] }] };
     expect(filterSince(symptoms, "2026-11-10T00:00:00Z")).toEqual({ symptoms: [{ name: "pain", history: [symptoms.symptoms[0]!.history[1]] }] });
+  });
+
+  it("since drops the scheduled doses laid out before it, as it drops the reported ones", () => {
+    const listed = log("medication_list_update", at(1, 7), { medications: [{ action: "add", medication_name: "Metformin", rxnorm_cui: "860975", schedule_times: ["08:00", "20:00"] }] });
+    const reports = [2, 3, 4, 5, 6].map((d) => log("medication_adherence", at(d, 8, 5), { medication_adherence: [{ status: "taken", rxnorm_cui: "860975", scheduled_time: at(d, 8) }] }));
+    const adherence = payload(given([listed, ...reports]), "adherence");
+    const since = at(5, 0);
+    expect(adherence.schedule[0]!.doses.some((d) => d.scheduled_time < since)).toBe(true);
+
+    const narrowed = filterSince(adherence, since) as typeof adherence;
+    const [schedule] = narrowed.schedule;
+    expect(schedule!.doses.map((d) => `${d.scheduled_time} ${d.status}`)).toEqual([`${at(5, 8)} taken`, `${at(5, 20)} unreported`, `${at(6, 8)} taken`]);
+    expect(narrowed.recent.map((d) => d.timestamp)).toEqual([at(5, 8, 5), at(6, 8, 5)]);
+    // The medication stays with its counts over the tracked week.
+    expect(schedule!.expected).toBe(adherence.schedule[0]!.expected);
   });
 
   it("entities match by name, alias, code or measurement, ignoring case, spaces, underscores and hyphens", () => {
