@@ -162,12 +162,14 @@ function timeCond(c: Cond): string | undefined {
   const { ctx, op, v } = c;
   switch (op) {
     case "eq": case "neq": case "gt": case "gte": case "lt": case "lte": {
+      if (isLeapSecond(v)) return ctx.fail(c.at, `${LEAP_SECOND_REFUSED} (${op} on ${c.f.text})`, v);
       const ms = isoMs(v);
       return ms === undefined ? wrong(c, "an ISO 8601 timestamp") : `timestamp ${CMP[op]} fromUnixTimestamp64Milli(${ctx.bind("Int64", ms)}, 'UTC')`;
     }
     case "in": case "nin": {
       const list = scalarList(c, false);
       if (!list) return undefined;
+      if (list.values.some(isLeapSecond)) return ctx.fail(c.at, `${LEAP_SECOND_REFUSED} (${op} on ${c.f.text})`, v);
       const ms = list.values.map(isoMs);
       if (ms.some((x) => x === undefined)) return wrong(c, "a list of ISO 8601 timestamps");
       return `toUnixTimestamp64Milli(timestamp) ${op === "in" ? "IN" : "NOT IN"} ${ctx.bind("Array(Int64)", ms)}`;
@@ -241,6 +243,18 @@ function scalarList(c: Cond, numbers: boolean): { type: "String" | "Float64"; va
 /** A date, or a date-time with a UTC offset and optional seconds: the time bounds every route and tool takes. */
 export const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
 const ISO = ISO_INSTANT;
+
+const LEAP_SECOND = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:60(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Whether `v` names a leap second (…:60). No bound takes one: the catalog refuses it in a
+ * log's timestamp (and Date cannot hold it), so a bound in the same forms as the times it
+ * bounds never needs one, and one rule holds for the log query, REST and MCP alike.
+ */
+export const isLeapSecond = (v: unknown): boolean => typeof v === "string" && LEAP_SECOND.test(v);
+
+/** What a time bound that names a leap second is told, wherever it is given. */
+export const LEAP_SECOND_REFUSED = "must not be a leap second (:60), which a log's timestamp never is: send 23:59:59.999 or the next minute";
 
 /** Epoch ms of an ISO 8601 timestamp (a date alone is UTC midnight; a time needs Z or an offset, never the server's zone). */
 export function isoMs(v: unknown): number | undefined {

@@ -83,7 +83,7 @@ function decode(c: string, location: (string | number)[]): EventsCursor {
 /** Rows read at a time where most may be skipped (the audit keeps 1,000 per patient). */
 const SEEK_ROWS = 500;
 
-/** A bound as UTC text, as triggered_at is stored; a time Date cannot hold (a leap second) stays as sent. */
+/** A bound as UTC text, as triggered_at is stored; text Date cannot read stays as sent. */
 function utcText(iso: string): string {
   const ms = Date.parse(iso);
   return Number.isNaN(ms) ? iso : new Date(ms).toISOString();

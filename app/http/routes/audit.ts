@@ -46,7 +46,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     },
     async (req) => {
       const { patient_id, project_id, key_id, route, limit } = req.query;
-      // Read as /logs reads them: a leap second bounds as the last instant of its minute.
+      // Read as /logs reads them (a leap second refused as there).
       const since = instantParam(req.query.since, "since");
       const until = instantParam(req.query.until, "until");
       const cursor = cursorParam(req.query.cursor);

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { EVENT_MODULES, STABLE_MODULES } from "../../../readmodels/module.js";
 import { VIEW_TYPES } from "../../../readmodels/views/index.js";
-import { ISO_INSTANT, isoMs } from "../../../query/filter.js";
+import { ISO_INSTANT, isLeapSecond, isoMs, LEAP_SECOND_REFUSED } from "../../../query/filter.js";
 import { QueryBodySchema } from "../../../query/index.js";
 import { MAX_LOG_IDS } from "../../http/routes/state/schemas.js";
 import { fromTypeBox } from "./output.js";
@@ -11,8 +11,9 @@ const TIME_FORMS = "a date (2026-07-01: UTC midnight) or a date-time with a UTC 
 /** A time bound in the forms REST's since/until take, answered as the UTC instant (2026-07-01T00:00:00.000Z). */
 const requiredInstant = (description: string) =>
   z.string().regex(ISO_INSTANT, `must be ${TIME_FORMS}`)
-    // Only a value of the right form is told its day does not exist (zod runs both checks).
-    .refine((v) => !ISO_INSTANT.test(v) || isoMs(v) !== undefined, `must be a real calendar date: ${TIME_FORMS}`)
+    .refine((v) => !isLeapSecond(v), LEAP_SECOND_REFUSED)
+    // Only a value of the right form is told its day does not exist (zod runs every check).
+    .refine((v) => !ISO_INSTANT.test(v) || isLeapSecond(v) || isoMs(v) !== undefined, `must be a real calendar date: ${TIME_FORMS}`)
     .transform((v) => new Date(isoMs(v)!).toISOString())
     .describe(`${description} Accepts ${TIME_FORMS}.`);
 

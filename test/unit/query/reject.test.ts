@@ -160,6 +160,11 @@ describe("compileLogQuery rejects", () => {
     rejects(where(field, op, value), ["body", "filter", 0, "value"]);
   });
 
+  it("a leap second on timestamp, saying so, as a log's own timestamp and every REST and MCP bound refuse it", () => {
+    rejects(where("timestamp", "lte", "2026-11-01T23:59:60Z"), ["body", "filter", 0, "value"], "leap second");
+    rejects(where("timestamp", "nin", ["2026-11-01T23:59:60.5+01:00"]), ["body", "filter", 0, "value"], "leap second");
+  });
+
   it("a like or ilike pattern ending in a lone escape, which ClickHouse could not run", () => {
     rejects(where("trace", "ilike", "visit\\"), ["body", "filter", 0, "value"], "lone escape");
     rejects(where("payload.note", "like", "%a\\\\\\"), ["body", "filter", 0, "value"], "lone escape");

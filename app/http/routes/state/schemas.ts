@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { Nullable, OpenObject } from "../../schemas.js";
 import { AppError, fieldIssue } from "../../../../src/errors.js";
 import { resolveLogType } from "../../../../catalog/index.js";
-import { isoMs } from "../../../../query/filter.js";
+import { isLeapSecond, isoMs, LEAP_SECOND_REFUSED } from "../../../../query/filter.js";
 import { horizonOf } from "../../../../src/state/as-of-read.js";
 import type { Horizon } from "../../../../readmodels/as-of.js";
 
@@ -103,11 +103,10 @@ export const LogIdsParam = (description: string) => Type.Union([Type.String(), T
  */
 export function instantParam(v: string | undefined, name: string): string | undefined {
   if (v === undefined) return undefined;
-  // The log query's reading of a bound (isoMs). A leap second (…:59:60Z) is a valid
-  // date-time too: it bounds as the last instant of its minute.
-  const ms = isoMs(v) ?? isoMs(v.replace(/(T\d\d:\d\d):60(\.\d+)?/, "$1:59.999"));
+  // The log query's reading of a bound (isoMs), and its refusal of a leap second.
+  const ms = isoMs(v);
   if (ms === undefined) {
-    const message = "must be an ISO 8601 datetime with a UTC offset (2026-03-01T09:30:00Z) or a date (UTC midnight)";
+    const message = isLeapSecond(v) ? LEAP_SECOND_REFUSED : "must be an ISO 8601 datetime with a UTC offset (2026-03-01T09:30:00Z) or a date (UTC midnight)";
     throw new AppError("validation", `${name} ${message}`, [fieldIssue(["query", name], message, v)]);
   }
   return new Date(ms).toISOString();
