@@ -6,6 +6,7 @@ import { installErrorHandler } from "./error-handler.js";
 import { AppError, errorBody } from "../../src/errors.js";
 import { bodyShape, bodyShapeError, jsonBodyText, overflowingNumberError, parseJsonBody } from "./body-limits.js";
 import { authPlugin } from "./plugins/auth.js";
+import { closedQueriesPlugin } from "./plugins/closed-queries.js";
 import { ErrorBodySchema } from "./schemas.js";
 import { createValidatorCompiler } from "./validators.js";
 import { PatientSchema } from "../../src/control/patient-schemas.js";
@@ -119,9 +120,10 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
   });
-  // Before any route: auth refuses routes without an access rule, and the rate limiter
-  // attaches its check to each route as it is added.
+  // Before any route: auth refuses routes without an access rule, closed-queries those with
+  // an open query string, and the rate limiter attaches its check to each route as it is added.
   await app.register(authPlugin, { services });
+  await app.register(closedQueriesPlugin);
   await app.register(rateLimitPlugin, { services });
   await app.register(auditPlugin, { services });
   await app.register(unicodeBodiesPlugin);

@@ -3,6 +3,7 @@ import { backendUnavailable } from "./backend-unavailable.js";
 import { AppError, ERROR_CATALOGUE, MAX_ERROR_DETAILS, echoField, echoValue, errorBody, fieldIssue, moreDetails, type ErrorCode, type ErrorDetail } from "../../src/errors.js";
 import { FIRST_PROBLEM_ONLY } from "./validators.js";
 import { bearerChallenge } from "./protected-resource.js";
+import { queryNames, unknownParamMessage } from "./query-params.js";
 
 interface AjvIssue {
   instancePath: string;
@@ -101,7 +102,9 @@ function schemaDetails(req: FastifyRequest, err: FastifyError): ErrorDetail[] {
       return fieldIssue([where, ...parts, v.params.missingProperty], "is required", echoField(valueAt(root, parts), v.params.missingProperty));
     }
     if (v.keyword === "additionalProperties" && typeof v.params.additionalProperty === "string") {
-      return fieldIssue([where, ...parts, v.params.additionalProperty], "is not an allowed field", echoField(valueAt(root, parts), v.params.additionalProperty));
+      const name = v.params.additionalProperty;
+      const message = where === "query" ? unknownParamMessage(name, routeName(req), queryNames(req.routeOptions.schema?.querystring)) : "is not an allowed field";
+      return fieldIssue([where, ...parts, name], message, echoField(valueAt(root, parts), name));
     }
     const allowed = Array.isArray(v.params.allowedValues) ? `: ${(v.params.allowedValues as unknown[]).join(", ")}` : "";
     return fieldIssue([where, ...parts], `${v.message ?? "is invalid"}${allowed}`, echoValue(valueAt(root, parts)));
@@ -110,6 +113,9 @@ function schemaDetails(req: FastifyRequest, err: FastifyError): ErrorDetail[] {
   else if (firstOnly) details.push(moreDetails());
   return details;
 }
+
+/** The route as a message names it: `GET /v1/state/:pid/logs`. */
+const routeName = (req: FastifyRequest): string => `${req.method} ${req.routeOptions.url ?? req.url.split("?")[0]}`;
 
 /** Fastify's own error codes that are the client's fault, mapped onto the catalogue. */
 function fastifyCode(err: FastifyError): ErrorCode | undefined {

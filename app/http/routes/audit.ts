@@ -4,6 +4,7 @@ import { AppError, fieldIssue } from "../../../src/errors.js";
 import type { Services } from "../../services.js";
 import { Nullable, responses } from "../schemas.js";
 import { instantParam } from "./state/schemas.js";
+import { QueryParams } from "../query-params.js";
 
 const AuditEntrySchema = Type.Object({
   id: Type.String({ description: "Position in the trail; also a cursor" }),
@@ -31,7 +32,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       schema: {
         summary: "Who read or wrote what: every patient-data read and every write of the organization, oldest first",
         tags: ["audit"],
-        querystring: Type.Object({
+        querystring: QueryParams({
           since: Type.Optional(Type.String({ description: "Entries at or after this time: ISO 8601 datetime with offset, or a date (UTC midnight)" })),
           until: Type.Optional(Type.String({ description: "Entries at or before this time: ISO 8601 datetime with offset, or a date (UTC midnight)" })),
           patient_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "Only entries naming this patient" })),

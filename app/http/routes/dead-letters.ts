@@ -7,6 +7,7 @@ import { AppError } from "../../../src/errors.js";
 import { textNestsDeeperThan } from "../../../catalog/json-shape.js";
 import type { Services } from "../../services.js";
 import { responses } from "../schemas.js";
+import { QueryParams } from "../query-params.js";
 
 const LetterSchema = Type.Object({
   received_at: Type.String(),
@@ -60,7 +61,7 @@ export const deadLetterRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
       schema: {
         summary: "Device-feed messages of this project that could not be accepted, and its stored logs the log query cannot hold, with their errors (oldest first)",
         tags: ["logs"],
-        querystring: Type.Object({
+        querystring: QueryParams({
           limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
           cursor: Type.Optional(Type.String({ pattern: "^\\d+$", description: "next_cursor of the previous page" })),
         }),

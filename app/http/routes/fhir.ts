@@ -9,6 +9,7 @@ import type { Resource } from "../../../fhir/types.js";
 import type { Services } from "../../services.js";
 import { Nullable, responses } from "../schemas.js";
 import { BatchAnswerSchema } from "./logs/batch.js";
+import { QueryParams } from "../query-params.js";
 
 const FhirResourceSchema = Type.Object(
   { resourceType: Type.String({ minLength: 1, description: "Any FHIR R4 resource type; GET /v1/fhir/metadata lists those mapped to logs" }) },
@@ -108,7 +109,7 @@ export const fhirRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asy
           "Each entry's patient is the Patient entry its subject (or patient) references, found by id or identifier (created with create_patients=true), " +
           "or a patient of this project named Patient/<id>, or patient_id. A transaction is stored whole or refused whole (422). Sending a Bundle again stores nothing twice.",
         tags,
-        querystring: Type.Object({
+        querystring: QueryParams({
           patient_id: Type.Optional(Type.String({ minLength: 1, description: "The patient of entries that reference none" })),
           create_patients: Type.Boolean({ default: false, description: "Create the patient of a Patient entry none of whose identifiers is known (needs api:manage-patients)" }),
         }),

@@ -4,6 +4,7 @@ import { JobPreviewer, PREVIEW_DEFAULT_PATIENTS, PREVIEW_MAX_PATIENTS } from "..
 import type { Services } from "../../services.js";
 import { Nullable, responses } from "../schemas.js";
 import { ModuleDiffsSchema } from "./state/schemas.js";
+import { QueryParams } from "../query-params.js";
 
 /** One patient of a preview: what confirming the job would change in its state. */
 const PatientPreviewSchema = Type.Object({
@@ -37,7 +38,7 @@ export const ingestionPreviewRoutes: FastifyPluginAsyncTypebox<{ services: Servi
           "What confirming a job awaiting confirmation would change, for a sample of its patients (or the one named): per patient, its staged logs and the modules and top-level fields that would change, as GET /v1/state/{pid}/diff answers them. Nothing is written; 409 once the job is not awaiting confirmation",
         tags: ["ingestion"],
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
-        querystring: Type.Object({
+        querystring: QueryParams({
           patient_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "Only this patient of the job (404 when none of the job's staged logs names it)" })),
           limit: Type.Integer({ minimum: 1, maximum: PREVIEW_MAX_PATIENTS, default: PREVIEW_DEFAULT_PATIENTS, description: "Patients in the sample, the first the job met" }),
         }),

@@ -8,6 +8,7 @@ import { JOB_FORMATS } from "../../../src/ingestion/job-record.js";
 import { JobSchema, publicJob, STATUS_FILTERS } from "../../../src/ingestion/job-view.js";
 import { MAX_INLINE_RECORDS, viewTypesOf } from "../../../src/ingestion/service.js";
 import { responses } from "../schemas.js";
+import { QueryParams } from "../query-params.js";
 
 /**
  * A row of a job's inline records, published as a named schema for the OpenAPI document
@@ -160,7 +161,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       schema: {
         summary: "The project's ingestion jobs, newest first, a page at a time (page and pageSize, or limit)",
         tags,
-        querystring: Type.Object({
+        querystring: QueryParams({
           status: Type.Optional(Type.Union(STATUS_FILTERS.map((x) => Type.Literal(x)), { description: 'A job status; "running": every job at work (validating to backfilling)' })),
           idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "Only the jobs created with this key" })),
           page: Type.Integer({ minimum: 1, default: 1, description: "1-based page number" }),

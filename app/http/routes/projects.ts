@@ -6,6 +6,7 @@ import { slugFromName, SLUG_PATTERN, type Project } from "../../../src/control/p
 import { eraseProject } from "../../../src/control/project-erase.js";
 import type { Services } from "../../services.js";
 import { Nullable, responses } from "../schemas.js";
+import { QueryParams } from "../query-params.js";
 
 export const ProjectSchema = Type.Object({
   id: Type.String(),
@@ -119,7 +120,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       schema: {
         summary: "The organization's projects, deprecated ones included (oldest first)",
         tags,
-        querystring: Type.Object({ status: Type.Optional(Type.Union([Type.Literal("active"), Type.Literal("deprecated")])) }),
+        querystring: QueryParams({ status: Type.Optional(Type.Union([Type.Literal("active"), Type.Literal("deprecated")])) }),
         response: responses({
           200: Type.Object({
             projects: Type.Array(ProjectSchema),

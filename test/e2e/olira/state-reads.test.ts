@@ -250,7 +250,8 @@ describe("the SDK's state reads (olira-compat §5)", () => {
 
   it("answers an unknown patient with a 404, which the SDK raises as its validation error", async () => {
     for (const path of ["/stable", "/views", "/logs", "/events", "/memories", "/views/symptom_snapshot/recent"]) {
-      const r = await sdk.get(`/v1/state/pat_00000000000000000000000000${path}`, path === "/stable" ? undefined : { limit: 50 });
+      // limit where the SDK sends one (list_views and get_stable_data send none).
+      const r = await sdk.get(`/v1/state/pat_00000000000000000000000000${path}`, path === "/stable" || path === "/views" ? undefined : { limit: 50 });
       expect(r.statusCode).toBe(404);
       expect(sdkOutcome(r.statusCode)).toBe("validation");
     }

@@ -8,6 +8,7 @@ import { responses } from "../../schemas.js";
 import { backendUnavailable } from "../../backend-unavailable.js";
 import { PatientCreateSchema, PatientIdParams, PatientSchema, PatientUpdateSchema, UPDATABLE_FIELDS, patientSchemaProblem } from "../../../../src/control/patient-schemas.js";
 import { patientMaintenanceRoutes } from "./maintenance.js";
+import { QueryParams } from "../../query-params.js";
 
 
 /** What PUT does not change: a client may send back what it read, so these pass when unchanged. */
@@ -48,7 +49,7 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       schema: {
         summary: "List patients, or those with an external identifier matching every filter given (system, value, integration_id), or a name containing `name`",
         tags,
-        querystring: Type.Object({
+        querystring: QueryParams({
           limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
           offset: Type.Integer({ minimum: 0, default: 0 }),
           system: Type.Optional(Type.String({ minLength: 1, description: "Patients with an identifier of this system" })),

@@ -7,6 +7,7 @@ import type { ExternalIdentifier, Patient } from "../../../../src/control/patien
 import type { Services } from "../../../services.js";
 import { responses } from "../../schemas.js";
 import { IdentifierMatchersBody, IdentifiersAnswer, IdentifiersBody, PatientIdParams } from "../../../../src/control/patient-schemas.js";
+import { QueryParams } from "../../query-params.js";
 
 /** The list a body gives under `identifiers` or `external_identifiers` (`what` it holds); 422 unless exactly one is there. */
 function bodyList<T>(body: { identifiers?: T[]; external_identifiers?: T[] }, what: string): { list: T[]; key: string } {
@@ -100,7 +101,7 @@ export const patientMaintenanceRoutes: FastifyPluginAsyncTypebox<{
         summary: "Delete a patient: soft by default; ?permanent=true also erases the patient's logs",
         tags,
         params: PatientIdParams,
-        querystring: Type.Object({ permanent: Type.Boolean({ default: false }) }),
+        querystring: QueryParams({ permanent: Type.Boolean({ default: false }) }),
         response: responses({ 200: Type.Object({ id: Type.String(), status: Type.Literal("deleted"), permanent: Type.Boolean() }) }),
       },
     },

@@ -4,6 +4,7 @@ import type { Services } from "../../../services.js";
 import { readChanges } from "../../../../src/state/changes-read.js";
 import { responses } from "../../schemas.js";
 import { instantParam, PatientParams } from "./schemas.js";
+import { QueryParams } from "../../query-params.js";
 
 const ItemsSchema = (description: string) => Type.Array(
   Type.Object({
@@ -33,7 +34,7 @@ export const ChangesSchema = Type.Object({
   encounters: ItemsSchema("encounter, note, plan_item in the window"),
 });
 
-export const ChangesQuery = Type.Object({
+export const ChangesQuery = QueryParams({
   since: Type.String({ description: "The window's start: an ISO 8601 datetime with an offset, or a date (UTC midnight); changes after it" }),
   until: Type.Optional(Type.String({ description: "The window's end, in the same forms; default now" })),
 });

@@ -8,6 +8,7 @@ import { AppError, fieldIssue } from "../../../../src/errors.js";
 import { responses } from "../../schemas.js";
 import { markFreshness } from "./index.js";
 import { instantParam, PatientParams, StateDiffSchema } from "./schemas.js";
+import { QueryParams } from "../../query-params.js";
 
 /** GET /v1/state/{pid}/diff: the changed modules and fields between two states folded from the log. */
 export const stateDiffRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services: s }) => {
@@ -19,7 +20,7 @@ export const stateDiffRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         summary: "What changed between the state at `from` and at `to` (as_of, or known_at with basis=known): modules and top-level payload fields",
         tags: ["state"],
         params: PatientParams,
-        querystring: Type.Object({
+        querystring: QueryParams({
           from: Type.String({ description: "The earlier instant: an ISO 8601 datetime with an offset, or a date (UTC midnight)" }),
           to: Type.Optional(Type.String({ description: "The later instant, in the same forms; default now" })),
           basis: Type.Union([Type.Literal("event"), Type.Literal("known")], {

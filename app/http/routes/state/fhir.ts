@@ -9,6 +9,7 @@ import type { Snapshot } from "../../../../src/state/state-reader.js";
 import { ErrorRef, OpenObject } from "../../schemas.js";
 import { HorizonQuery, horizonParam, ListParam, PatientParams } from "./schemas.js";
 import { markFreshness } from "./index.js";
+import { QueryParams } from "../../query-params.js";
 
 export const FHIR_JSON = "application/fhir+json";
 
@@ -61,7 +62,7 @@ export const stateFhirRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         summary: "The patient's state as an International Patient Summary style FHIR R4 document Bundle (application/fhir+json)",
         tags,
         params: PatientParams,
-        querystring: Type.Object(HorizonQuery),
+        querystring: QueryParams(HorizonQuery),
         response: fhirResponses,
       },
     },
@@ -79,7 +80,7 @@ export const stateFhirRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         summary: "Lab, procedure-result and vital-sign Observations as a FHIR searchset, by code, category and effective date",
         tags,
         params: PatientParams,
-        querystring: Type.Object({
+        querystring: QueryParams({
           code: Type.Optional(ListParam("system|code, |code or code; a comma means any of, a repeat all of (LOINC 4548-4, http://loinc.org|8867-4)")),
           category: Type.Optional(ListParam("laboratory, vital-signs or procedure, as system|code or code")),
           date: Type.Optional(ListParam("The effective time: a FHIR date or dateTime with a prefix eq (default), ne, gt, lt, ge or le; repeat for a range (ge2026-01-01&date=lt2026-02-01)")),
@@ -105,7 +106,7 @@ export const stateFhirRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
           summary: `The patient's ${type} resources as a FHIR searchset (as the summary maps them)`,
           tags,
           params: PatientParams,
-          querystring: Type.Object({ ...RevInclude, ...HorizonQuery }),
+          querystring: QueryParams({ ...RevInclude, ...HorizonQuery }),
           response: fhirResponses,
         },
       },

@@ -15,6 +15,7 @@ import { stateViewRoutes } from "./views.js";
 import { stateDiffRoutes } from "./diff.js";
 import { stateChangesRoutes } from "./changes.js";
 import { stateFhirRoutes } from "./fhir.js";
+import { QueryParams } from "../../query-params.js";
 
 /** Tells the client when the wait for its own writes ran out and the state may lag. */
 export function markFreshness(reply: FastifyReply, snap: Snapshot): void {
@@ -49,7 +50,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         summary: "Stable modules (demographics, medications, conditions, ...); ?modules=a,b filters",
         tags,
         params: PatientParams,
-        querystring: Type.Object({ modules: Type.Optional(ListParam("Stable module keys, comma-separated or the key repeated")), ...HorizonQuery }),
+        querystring: QueryParams({ modules: Type.Optional(ListParam("Stable module keys, comma-separated or the key repeated")), ...HorizonQuery }),
         response: responses({ 200: StableAnswer }),
       },
     },
@@ -76,7 +77,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         summary: "Event-state modules that hold data",
         tags,
         params: PatientParams,
-        querystring: Type.Object(HorizonQuery),
+        querystring: QueryParams(HorizonQuery),
         response: responses({ 200: EventModuleList }),
       },
     },
@@ -95,7 +96,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         summary: "One event-state module (symptoms, lab_results, vitals, adherence, ...; behavioral_state reads emotional_state)",
         tags,
         params: Type.Object({ pid: PatientParams.properties.pid, module_type: Type.String() }),
-        querystring: Type.Object(HorizonQuery),
+        querystring: QueryParams(HorizonQuery),
         response: responses({ 200: Type.Intersect([EventModuleHead, ModuleRead]) }),
       },
     },
@@ -122,7 +123,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         summary: "The patient's logs, newest first by default, filtered by time, type and trace, with a cursor",
         tags,
         params: PatientParams,
-        querystring: Type.Object({
+        querystring: QueryParams({
           since: Type.Optional(Type.String({ description: "ISO 8601 datetime with offset, or a date (UTC midnight)" })),
           until: Type.Optional(Type.String({ description: "ISO 8601 datetime with offset, or a date (UTC midnight)" })),
           log_types: Type.Optional(ListParam("Log types (or legacy names), comma-separated or the key repeated")),
@@ -172,7 +173,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         summary: "Audit of what each applied log changed (oldest first), with a cursor",
         tags,
         params: PatientParams,
-        querystring: Type.Object({
+        querystring: QueryParams({
           since: Type.Optional(Type.String({ description: "ISO 8601 datetime with offset, or a date (UTC midnight)" })),
           until: Type.Optional(Type.String({ description: "ISO 8601 datetime with offset, or a date (UTC midnight)" })),
           limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),

@@ -7,6 +7,7 @@ import { moduleEntry } from "../../../../readmodels/patient-state.js";
 import { OpenObject, responses } from "../../schemas.js";
 import { markFreshness } from "./index.js";
 import { PatientParams } from "./schemas.js";
+import { QueryParams } from "../../query-params.js";
 
 const MemorySchema = Type.Object({
   memory_id: Type.String({ description: "Id of the log behind it: the memory_report, or the conversation it summarises" }),
@@ -26,7 +27,7 @@ export const stateMemoryRoutes: FastifyPluginAsyncTypebox<{ services: Services }
         summary: "The patient's memories (memory_report logs and conversation summaries), newest first; ?query= filters by text",
         tags: ["state"],
         params: PatientParams,
-        querystring: Type.Object({
+        querystring: QueryParams({
           limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
           query: Type.Optional(Type.String({ maxLength: 500, description: "Only memories whose content contains this text, any case" })),
         }),

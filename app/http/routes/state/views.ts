@@ -12,6 +12,7 @@ import { markFreshness } from "./index.js";
 import { ViewBlockAnswer, ViewBlocks, viewAnswer, ViewList } from "./answers.js";
 import { BlockSchema, HorizonAnswer, HorizonQuery, horizonParam, instantParam, PatientParams, RecentItemSchema } from "./schemas.js";
 import { RECENT_CURSOR_MAX, recentPage } from "../../../../src/state/recent-page.js";
+import { QueryParams } from "../../query-params.js";
 
 const ViewParams = Type.Object({ pid: PatientParams.properties.pid, view_type: Type.String() });
 
@@ -48,7 +49,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         summary: "Every view type of the patient, with whether it has blocks and temporary items",
         tags,
         params: PatientParams,
-        querystring: Type.Object(HorizonQuery),
+        querystring: QueryParams(HorizonQuery),
         response: responses({ 200: ViewList }),
       },
     },
@@ -71,7 +72,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         summary: "One view: raw JSON blocks, or format=markdown for a text/markdown document",
         tags,
         params: ViewParams,
-        querystring: Type.Object({ format: Type.Union([Type.Literal("raw"), Type.Literal("markdown")], { default: "raw" }), ...HorizonQuery }),
+        querystring: QueryParams({ format: Type.Union([Type.Literal("raw"), Type.Literal("markdown")], { default: "raw" }), ...HorizonQuery }),
         response: responses({ 200: viewAnswer(BlockSchema) }),
       },
     },
@@ -102,7 +103,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         summary: "The blocks of one view",
         tags,
         params: ViewParams,
-        querystring: Type.Object(HorizonQuery),
+        querystring: QueryParams(HorizonQuery),
         response: responses({ 200: ViewBlocks }),
       },
     },
@@ -126,7 +127,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         summary: "One block of a view, with the ids of the logs behind it",
         tags,
         params: Type.Object({ pid: PatientParams.properties.pid, view_type: Type.String(), block_id: Type.String() }),
-        querystring: Type.Object(HorizonQuery),
+        querystring: QueryParams(HorizonQuery),
         response: responses({ 200: ViewBlockAnswer }),
       },
     },
@@ -161,7 +162,7 @@ export const stateViewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         summary: "The recent dated entries behind a view, newest first, from a time and with a cursor",
         tags,
         params: ViewParams,
-        querystring: Type.Object({
+        querystring: QueryParams({
           limit: Type.Integer({ minimum: 1, maximum: 200, default: 20 }),
           since: Type.Optional(Type.String({ description: "Only entries with an event time at or after this instant: an ISO 8601 datetime with an offset, or a date (UTC midnight)" })),
           cursor: Type.Optional(Type.String({ maxLength: RECENT_CURSOR_MAX, description: "next_cursor of the previous page; leave out for the newest entries" })),
