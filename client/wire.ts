@@ -2955,6 +2955,12 @@ export interface paths {
                     as_of?: string;
                     /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
                     known_at?: string;
+                    /** @description Accepted and ignored: answers are application/fhir+json (XML is not served) */
+                    _format?: "json" | "application/json" | "application/fhir+json";
+                    /** @description Accepted and ignored */
+                    _pretty?: "true" | "false";
+                    /** @description Accepted and ignored: a search answers every match in one page */
+                    _count?: string;
                 };
                 header?: never;
                 path: {
@@ -3013,6 +3019,12 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Accepted and ignored: answers are application/fhir+json (XML is not served) */
+                    _format?: "json" | "application/json" | "application/fhir+json";
+                    /** @description Accepted and ignored */
+                    _pretty?: "true" | "false";
+                    /** @description Accepted and ignored: a search answers every match in one page */
+                    _count?: string;
                     /** @description system|code, |code or code; a comma means any of, a repeat all of (LOINC 4548-4, http://loinc.org|8867-4) */
                     code?: string | string[];
                     /** @description laboratory, vital-signs or procedure, as system|code or code */
@@ -3089,6 +3101,12 @@ export interface paths {
                     as_of?: string;
                     /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
                     known_at?: string;
+                    /** @description Accepted and ignored: answers are application/fhir+json (XML is not served) */
+                    _format?: "json" | "application/json" | "application/fhir+json";
+                    /** @description Accepted and ignored */
+                    _pretty?: "true" | "false";
+                    /** @description Accepted and ignored: a search answers every match in one page */
+                    _count?: string;
                 };
                 header?: never;
                 path: {
@@ -3153,6 +3171,12 @@ export interface paths {
                     as_of?: string;
                     /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
                     known_at?: string;
+                    /** @description Accepted and ignored: answers are application/fhir+json (XML is not served) */
+                    _format?: "json" | "application/json" | "application/fhir+json";
+                    /** @description Accepted and ignored */
+                    _pretty?: "true" | "false";
+                    /** @description Accepted and ignored: a search answers every match in one page */
+                    _count?: string;
                 };
                 header?: never;
                 path: {
@@ -3217,6 +3241,12 @@ export interface paths {
                     as_of?: string;
                     /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
                     known_at?: string;
+                    /** @description Accepted and ignored: answers are application/fhir+json (XML is not served) */
+                    _format?: "json" | "application/json" | "application/fhir+json";
+                    /** @description Accepted and ignored */
+                    _pretty?: "true" | "false";
+                    /** @description Accepted and ignored: a search answers every match in one page */
+                    _count?: string;
                 };
                 header?: never;
                 path: {
@@ -3281,6 +3311,12 @@ export interface paths {
                     as_of?: string;
                     /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
                     known_at?: string;
+                    /** @description Accepted and ignored: answers are application/fhir+json (XML is not served) */
+                    _format?: "json" | "application/json" | "application/fhir+json";
+                    /** @description Accepted and ignored */
+                    _pretty?: "true" | "false";
+                    /** @description Accepted and ignored: a search answers every match in one page */
+                    _count?: string;
                 };
                 header?: never;
                 path: {
@@ -3345,6 +3381,12 @@ export interface paths {
                     as_of?: string;
                     /** @description The state from the logs accepted at or before this instant (not after now): an ISO 8601 datetime with an offset, or a date (UTC midnight) */
                     known_at?: string;
+                    /** @description Accepted and ignored: answers are application/fhir+json (XML is not served) */
+                    _format?: "json" | "application/json" | "application/fhir+json";
+                    /** @description Accepted and ignored */
+                    _pretty?: "true" | "false";
+                    /** @description Accepted and ignored: a search answers every match in one page */
+                    _count?: string;
                 };
                 header?: never;
                 path: {

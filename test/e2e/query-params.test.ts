@@ -53,7 +53,13 @@ describe("unknown query parameters", () => {
   it("are refused on every kind of API route: lists, writes, and routes that take none", async () => {
     expect((await refused("/v1/patients?limt=1", "limt")).message).toContain("did you mean limit?");
     expect((await refused("/v1/ingestion/jobs?page_sise=5", "page_sise")).message).toContain("did you mean page_size?");
-    expect((await refused(`/v1/state/${pid}/fhir/Condition?code=8867-4`, "code")).message).toContain("it takes _revinclude, as_of, known_at");
+    expect((await refused(`/v1/state/${pid}/fhir/Condition?code=8867-4`, "code")).message).toContain("it takes _revinclude, as_of, known_at, _format, _pretty, _count");
+    // What FHIR clients send on every read is taken (and ignored); XML is not served.
+    const fhir = await get(`/v1/state/${pid}/fhir/Observation?_format=json&_pretty=true&_count=50&code=2345-7`);
+    expect(fhir.statusCode).toBe(200);
+    expect(fhir.json().entry.length).toBeGreaterThan(0);
+    expect((await get(`/v1/state/${pid}/fhir/summary?_format=application/fhir%2Bjson`)).statusCode).toBe(200);
+    expect((await get(`/v1/state/${pid}/fhir/Condition?_format=xml`)).statusCode).toBe(422);
     expect((await refused(`/v1/patients/${pid}?as_of=2026-11-01`, "as_of")).message).toBe("is not a query parameter of GET /v1/patients/:id, which takes none");
     expect((await refused("/v1/log-types?group=labs", "group")).message).toContain("which takes none");
     const write = await t.app.inject({ method: "POST", url: "/v1/logs/batch?atomic=true", headers: t.auth, payload: { logs: [] } });

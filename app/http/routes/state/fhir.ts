@@ -46,6 +46,17 @@ function sendFhir(reply: FastifyReply, snap: Snapshot, bundle: Bundle): FastifyR
   return reply.type(`${FHIR_JSON}; charset=utf-8`).send(JSON.stringify(bundle));
 }
 
+/**
+ * What FHIR clients send on every read and the answer already is: `_format` (JSON only), `_pretty`,
+ * and `_count` (every match comes in one page). Taken so a standard client works, and ignored;
+ * a filter the route does not have stays a 422, since ignored it would match everything.
+ */
+const FhirClientParams = {
+  _format: Type.Optional(Type.Union(["json", "application/json", "application/fhir+json"].map((f) => Type.Literal(f)), { description: "Accepted and ignored: answers are application/fhir+json (XML is not served)" })),
+  _pretty: Type.Optional(Type.Union([Type.Literal("true"), Type.Literal("false")], { description: "Accepted and ignored" })),
+  _count: Type.Optional(Type.String({ pattern: "^[0-9]{1,6}$", description: "Accepted and ignored: a search answers every match in one page" })),
+};
+
 const RevInclude = { _revinclude: Type.Optional(Type.Literal("Provenance:target", { description: "Provenance:target adds each match's Provenance (the logs it came from), search mode include" })) };
 
 /** The patient's state as FHIR R4: the patient summary document and searchsets by resource type (docs/fhir.md). */
@@ -62,7 +73,7 @@ export const stateFhirRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         summary: "The patient's state as an International Patient Summary style FHIR R4 document Bundle (application/fhir+json)",
         tags,
         params: PatientParams,
-        querystring: QueryParams(HorizonQuery),
+        querystring: QueryParams({ ...HorizonQuery, ...FhirClientParams }),
         response: fhirResponses,
       },
     },
@@ -81,6 +92,7 @@ export const stateFhirRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         tags,
         params: PatientParams,
         querystring: QueryParams({
+          ...FhirClientParams,
           code: Type.Optional(ListParam("system|code, |code or code; a comma means any of, a repeat all of (LOINC 4548-4, http://loinc.org|8867-4)")),
           category: Type.Optional(ListParam("laboratory, vital-signs or procedure, as system|code or code")),
           date: Type.Optional(ListParam("The effective time: a FHIR date or dateTime with a prefix eq (default), ne, gt, lt, ge or le; repeat for a range (ge2026-01-01&date=lt2026-02-01)")),
@@ -106,7 +118,7 @@ export const stateFhirRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
           summary: `The patient's ${type} resources as a FHIR searchset (as the summary maps them)`,
           tags,
           params: PatientParams,
-          querystring: QueryParams({ ...RevInclude, ...HorizonQuery }),
+          querystring: QueryParams({ ...RevInclude, ...HorizonQuery, ...FhirClientParams }),
           response: fhirResponses,
         },
       },
