@@ -113,7 +113,8 @@ export class IngestionApi {
   /**
    * What confirming a job awaiting confirmation would change, for a sample of its patients
    * (`limit`, default 5, at most 20) or one of them (`patientId`): per patient, the modules
-   * and fields that would change, as `state.diff` answers. Writes nothing. ConflictError
+   * and fields that would change, as `state.diff` answers. Writes nothing. Needs
+   * sdk:state-read besides sdk:historical-ingest (it shows stored state). ConflictError
    * once the job left the review.
    */
   previewJob(jobId: string, o: { patientId?: string; limit?: number } = {}): Promise<JobPreview> {

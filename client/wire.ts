@@ -6218,7 +6218,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What confirming a job awaiting confirmation would change, for a sample of its patients (or the one named): per patient, its staged logs and the modules and top-level fields that would change, as GET /v1/state/{pid}/diff answers them. Nothing is written; 409 once the job is not awaiting confirmation */
+        /** What confirming a job awaiting confirmation would change, for a sample of its patients (or the one named): per patient, its staged logs and the modules and top-level fields that would change, as GET /v1/state/{pid}/diff answers them. Needs sdk:state-read besides sdk:historical-ingest (it shows stored state). Nothing is written; 409 once the job is not awaiting confirmation */
         get: {
             parameters: {
                 query: {

@@ -192,6 +192,19 @@ describe("authorization matrix", () => {
     }
   });
 
+  it("answers 403 missing_scope, with no data, to a key holding the route's scope but lacking one it also needs", async () => {
+    const needing = scoped().filter((r) => r.alsoScopes.length > 0);
+    expect(needing.map((r) => `${r.method} ${r.url}`)).toContain("GET /v1/ingestion/jobs/:id/preview");
+    for (const rule of needing) {
+      for (const also of rule.alsoScopes) {
+        const { status, body } = await call(rule, lacking.get(also)!);
+        expect(status, `${rule.method} ${rule.url}`).toBe(403);
+        expect(JSON.parse(body)).toMatchObject({ error_type: "authorization_error", details: [{ type: "missing_scope", required_scope: also }] });
+        expectNoData(rule, body, `${rule.method} ${rule.url}`);
+      }
+    }
+  });
+
   it("answers a key of another project with 404 for P1, 403 for org-wide routes, and never P1's data", async () => {
     for (const rule of scoped()) {
       const { status, body } = await call(rule, callers.otherProject!.headers);
@@ -224,7 +237,7 @@ describe("authorization matrix", () => {
 
   it("stores nothing for P1 from a log batch sent with another project's or patient's credential", async () => {
     for (const c of ["otherProject", "otherOrg", "patientToken"]) {
-      const r = await call({ method: "POST", url: "/v1/logs/batch", scope: "sdk:event-log", orgWide: false }, callers[c]!.headers);
+      const r = await call({ method: "POST", url: "/v1/logs/batch", scope: "sdk:event-log", alsoScopes: [], orgWide: false }, callers[c]!.headers);
       expect(JSON.parse(r.body), c).toMatchObject({ accepted: 0, failed: 1 });
     }
   });

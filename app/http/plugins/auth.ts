@@ -12,6 +12,12 @@ declare module "fastify" {
      * any valid credential may call (the log-type catalog).
      */
     scope?: Scope | false;
+    /**
+     * Scopes the route needs besides `scope`: a route of one resource whose answer shows
+     * what another scope guards (the ingestion preview shows stored patient state, which
+     * sdk:state-read guards). Each missing one is a 403 naming it.
+     */
+    alsoScopes?: readonly Scope[];
     /** Only an org-wide key (or its JWT) may call it; a project-scoped one gets 403. */
     orgWide?: boolean;
   }
@@ -32,6 +38,8 @@ export interface RouteRule {
   url: string;
   /** false: no credential; undefined: any valid credential. */
   scope: Scope | false | undefined;
+  /** Scopes needed besides `scope` (empty for most routes). */
+  alsoScopes: readonly Scope[];
   orgWide: boolean;
 }
 
@@ -125,7 +133,7 @@ async function resolveProject(s: Services, req: FastifyRequest, base: Omit<Princ
  * open by omission. Register the auth plugin before any route.
  */
 function ruleOf(route: RouteOptions): RouteRule {
-  const config = (route.config ?? {}) as { scope?: unknown; orgWide?: unknown };
+  const config = (route.config ?? {}) as { scope?: unknown; alsoScopes?: unknown; orgWide?: unknown };
   const where = `${String(route.method)} ${route.url}`;
   if (!Object.hasOwn(config, "scope")) {
     throw new Error(`route ${where} states no config.scope: give the scope it needs, or false for a route without credentials`);
@@ -136,7 +144,11 @@ function ruleOf(route: RouteOptions): RouteRule {
     throw new Error(`route ${where} names an unknown scope ${String(scope)}`);
   }
   if (scope === false && config.orgWide === true) throw new Error(`route ${where} is orgWide but takes no credential`);
-  return { method: String(route.method), url: route.url, scope: scope, orgWide: config.orgWide === true };
+  const also = config.alsoScopes ?? [];
+  if (!Array.isArray(also) || also.some((sc) => !(typeof sc === "string" && isScope(sc))) || (also.length > 0 && typeof scope !== "string")) {
+    throw new Error(`route ${where} states alsoScopes that are not a list of known scopes beside a scope`);
+  }
+  return { method: String(route.method), url: route.url, scope: scope, alsoScopes: also as Scope[], orgWide: config.orgWide === true };
 }
 
 export const authPlugin = fp(
@@ -148,7 +160,7 @@ export const authPlugin = fp(
     });
     app.decorateRequest("principal", null as unknown as Principal);
     app.addHook("onRequest", async (req) => {
-      const { scope, orgWide } = req.routeOptions.config ?? {};
+      const { scope, alsoScopes = [], orgWide } = req.routeOptions.config ?? {};
       if (scope === false || req.routeOptions.url === undefined) return;
       try {
         req.principal = await resolvePrincipal(opts.services, req);
@@ -157,9 +169,10 @@ export const authPlugin = fp(
         if (isAppError(err) && err.code === "authentication" && app.limitFailedAuth) await app.limitFailedAuth(req);
         throw err;
       }
-      if (scope !== undefined && !req.principal.scopes.has(scope)) {
-        throw new AppError("authorization", `this credential lacks the scope ${scope}`, [
-          { type: "missing_scope", message: `required scope: ${scope}`, required_scope: scope },
+      const missing = [...(scope !== undefined ? [scope] : []), ...alsoScopes].find((sc) => !req.principal.scopes.has(sc));
+      if (missing !== undefined) {
+        throw new AppError("authorization", `this credential lacks the scope ${missing}`, [
+          { type: "missing_scope", message: `required scope: ${missing}`, required_scope: missing },
         ]);
       }
       if (orgWide && req.principal.key_project_id !== null) {

@@ -26,16 +26,21 @@ export const JobPreviewSchema = Type.Object({
  * GET /v1/ingestion/jobs/{id}/preview: what confirming a job awaiting confirmation would
  * change, for a sample of its patients. Read by any api process: staging and the log are
  * in JetStream, and nothing is written.
+ *
+ * The answer shows each patient's stored state (names, the `before` side of every module
+ * the staged logs touch), which GET /v1/state/{pid}/diff guards with sdk:state-read: the
+ * preview needs that scope too, so sdk:historical-ingest alone (a key meant to upload
+ * files) reads no patient's state. Every patient shown is audited.
  */
 export const ingestionPreviewRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services: s }) => {
   const previewer = new JobPreviewer({ staging: { js: s.topology.js, jsm: s.topology.jsm, publisher: s.publisher, names: s.topology.names }, horizon: s.horizonReader });
   app.get(
     "/v1/ingestion/jobs/:id/preview",
     {
-      config: { scope: "sdk:historical-ingest" as const },
+      config: { scope: "sdk:historical-ingest" as const, alsoScopes: ["sdk:state-read"] as const },
       schema: {
         summary:
-          "What confirming a job awaiting confirmation would change, for a sample of its patients (or the one named): per patient, its staged logs and the modules and top-level fields that would change, as GET /v1/state/{pid}/diff answers them. Nothing is written; 409 once the job is not awaiting confirmation",
+          "What confirming a job awaiting confirmation would change, for a sample of its patients (or the one named): per patient, its staged logs and the modules and top-level fields that would change, as GET /v1/state/{pid}/diff answers them. Needs sdk:state-read besides sdk:historical-ingest (it shows stored state). Nothing is written; 409 once the job is not awaiting confirmation",
         tags: ["ingestion"],
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
         querystring: QueryParams({
@@ -48,7 +53,9 @@ export const ingestionPreviewRoutes: FastifyPluginAsyncTypebox<{ services: Servi
     async (req) => {
       const job = await s.ingestion.get(req.principal.project_id, req.params.id);
       const { patient_id, limit } = req.query;
-      return previewer.preview(req.principal, job, { limit, ...(patient_id !== undefined ? { patient_id } : {}) });
+      const preview = await previewer.preview(req.principal, job, { limit, ...(patient_id !== undefined ? { patient_id } : {}) });
+      req.auditPatients = preview.patients.map((p) => p.patient_id);
+      return preview;
     },
   );
 };
