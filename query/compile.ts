@@ -4,7 +4,7 @@ import { extract, groupExpr, orderTerms, rawExpr, type Field } from "./fields.js
 import { compileFilter } from "./filter.js";
 import { arraySelectExpr } from "./array-select.js";
 import { groupOrderColumn, parseAggregations, parseGroupBy, parseOrder, parseSelect, rowOrderField, type AggItem, type OrderItem, type SelectItem } from "./projection.js";
-import { DEFAULT_LIMITS, MAX_OFFSET, QueryValidationError, type CompileLimits, type CompileScope, type CompiledQuery, type QueryShape } from "./types.js";
+import { AUDIT_COLUMNS, DEFAULT_LIMITS, MAX_OFFSET, QueryValidationError, type CompileLimits, type CompileScope, type CompiledQuery, type QueryShape } from "./types.js";
 
 const BODY_KEYS = ["patient_ids", "filter", "select", "order", "limit", "offset", "group_by", "aggregations", "count", "include_total", "single", "maybe_single", "typed"];
 const FLAGS = ["count", "include_total", "single", "maybe_single", "typed"] as const;
@@ -47,7 +47,7 @@ export function compileLogQuery(body: unknown, scope: CompileScope, limits: Comp
   const rows = flags.single || flags.maybe_single ? 2 : limit;
   const page = `LIMIT ${ctx.named("limit", "UInt32", rows + 1)} OFFSET ${ctx.named("offset", "UInt32", offset)}`;
   const { sql, countSql } = grouped ? groupSql(ctx, whereSql, keys, aggs, orderSql, page) : rowsSql(ctx, whereSql, select, orderSql, page);
-  const { limit: _limit, offset: _offset, ...countParams } = ctx.params;
+  const { limit: _limit, offset: _offset, audit_max: _auditMax, ...countParams } = ctx.params;
   return {
     ...base, kind: grouped ? "group" : "rows", sql, params: ctx.params, shape: shapeOf(select, grouped, keys, aggs), limit: rows, offset,
     ...(flags.include_total ? { countSql, countParams } : {}),
@@ -57,9 +57,22 @@ export function compileLogQuery(body: unknown, scope: CompileScope, limits: Comp
 /** The columns of a whole log row; `shapeRows` answers trace and trace_type as one `trace` object. */
 const LOG_ROW = ["id", "type", "timestamp", "ingested_at", "trace", "trace_type", "payload"];
 
+/**
+ * Columns read for the audit only (shapeRows never answers them; see auditedPatients): the
+ * patient of each row, and for each group the patients whose logs made it, listed up to
+ * AUDIT_GROUP_PATIENTS and all of them counted. A row need not name its patient in the
+ * answer, but its payload is that patient's data, so the audit entry must say whose.
+ */
+const AUDIT_GROUP_PATIENTS = 1000;
+const AUDIT_ROW_COLUMN = `patient_id AS ${AUDIT_COLUMNS.patient}`;
+const auditGroupColumns = (ctx: Ctx) => [
+  `arraySlice(groupUniqArray(patient_id) AS audit_all, 1, ${ctx.named("audit_max", "UInt32", AUDIT_GROUP_PATIENTS)}) AS ${AUDIT_COLUMNS.patients}`,
+  `length(audit_all) AS ${AUDIT_COLUMNS.patientCount}`,
+];
+
 /** Log rows (or the selected columns `s{i}`), and the count of matching logs. */
 function rowsSql(ctx: Ctx, where: string, select: SelectItem[] | undefined, order: string, page: string): { sql: string; countSql: string } {
-  const cols = select ? select.map((s, i) => `${selectExpr(ctx, s)} AS s${i}`) : LOG_ROW;
+  const cols = [...(select ? select.map((s, i) => `${selectExpr(ctx, s)} AS s${i}`) : LOG_ROW), AUDIT_ROW_COLUMN];
   return {
     sql: `SELECT ${cols.join(", ")}\n${FROM}\nWHERE ${where}\nORDER BY ${order}\n${page}`,
     countSql: `SELECT count() AS n\n${FROM}\nWHERE ${where}`,
@@ -78,7 +91,7 @@ function groupSql(ctx: Ctx, where: string, keys: Field[], aggs: AggItem[], order
   const acols = aggs.map((a, i) => `${aggExpr(ctx, a)} AS a${i}`);
   const groupBy = keys.length > 0 ? `\nGROUP BY ${keys.map((_, i) => `g${i}`).join(", ")}` : "";
   return {
-    sql: `SELECT ${[...gcols, ...acols].join(", ")}\n${FROM}\nWHERE ${where}${groupBy}${order ? `\nORDER BY ${order}` : ""}\n${page}`,
+    sql: `SELECT ${[...gcols, ...acols, ...auditGroupColumns(ctx)].join(", ")}\n${FROM}\nWHERE ${where}${groupBy}${order ? `\nORDER BY ${order}` : ""}\n${page}`,
     // Aggregations without group_by make exactly one group.
     countSql: keys.length > 0 ? `SELECT count() AS n FROM (SELECT ${gcols.join(", ")}\n${FROM}\nWHERE ${where}${groupBy})` : "SELECT 1 AS n",
   };

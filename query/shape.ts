@@ -1,4 +1,4 @@
-import type { CompiledQuery, QueryShape } from "./types.js";
+import { AUDIT_COLUMNS, type CompiledQuery, type QueryShape } from "./types.js";
 
 /**
  * Turns ClickHouse JSONEachRow rows into answer rows. Timestamps come back as
@@ -24,6 +24,26 @@ export function shapeRows(q: CompiledQuery, raw: Record<string, unknown>[]): unk
 export function pageRows(q: CompiledQuery, raw: Record<string, unknown>[]): { rows: unknown[]; has_more: boolean } {
   if (q.kind === "count") return { rows: shapeRows(q, raw), has_more: false };
   return { rows: shapeRows(q, raw.slice(0, q.limit)), has_more: raw.length > q.limit };
+}
+
+/**
+ * The patients whose data the page answered (the same rows `pageRows` keeps), for the
+ * audit entry: each row's patient; each group's listed patients, with `omitted` counting
+ * those a group made but did not list (a patient in several groups may be counted twice,
+ * so it is an upper bound). A count names no patient.
+ */
+export function auditedPatients(q: CompiledQuery, raw: Record<string, unknown>[]): { ids: string[]; omitted: number } {
+  if (q.kind === "count") return { ids: [], omitted: 0 };
+  const page = raw.slice(0, q.limit);
+  if (q.kind === "rows") return { ids: [...new Set(page.map((r) => r[AUDIT_COLUMNS.patient]).filter((v): v is string => typeof v === "string"))], omitted: 0 };
+  const ids = new Set<string>();
+  let omitted = 0;
+  for (const r of page) {
+    const listed = Array.isArray(r[AUDIT_COLUMNS.patients]) ? (r[AUDIT_COLUMNS.patients] as unknown[]).filter((v): v is string => typeof v === "string") : [];
+    for (const id of listed) ids.add(id);
+    omitted += Math.max(0, (toNumber(r[AUDIT_COLUMNS.patientCount]) ?? 0) - listed.length);
+  }
+  return { ids: [...ids], omitted };
 }
 
 /** The number in a count query's single row (`countSql`, or the count terminal). */

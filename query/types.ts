@@ -52,6 +52,9 @@ export interface QueryShape {
   aggregations?: { alias: string; op: AggOp; field?: string }[];
 }
 
+/** Result columns read for the audit and never answered (compile.ts, auditedPatients). */
+export const AUDIT_COLUMNS = { patient: "audit_patient_id", patients: "audit_patient_ids", patientCount: "audit_patient_count" } as const;
+
 export interface CompiledQuery {
   /** ClickHouse SQL with `{name:Type}` placeholders only; no value, path or alias from the body. */
   sql: string;

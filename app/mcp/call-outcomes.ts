@@ -18,6 +18,23 @@ export function recordOutcome(req: object, id: RequestId, status: number): void 
   byRequest.set(req, new Map([[id, status]]));
 }
 
+/**
+ * Patients whose data a call answered with beyond those its arguments name (a project
+ * tool's candidates or rows), by call id, for that call's audit entry: `omitted` counts
+ * those past the list.
+ */
+export type PatientsRead = Map<RequestId, { ids: string[]; omitted: number }>;
+
+const readByRequest = new WeakMap<object, PatientsRead>();
+
+/** The patients recorded as read for a request (see trackPatientsRead). */
+export const patientsRead = (req: object): PatientsRead | undefined => readByRequest.get(req);
+
+/** Makes `read`, which the request's tools fill, the request's record of patients read. */
+export function trackPatientsRead(req: object, read: PatientsRead): void {
+  readByRequest.set(req, read);
+}
+
 /** JSON-RPC code the MCP spec gives "resource not found". */
 export const RESOURCE_NOT_FOUND = -32002;
 

@@ -5,7 +5,7 @@ import { isAppError, type AppError } from "../../src/errors.js";
 import type { Services } from "../services.js";
 import type { Snapshot } from "../../src/state/state-reader.js";
 import { toJson } from "./budget.js";
-import type { CallOutcomes } from "./call-outcomes.js";
+import type { CallOutcomes, PatientsRead } from "./call-outcomes.js";
 
 /** What every tool, resource and prompt of one MCP request works with. */
 export interface McpContext {
@@ -14,6 +14,8 @@ export interface McpContext {
   principal: Principal;
   /** Where a handler that failed says how, by call id, for the audit (see call-outcomes.ts). */
   outcomes: CallOutcomes;
+  /** Where a project tool says, by call id, whose data it answered with, for the audit. */
+  patientsRead: PatientsRead;
 }
 
 interface ToolBase<S extends z.ZodRawShape> {
@@ -48,7 +50,8 @@ export interface ProjectToolDef<S extends z.ZodRawShape> extends ToolBase<S> {
   scope: Scope;
   /** False: a patient token is not offered the tool (tools/list leaves it out, a call is a tool error). */
   forPatientTokens: boolean;
-  run(ctx: McpContext, args: z.infer<z.ZodObject<S>>): Promise<CallToolResult>;
+  /** `read` records the patients whose data the answer carries (its arguments name none), for the call's audit entry. */
+  run(ctx: McpContext, args: z.infer<z.ZodObject<S>>, read: (ids: string[], omitted?: number) => void): Promise<CallToolResult>;
 }
 
 export type ToolDef<S extends z.ZodRawShape = z.ZodRawShape> = PatientToolDef<S> | ProjectToolDef<S>;
@@ -158,7 +161,8 @@ async function runProjectTool(ctx: McpContext, tool: ProjectToolDef<z.ZodRawShap
     ctx.outcomes.set(callId, 403);
     return toolError(refused);
   }
-  return failedAs(ctx, callId, () => tool.run(ctx, args), (err) => toolError(describeFailure(err, ctx.principal, "patient_ids")));
+  const read = (ids: string[], omitted = 0) => ctx.patientsRead.set(callId, { ids, omitted });
+  return failedAs(ctx, callId, () => tool.run(ctx, args, read), (err) => toolError(describeFailure(err, ctx.principal, "patient_ids")));
 }
 
 /**

@@ -5,7 +5,7 @@ import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { AppError, ERROR_CATALOGUE, type ErrorCode as AppErrorCode } from "../../src/errors.js";
 import { responses } from "../http/schemas.js";
 import type { Services } from "../services.js";
-import { recordOutcome, watchOutcomes, type CallOutcomes } from "./call-outcomes.js";
+import { recordOutcome, trackPatientsRead, watchOutcomes, type CallOutcomes, type PatientsRead } from "./call-outcomes.js";
 import { sendPlainErrors } from "./plain-errors.js";
 import { createMcpServer, featuresFor } from "./server.js";
 
@@ -66,7 +66,9 @@ export const mcpPlugin: FastifyPluginAsync<{ services: Services }> = async (app,
         return reply.header("content-type", "application/json").send(JSON.stringify({ jsonrpc: "2.0", error: { code: ErrorCode.InvalidParams, message: invalid.message }, id: invalid.id }));
       }
       const known: CallOutcomes = new Map();
-      const server = createMcpServer(services, req.principal, featuresFor(req.body), known);
+      const read: PatientsRead = new Map();
+      trackPatientsRead(req, read);
+      const server = createMcpServer(services, req.principal, featuresFor(req.body), known, read);
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       watchOutcomes(req, transport, known);
       sendPlainErrors(transport);

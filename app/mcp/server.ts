@@ -4,7 +4,7 @@ import { CallToolRequestSchema, ErrorCode, McpError } from "@modelcontextprotoco
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Principal } from "../../src/auth/scopes.js";
 import type { Services } from "../services.js";
-import type { CallOutcomes } from "./call-outcomes.js";
+import type { CallOutcomes, PatientsRead } from "./call-outcomes.js";
 import { isBound, offeredTo, PATIENT_ID, runTool, toolError, type McpContext, type ToolDef } from "./context.js";
 import { registerPrompts } from "./prompts/index.js";
 import { registerResources } from "./resources.js";
@@ -94,8 +94,14 @@ export function featuresFor(body: unknown): McpFeatures {
  * the caller's principal, so tenancy (project, patient token) is decided by the auth
  * plugin once, and every handler reads through the same StateReader as REST.
  */
-export function createMcpServer(services: Services, principal: Principal, features: McpFeatures = ALL_FEATURES, outcomes: CallOutcomes = new Map()): McpServer {
-  const ctx: McpContext = { services, principal, outcomes };
+export function createMcpServer(
+  services: Services,
+  principal: Principal,
+  features: McpFeatures = ALL_FEATURES,
+  outcomes: CallOutcomes = new Map(),
+  patientsRead: PatientsRead = new Map(),
+): McpServer {
+  const ctx: McpContext = { services, principal, outcomes, patientsRead };
   const server = new McpServer(
     { name: "patient-state-service", title: "Patient State Service", version: "1.0.0" },
     { instructions: INSTRUCTIONS, jsonSchemaValidator: VALIDATOR },

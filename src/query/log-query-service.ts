@@ -3,7 +3,7 @@ import type { ClickHouseClient } from "@clickhouse/client";
 import { ClickHouseQueryError, isClickHouseOwnerAbsent, queryClickHouseRpc, runQuery, type QueryRequest } from "../../infra/clickhouse/rpc.js";
 import { assertIdentifier, projectedSeqKey } from "../../infra/clickhouse/schema.js";
 import type { Redis } from "../../infra/redis/connection.js";
-import { compileLogQuery, countOf, DEFAULT_LIMITS, isQueryValidationError, pageRows, type CompileScope, type CompiledQuery } from "../../query/index.js";
+import { auditedPatients, compileLogQuery, countOf, DEFAULT_LIMITS, isQueryValidationError, pageRows, type CompileScope, type CompiledQuery } from "../../query/index.js";
 import type { Principal } from "../auth/scopes.js";
 import { AppError, notFound } from "../errors.js";
 
@@ -23,6 +23,12 @@ export interface QueryAnswer {
   patient_id?: string | null;
   total_count?: number | null;
   has_more?: boolean;
+}
+
+/** Patients an answer carries data of: listed, and counted past the list. */
+export interface AuditedPatients {
+  ids: string[];
+  omitted: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -169,11 +175,15 @@ export class LogQueryService {
     await this.deleteRows("", scope, {}, "the project's logs could not be erased from the log query store; send the DELETE again");
   }
 
-  async run(body: unknown, scope: CompileScope): Promise<{ answer: QueryAnswer; current: boolean }> {
+  /**
+   * Runs a query. `patients` are those whose data the answer carries (each row's, each
+   * group's), for the request's audit entry: the answer itself need not name them.
+   */
+  async run(body: unknown, scope: CompileScope): Promise<{ answer: QueryAnswer; current: boolean; patients: AuditedPatients }> {
     const q = compiled(body, scope);
     const current = await this.waitForProjector(scope.project_id);
     if (q.kind === "count") {
-      return { answer: { count: countOf(await this.exec(q.sql, q.params)) }, current };
+      return { answer: { count: countOf(await this.exec(q.sql, q.params)) }, current, patients: { ids: [], omitted: 0 } };
     }
     const [raw, total] = await Promise.all([
       this.exec(q.sql, q.params),
@@ -200,6 +210,7 @@ export class LogQueryService {
         has_more: q.single || q.maybeSingle ? false : has_more,
       },
       current,
+      patients: auditedPatients(q, raw),
     };
   }
 }

@@ -1,7 +1,7 @@
 import fp from "fastify-plugin";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
-import { callOutcomes } from "../../mcp/call-outcomes.js";
+import { callOutcomes, patientsRead } from "../../mcp/call-outcomes.js";
 import type { Principal } from "../../../src/auth/scopes.js";
 import type { AuditEntry } from "../../../src/audit/audit-log.js";
 import { errorBody } from "../../../src/errors.js";
@@ -9,8 +9,13 @@ import type { Services } from "../../services.js";
 
 declare module "fastify" {
   interface FastifyRequest {
-    /** Patients a route found while answering, that its request does not name (a FHIR Bundle's, resolved by reference). */
+    /**
+     * Patients a route found while answering, that its request does not name: a FHIR
+     * Bundle's (resolved by reference), the patients a list or a query answered with.
+     */
     auditPatients?: string[];
+    /** Patients whose data the answer carried beyond `auditPatients` (a query's groups past their list). */
+    auditPatientsOmitted?: number;
   }
 }
 
@@ -66,7 +71,7 @@ function mcpCalls(body: unknown, p: Principal): { id: unknown; tool: string; pat
 }
 
 /** One entry; the audit log bounds every field (src/audit/encode-entry.ts). */
-function entry(req: FastifyRequest, status: number, p: Principal, patients: string[], tool: string | null): AuditEntry {
+function entry(req: FastifyRequest, status: number, p: Principal, patients: string[], tool: string | null, omitted = 0): AuditEntry {
   const unique = [...new Set(patients)];
   return {
     at: new Date().toISOString(),
@@ -79,6 +84,7 @@ function entry(req: FastifyRequest, status: number, p: Principal, patients: stri
     tool,
     patient_id: unique.length === 1 ? unique[0]! : null,
     patient_ids: unique,
+    ...(omitted > 0 ? { patient_ids_omitted: omitted } : {}),
     status,
     request_id: String(req.id),
   };
@@ -107,12 +113,16 @@ function entriesOf(req: FastifyRequest, reply: FastifyReply, p: Principal, paylo
     const calls = mcpCalls(req.body, p);
     if (status < 300) {
       const outcomes = callOutcomes(req);
-      return calls.map((c) => entry(req, outcomes?.get(c.id as RequestId) ?? status, p, c.patients, c.tool));
+      const read = patientsRead(req);
+      return calls.map((c) => {
+        const found = read?.get(c.id as RequestId);
+        return entry(req, outcomes?.get(c.id as RequestId) ?? status, p, [...c.patients, ...(found?.ids ?? [])], c.tool, found?.omitted);
+      });
     }
     return [entry(req, status, p, calls.flatMap((c) => c.patients), null)];
   }
   const created = status < 300 && CREATES_PATIENTS.has(route) ? createdPatients(payload) : [];
-  return [entry(req, status, p, [...requestPatients(req, p), ...created, ...(req.auditPatients ?? [])], null)];
+  return [entry(req, status, p, [...requestPatients(req, p), ...created, ...(req.auditPatients ?? [])], null, req.auditPatientsOmitted)];
 }
 
 const UNSTORED =

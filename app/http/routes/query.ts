@@ -39,6 +39,8 @@ export const queryRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     async (req, reply) => {
       const scope = await callerQueryScope(req.principal, req.body, (p, pid) => s.stateReader.authorize(p, pid));
       const r = await s.logQuery.run(req.body, scope);
+      req.auditPatients = r.patients.ids;
+      req.auditPatientsOmitted = r.patients.omitted;
       if (!r.current) reply.header("x-pss-stale", "true");
       return r.answer;
     },

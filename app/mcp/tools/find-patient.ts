@@ -55,7 +55,7 @@ export const findPatient = defineProjectTool({
   forPatientTokens: false,
   args: schema,
   output,
-  async run(ctx, a: z.infer<z.ZodObject<typeof schema>>) {
+  async run(ctx, a: z.infer<z.ZodObject<typeof schema>>, read) {
     if (a.name === undefined && a.date_of_birth === undefined && a.identifier_value === undefined && a.identifier_system === undefined) {
       return toolError("give at least one of name, date_of_birth, identifier_value, identifier_system");
     }
@@ -65,6 +65,7 @@ export const findPatient = defineProjectTool({
     const wrap = (page: readonly unknown[], next: string | null) => ({ count: page.length, candidates: page, next_cursor: next });
     const last = candidates.at(-1)?.patient_id ?? null;
     const n = fitCount(candidates, (p) => wrap(p, last));
+    read(candidates.slice(0, n).map((c) => c.patient_id));
     if (n === candidates.length) return jsonResult(wrap(candidates, more ? last : null));
     return jsonResult({ ...wrap(candidates.slice(0, n), candidates[n - 1]!.patient_id), truncated: true, note: "Cut to stay under 20 kB; continue with next_cursor." });
   },

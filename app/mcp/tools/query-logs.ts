@@ -52,9 +52,11 @@ export const queryLogs = defineProjectTool({
   forPatientTokens: true,
   args: args.queryBody,
   output,
-  async run(ctx, body): Promise<CallToolResult> {
+  async run(ctx, body, read): Promise<CallToolResult> {
     const scope = await callerQueryScope(ctx.principal, body, (p, pid) => ctx.services.stateReader.authorize(p, pid));
     const r = await ctx.services.logQuery.run(body, scope);
+    // The whole page's patients: a page cut to the size budget still read them all.
+    read(r.patients.ids, r.patients.omitted);
     const offset = typeof body.offset === "number" ? body.offset : 0;
     // Staleness goes in _meta, as the REST twin's x-pss-stale header.
     return { ...jsonResult(boundedPage(r.answer, offset)), ...(r.current ? {} : { _meta: { "pss/stale": true } }) };

@@ -4,17 +4,17 @@ import { compileLogQuery } from "../../../query/index.js";
 const org = { organization_id: "org_1", project_id: "prj_1" };
 const q = (body: Record<string, unknown>) => compileLogQuery(body, org);
 /** The SQL of select column 0. */
-const col0 = (body: Record<string, unknown>) => /^SELECT (.*) AS s0\n/.exec(q(body).sql)![1];
+const col0 = (body: Record<string, unknown>) => /^SELECT (.*) AS s0, patient_id AS audit_patient_id\n/.exec(q(body).sql)![1];
 const array = (more: Record<string, unknown>) => col0({ select: [{ path: "payload.symptoms", first: false, ...more }] });
 
 describe("compileLogQuery: array selects", () => {
   it("reads the array's elements as raw JSON text, its path bound, and answers the list or the first", () => {
     const c = q({ select: [{ path: "payload.symptoms", first: false }] });
-    expect(c.sql).toMatch(/^SELECT JSONExtractArrayRaw\(payload, \{k0:String\}\) AS s0\n/);
+    expect(c.sql).toMatch(/^SELECT JSONExtractArrayRaw\(payload, \{k0:String\}\) AS s0, patient_id AS audit_patient_id\n/);
     expect(c.params.k0).toBe("symptoms");
     expect(c.shape.select).toEqual([{ key: "payload.symptoms", path: "payload.symptoms", array: "list" }]);
     const first = q({ select: [{ path: "payload.symptoms", first: true, alias: "s" }] });
-    expect(first.sql).toMatch(/^SELECT arrayElement\(JSONExtractArrayRaw\(payload, \{k0:String\}\), 1\) AS s0\n/);
+    expect(first.sql).toMatch(/^SELECT arrayElement\(JSONExtractArrayRaw\(payload, \{k0:String\}\), 1\) AS s0, patient_id AS audit_patient_id\n/);
     expect(first.shape.select).toEqual([{ key: "s", path: "payload.symptoms", array: "first" }]);
   });
 

@@ -108,7 +108,7 @@ describe("compileLogQuery: nesting", () => {
 describe("compileLogQuery: scope", () => {
   it("always puts organization and project in the WHERE clause as parameters", () => {
     const c = q({});
-    expect(c.sql).toBe("SELECT id, type, timestamp, ingested_at, trace, trace_type, payload\nFROM logs FINAL\nWHERE organization_id = {org:String} AND project_id = {project:String}\nORDER BY timestamp DESC, id DESC\nLIMIT {limit:UInt32} OFFSET {offset:UInt32}");
+    expect(c.sql).toBe("SELECT id, type, timestamp, ingested_at, trace, trace_type, payload, patient_id AS audit_patient_id\nFROM logs FINAL\nWHERE organization_id = {org:String} AND project_id = {project:String}\nORDER BY timestamp DESC, id DESC\nLIMIT {limit:UInt32} OFFSET {offset:UInt32}");
     expect(c.params).toEqual({ org: "org_1", project: "prj_1", limit: 101, offset: 0 });
   });
 
@@ -134,7 +134,7 @@ describe("compileLogQuery: scope", () => {
 describe("compileLogQuery: answer shapes", () => {
   it("projects selected paths under positional columns and keeps alias-or-path keys in the shape", () => {
     const c = q({ select: [{ path: "timestamp" }, { path: "payload.score", alias: "score" }, { path: "payload" }] });
-    expect(c.sql).toMatch(/^SELECT timestamp AS s0, JSONExtractRaw\(payload, \{k0:String\}\) AS s1, payload AS s2\n/);
+    expect(c.sql).toMatch(/^SELECT timestamp AS s0, JSONExtractRaw\(payload, \{k0:String\}\) AS s1, payload AS s2, patient_id AS audit_patient_id\n/);
     expect(c.shape.select).toEqual([{ key: "timestamp", path: "timestamp" }, { key: "score", path: "payload.score" }, { key: "payload", path: "payload" }]);
   });
 
@@ -158,7 +158,7 @@ describe("compileLogQuery: answer shapes", () => {
     const text = "JSONExtract(payload, {k0:String}, 'Nullable(String)')";
     const expr = op === "count" ? "count()" : op === "min" || op === "max" ? `if(count(${n}) > 0, toJSONString(${op}(${n})), toJSONString(${op}OrNull(${text})))` : `${op}(${n})`;
     expect(c.kind).toBe("group");
-    expect(c.sql).toBe(`SELECT type AS g0, ${expr} AS a0\nFROM logs FINAL\nWHERE organization_id = {org:String} AND project_id = {project:String}\nGROUP BY g0\nORDER BY g0 ASC\nLIMIT {limit:UInt32} OFFSET {offset:UInt32}`);
+    expect(c.sql).toBe(`SELECT type AS g0, ${expr} AS a0, arraySlice(groupUniqArray(patient_id) AS audit_all, 1, {audit_max:UInt32}) AS audit_patient_ids, length(audit_all) AS audit_patient_count\nFROM logs FINAL\nWHERE organization_id = {org:String} AND project_id = {project:String}\nGROUP BY g0\nORDER BY g0 ASC\nLIMIT {limit:UInt32} OFFSET {offset:UInt32}`);
     expect(c.shape).toEqual({ groupKeys: ["type"], aggregations: [op === "count" ? { alias: "v", op } : { alias: "v", op, field: "payload.score" }] });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileLogQuery, countOf, pageRows, shapeRows } from "../../../query/index.js";
+import { auditedPatients, compileLogQuery, countOf, pageRows, shapeRows } from "../../../query/index.js";
 
 const org = { organization_id: "org_1", project_id: "prj_1" };
 const q = (body: Record<string, unknown>) => compileLogQuery(body, org);
@@ -84,5 +84,32 @@ describe("pageRows", () => {
   it("keeps a second row for single so the caller can refuse it", () => {
     const c = q({ single: true });
     expect(pageRows(c, [row(1), row(2)]).rows).toHaveLength(2);
+  });
+});
+
+describe("auditedPatients", () => {
+  it("names each answered row's patient, never the extra row, and never answers the audit column", () => {
+    const c = q({ select: [{ path: "type" }], limit: 2 });
+    const raw = [
+      { s0: "user_login", audit_patient_id: "pat_a" },
+      { s0: "user_login", audit_patient_id: "pat_b" },
+      { s0: "user_login", audit_patient_id: "pat_c" },
+    ];
+    expect(auditedPatients(c, raw)).toEqual({ ids: ["pat_a", "pat_b"], omitted: 0 });
+    expect(pageRows(c, raw).rows).toEqual([{ type: "user_login" }, { type: "user_login" }]);
+  });
+
+  it("names each group's listed patients and counts those past a group's list", () => {
+    const c = q({ group_by: ["type"], aggregations: [{ op: "count", alias: "n" }] });
+    const raw = [
+      { g0: "a", a0: "3", audit_patient_ids: ["pat_a", "pat_b"], audit_patient_count: "3" },
+      { g0: "b", a0: "1", audit_patient_ids: ["pat_b"], audit_patient_count: 1 },
+    ];
+    expect(auditedPatients(c, raw)).toEqual({ ids: ["pat_a", "pat_b"], omitted: 1 });
+    expect(pageRows(c, raw).rows).toEqual([{ type: "a", n: 3 }, { type: "b", n: 1 }]);
+  });
+
+  it("names no patient for a count", () => {
+    expect(auditedPatients(q({ count: true }), [{ n: 4 }])).toEqual({ ids: [], omitted: 0 });
   });
 });

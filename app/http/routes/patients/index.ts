@@ -86,6 +86,7 @@ export const patientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       const name = req.query.name?.toLocaleLowerCase();
       if (name !== undefined) all = all.filter((p) => `${p.first_name ?? ""} ${p.last_name ?? ""}`.toLocaleLowerCase().includes(name));
       const page = all.slice(offset, offset + limit);
+      req.auditPatients = page.map((p) => p.id);
       return { patients: page.map(publicPatient), total: all.length, has_more: offset + page.length < all.length };
     },
   );
