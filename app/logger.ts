@@ -23,6 +23,21 @@ export const REDACT_PATHS = [
   "*.authorization",
 ];
 
+/**
+ * Paths whose next segment is a credential: the one-time upload URL's token (valid until
+ * spent, and a dropped upload leaves it unspent).
+ */
+const CREDENTIAL_SEGMENTS = /^(\/v1\/ingestion\/uploads\/)[^/]+/;
+
+/**
+ * A request URL as logs carry it: without the query string (it may carry identifiers of
+ * patients, or a credential a client put there by mistake) and with credentials in the
+ * path redacted.
+ */
+export function loggedUrl(url: string): string {
+  return url.split("?")[0]!.replace(CREDENTIAL_SEGMENTS, "$1[redacted]");
+}
+
 /** The options of the service's pino loggers: the level, redaction, and a request serializer without the query string. */
 export function loggerOptions(setting: LoggerSetting, level: string) {
   if (setting === false) return false;
@@ -31,11 +46,11 @@ export function loggerOptions(setting: LoggerSetting, level: string) {
     ...base,
     redact: { paths: REDACT_PATHS, censor: "[redacted]" },
     serializers: {
-      // Fastify's own, minus the query string: it may carry identifiers of patients (or a
-      // credential a client put there by mistake), and logs are not the place for either.
+      // Fastify's own, with the URL as loggedUrl gives it. Every line Fastify writes about a
+      // request (incoming, aborted, failed) carries it through this serializer.
       req: (req: Partial<FastifyRequest>) => ({
         method: req.method,
-        url: typeof req.url === "string" ? req.url.split("?")[0] : undefined,
+        url: typeof req.url === "string" ? loggedUrl(req.url) : undefined,
         host: req.host,
         remoteAddress: req.ip,
         remotePort: req.socket?.remotePort,

@@ -1,9 +1,11 @@
+import { request } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { FastifyInstance, InjectOptions } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateSecret } from "../../src/control/api-keys.js";
 import { sealingKey, unseal, type KeptSecret } from "../../src/auth/jwt-secret.js";
 import { buildApp } from "../../app/http/app.js";
-import { startStack, type TestStack } from "../support/stack.js";
+import { eventually, startStack, type TestStack } from "../support/stack.js";
 
 /**
  * The service's own pino logger at level trace, writing to memory, while requests use
@@ -76,4 +78,32 @@ describe("logs", () => {
       if (secret.split(".").length === 3) expect(log.includes(secret.split(".")[2]!), `${name} signature appears in the log`).toBe(false);
     }
   });
+
+  it("never contain a one-time upload token, even of an upload dropped midway that leaves it valid", async () => {
+    const before = lines.length;
+    const u = (await app.inject({ method: "POST", url: "/v1/ingestion/upload-url", headers: t.auth })).json();
+    const token = new URL(u.upload_url as string).pathname.split("/").pop()!;
+    expect(token.length).toBeGreaterThan(15);
+    await app.listen({ port: 0, host: "127.0.0.1" });
+    const { port } = app.server.address() as AddressInfo;
+    // Promise a megabyte, send a line, and hang up.
+    await new Promise<void>((resolve) => {
+      const req = request({ host: "127.0.0.1", port, method: "PUT", path: `/v1/ingestion/uploads/${token}`, headers: { "content-length": String(1024 * 1024) } });
+      req.on("error", () => resolve());
+      req.write('{"type":"patient","data":{}}\n', () => setTimeout(() => { req.destroy(); resolve(); }, 200));
+    });
+    // The service saw the request, and the token is still good: the drop did not spend it.
+    const end = Date.now() + 5_000;
+    while (!lines.slice(before).some((l) => l.includes("/v1/ingestion/uploads/")) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    // The dropped upload gives its token back once it has cleaned up; until then it is 409.
+    const again = await eventually(
+      () => app.inject({ method: "PUT", url: `/v1/ingestion/uploads/${token}`, payload: '{"type":"patient","data":{}}\n' }),
+      (r) => r.statusCode !== 409,
+    );
+    expect(again.statusCode, again.body).toBe(200);
+    const log = lines.slice(before).join("");
+    expect(log).toContain("/v1/ingestion/uploads/[redacted]");
+    expect(log.includes(token), "the upload token appears in the log").toBe(false);
+  });
 });
+
