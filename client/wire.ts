@@ -425,7 +425,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange an API key for a short-lived JWT */
+        /** Exchange an API key for a short-lived JWT (the body takes api_key alone) */
         post: {
             parameters: {
                 query?: never;

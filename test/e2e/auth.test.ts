@@ -47,6 +47,20 @@ describe("authentication and health", () => {
     expect(list.statusCode).toBe(200);
   });
 
+  it("refuses a field /auth/token does not take with 422 naming it, and says where lifetime, scopes and project are taken", async () => {
+    const token = (payload: object) => t.app.inject({ method: "POST", url: "/auth/token", payload });
+    const bogus = await token({ api_key: t.adminKey, bogus: 1 });
+    expect(bogus.statusCode).toBe(422);
+    expect(bogus.json()).toMatchObject({ error_type: "validation_error", details: [{ field: "bogus", location: ["body", "bogus"] }] });
+    for (const [field, value, where] of [["expires_in", 60, "POST /v1/auth/token"], ["scopes", ["x"], "POST /v1/api-keys"], ["project", "p2", "X-Project"]] as const) {
+      const r = await token({ api_key: t.adminKey, [field]: value, bogus: 1 });
+      expect(r.statusCode, field).toBe(422);
+      expect(r.json(), field).toMatchObject({ error_type: "validation_error", details: [{ field, location: ["body", field], input_value: value }] });
+      expect(r.json().message, field).toContain(where);
+      expect(r.body, field).not.toContain("access_token");
+    }
+  });
+
   it("refuses /auth/token for an unknown key with 401", async () => {
     const r = await t.app.inject({ method: "POST", url: "/auth/token", payload: { api_key: generateSecret() } });
     expect(r.statusCode).toBe(401);

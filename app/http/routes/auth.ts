@@ -1,18 +1,41 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
-import { AppError } from "../../../src/errors.js";
+import type { FastifyRequest } from "fastify";
+import { AppError, fieldIssue } from "../../../src/errors.js";
 import type { Services } from "../../services.js";
 import { responses } from "../schemas.js";
+
+/**
+ * Fields a caller may expect POST /auth/token to take, and where they are taken instead:
+ * a JWT carries its key's lifetime, scopes and project, so asking for others must be
+ * refused, never answered with a token that silently ignored them.
+ */
+const TAKEN_ELSEWHERE: Record<string, string> = {
+  expires_in: "a JWT lives PSS_JWT_TTL_SECONDS; expires_in is taken by POST /v1/auth/token (patient tokens)",
+  scopes: "a JWT carries its API key's scopes; for fewer, create a key with them (POST /v1/api-keys takes scopes)",
+  project: "a JWT acts in its key's project (an org-wide key's JWT picks one per request with X-Project); POST /v1/api-keys takes project for a key bound to one",
+};
+
+/** Refuses a field TAKEN_ELSEWHERE names, saying where it is taken; the schema refuses any other unknown field. */
+async function refuseFieldsTakenElsewhere(req: FastifyRequest): Promise<void> {
+  const body = req.body;
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return;
+  const field = Object.keys(TAKEN_ELSEWHERE).find((k) => Object.hasOwn(body, k));
+  if (field === undefined) return;
+  const message = `is not an allowed field (allowed: "api_key"): ${TAKEN_ELSEWHERE[field]}`;
+  throw new AppError("validation", `request validation failed: ${field} ${message}`, [fieldIssue(["body", field], message, (body as Record<string, unknown>)[field])]);
+}
 
 export const authRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services: s }) => {
   app.post(
     "/auth/token",
     {
       config: { scope: false },
+      preValidation: refuseFieldsTakenElsewhere,
       schema: {
-        summary: "Exchange an API key for a short-lived JWT",
+        summary: "Exchange an API key for a short-lived JWT (the body takes api_key alone)",
         tags: ["auth"],
-        body: Type.Object({ api_key: Type.String({ minLength: 1 }) }),
+        body: Type.Object({ api_key: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
         response: responses({
           200: Type.Object({ access_token: Type.String(), token_type: Type.Literal("bearer"), expires_in: Type.Integer() }),
         }),
