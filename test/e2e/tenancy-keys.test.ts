@@ -86,6 +86,20 @@ describe("API keys", () => {
     expect((await create({ name: "x", scopes: ["sdk:state-read"], project: other.id })).json().project_id).toBe(other.id);
   });
 
+  it("refuses an org-wide key whose X-Project and X-Olira-Project name two projects (403 project_mismatch), and serves one named twice", async () => {
+    const p2 = (await t.app.inject({ method: "POST", url: "/v1/projects", headers: t.auth, payload: { name: "Two", slug: "p2" } })).json();
+    const k = (await create({ name: "org reader", scopes: ["api:manage-patients"] })).json();
+    for (const headers of [{ "x-project": "p2", "x-olira-project": "default" }, { "x-project": "default", "x-olira-project": "p2" }]) {
+      const r = await t.app.inject({ method: "GET", url: "/v1/patients", headers: { ...bearer(k.key), ...headers } });
+      expect(r.statusCode, JSON.stringify(headers)).toBe(403);
+      expect(r.json()).toMatchObject({ error_type: "authorization_error", details: [{ type: "project_mismatch" }] });
+      expect(r.body).not.toContain(pid);
+    }
+    const same = await t.app.inject({ method: "GET", url: "/v1/patients", headers: { ...bearer(k.key), "x-project": "p2", "x-olira-project": p2.id } });
+    expect(same.statusCode).toBe(200);
+    expect((await t.app.inject({ method: "GET", url: "/v1/auth/me", headers: { ...bearer(k.key), "x-olira-project": "p2" } })).json().project_id).toBe(p2.id);
+  });
+
   it("grants only scopes its creator holds, never admin:organizations, only known ones, only in the organization's projects", async () => {
     const creator = (await create({ name: "key manager", scopes: ["api:manage-projects", "sdk:state-read"] })).json();
     const by = bearer(creator.key);

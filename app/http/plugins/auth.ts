@@ -113,10 +113,19 @@ async function resolveProject(s: Services, req: FastifyRequest, base: Omit<Princ
   }
   const project = orgWide ? await s.projects.get(projectId) : await s.projects.getActiveCached(projectId);
   if (!project || project.organization_id !== base.organization_id) throw new AppError("not_found", `project ${projectId} not found`);
+  // A request naming another project than the one it would be served from is refused,
+  // never served from one silently: the caller expects the project it named. For a bound
+  // credential that is any project but its own; for an org-wide one, X-Project and
+  // X-Olira-Project naming two projects (the same one by id and slug is fine).
+  const other = projectHeaders(req).find((h) => h !== project.id && h !== project.slug);
+  if (other !== undefined && base.key_project_id === null) {
+    throw new AppError(
+      "authorization",
+      `the request names two projects, ${project.slug} (${project.id}) and ${other}, in X-Project and X-Olira-Project: send one of the headers, or the same project in both`,
+      [{ type: "project_mismatch", message: "X-Project and X-Olira-Project name different projects", requested_project: other, resolved_project_id: project.id }],
+    );
+  }
   if (base.key_project_id !== null) {
-    // A bound credential naming another project is refused rather than served from its
-    // own: the caller expects the project it named. Its own id or slug is fine.
-    const other = projectHeaders(req).find((h) => h !== project.id && h !== project.slug);
     if (other !== undefined) {
       throw new AppError(
         "authorization",
