@@ -75,12 +75,28 @@ describe("the web console", () => {
 
   it("refuses a wrong credential saying why, signs in with an API key, lists and finds patients", async () => {
     const page = await open();
+    // Every value the page ever writes to session storage, however briefly it stays there.
+    await page.evaluate(() => {
+      const w = window as unknown as { stored: string[] };
+      w.stored = [];
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- called with each storage as `this` below
+      const set = Storage.prototype.setItem;
+      Storage.prototype.setItem = function (k: string, v: string) {
+        w.stored.push(v);
+        set.call(this, k, v);
+      };
+    });
     await signIn(page, "not-a-key");
     await expect.poll(() => page.getByRole("alert").textContent()).toContain("did not accept");
     await signIn(page, t.adminKey);
     await page.getByRole("heading", { name: "Patients" }).waitFor();
     await expect.poll(() => page.locator("tbody tr").count()).toBe(2);
     expect(await page.evaluate(() => Object.keys(sessionStorage))).toContain("pss.credential");
+    // Only the JWT is kept: the key was never stored, not even before its exchange.
+    const stored = await page.evaluate(() => (window as unknown as { stored: string[] }).stored);
+    expect(stored.some((v) => v.split(".").length === 3)).toBe(true);
+    expect(stored.some((v) => v.includes(t.adminKey) || v.includes("not-a-key"))).toBe(false);
+    expect(await page.evaluate(() => JSON.stringify(sessionStorage))).not.toContain(t.adminKey);
     expect(page.url()).not.toContain(t.adminKey);
     await screenshot(page, "patients");
 

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { api, ApiError, session, type Me } from "../lib/api.js";
 
-/** The credential goes to session storage only once the service has accepted it. */
+/** Only a JWT goes to session storage (an API key is exchanged for one first), and only while the service accepts it. */
 export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
   const [value, setValue] = useState("");
   const [error, setError] = useState<string | null>(null);
@@ -12,13 +12,13 @@ export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
     setBusy(true);
     setError(null);
     const credential = value.trim();
-    session.signIn(credential);
     try {
-      // An API key is exchanged for a short-lived JWT, so the key itself is not kept.
-      if (!credential.includes(".")) {
-        const t = await api<{ access_token: string }>("POST", "/auth/token", { body: { api_key: credential } });
-        session.signIn(t.access_token);
-      }
+      // An API key is exchanged for a short-lived JWT before anything is stored (the
+      // exchange takes no credential), so only the JWT is ever kept, never the key.
+      const token = credential.includes(".")
+        ? credential
+        : (await api<{ access_token: string }>("POST", "/auth/token", { body: { api_key: credential } })).access_token;
+      session.signIn(token);
       onSignedIn(await api<Me>("GET", "/v1/auth/me"));
     } catch (err) {
       session.signOut();
